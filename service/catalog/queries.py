@@ -1,0 +1,153 @@
+"""Pure queries over catalog tables passed in: name resolution with 'did you mean', prices, filters."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
+from service.errors import UnknownGpuError, UnknownModelError
+
+_SEP = re.compile(r"[\s\-_./·（）()]+")
+_GB = re.compile(r"(\d)(gb|gib|g)(?![a-z])")
+
+# Chinese names people use for model families; normalised before alias matching.
+_ZH_FAMILY = {"通义千问": "qwen", "千问": "qwen", "羊驼": "llama", "百川": "baichuan", "书生浦语": "internlm",
+              "零一万物": "yi", "智谱": "", "深度求索": "deepseek"}
+
+
+def normalize(name: str) -> str:
+    """Case, space, dash and unit insensitive key: 'A100-80GB' == 'a100 80g' == 'A100 80G'."""
+    s = name.strip().lower()
+    for zh, en in _ZH_FAMILY.items():
+        s = s.replace(zh, en)
+    s = s.replace("英伟达", "").replace("nvidia", "").replace("tesla", "").replace("geforce", "")
+    s = _GB.sub(r"\1g", s)
+    s = s.replace("显存", "")
+    return _SEP.sub("", s)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved name and, when the name was ambiguous, the note saying which form we took."""
+
+    id: str
+    note: str = ""
+
+
+def _suggest(name: str, candidates: dict[str, str], n: int = 3) -> list[str]:
+    key = normalize(name)
+    close = difflib.get_close_matches(key, list(candidates), n=n * 3, cutoff=0.5)
+    seen: list[str] = []
+    for c in close:
+        display = candidates[c]
+        if display not in seen:
+            seen.append(display)
+    # Prefix matches help short inputs ('qwen' -> Qwen2-7B ...).
+    if not seen and key:
+        seen = sorted({v for k, v in candidates.items() if k.startswith(key)})
+    return seen[:n]
+
+
+def gpu_index(gpus: Iterable[GpuSpec]) -> dict[str, tuple[GpuSpec, str]]:
+    """normalised name -> (gpu, note). Ambiguous names map to the form factor the clouds sell."""
+    index: dict[str, tuple[GpuSpec, str]] = {}
+    for g in gpus:
+        for name in (g.id, g.name, *g.aliases):
+            index.setdefault(normalize(name), (g, ""))
+    for g in gpus:
+        for name in g.default_for:
+            note = f"'{name}' is ambiguous; took {g.name} (the form Chinese clouds sell, else the most common)."
+            index[normalize(name)] = (g, note)
+    return index
+
+
+def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> tuple[GpuSpec, str]:
+    index = gpu_index(gpus)
+    hit = index.get(normalize(name))
+    if hit is None:
+        raise UnknownGpuError(name, _suggest(name, {k: v[0].id for k, v in index.items()}))
+    return hit
+
+
+def model_index(models: Iterable[ModelSpec]) -> dict[str, ModelSpec]:
+    index: dict[str, ModelSpec] = {}
+    for m in models:
+        for name in (m.id, m.name, *m.aliases):
+            index.setdefault(normalize(name), m)
+    return index
+
+
+_INSTRUCT = re.compile(r"(instruct|chat|base|hf|it)$")
+
+
+def resolve_model(name: str, models: Sequence[ModelSpec]) -> ModelSpec:
+    index = model_index(models)
+    key = normalize(name)
+    hit = index.get(key)
+    if hit is None:
+        # 'qwen2-7b-instruct' / 'llama-2-7b-chat-hf' -> base architecture (same dimensions)
+        stripped = key
+        while (m := _INSTRUCT.search(stripped)) and m.start() > 0:
+            stripped = stripped[: m.start()]
+            hit = index.get(stripped)
+            if hit is not None:
+                break
+    if hit is None:
+        raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
+    return hit
+
+
+_PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)
+
+
+def parse_param_count(text: str) -> float | None:
+    """'7B' -> 7.0, '350M' -> 0.35 (billions); None when the text is not a bare size."""
+    m = _PARAMS.match(text)
+    if not m:
+        return None
+    value = float(m.group(1))
+    return value if m.group(2).lower() == "b" else value / 1000
+
+
+def prices_for(instance_type: str, prices: Iterable[PriceRow]) -> list[PriceRow]:
+    return [p for p in prices if p.instance_type == instance_type]
+
+
+_CONF_RANK = {"official": 0, "third_party": 1, "estimate": 2}
+
+
+def best_price(instance_type: str, billing: str, prices: Iterable[PriceRow]) -> PriceRow | None:
+    """The most trustworthy, then newest, non-stale price for one billing mode (default region first)."""
+    rows = [p for p in prices if p.instance_type == instance_type and p.billing == billing]
+    if not rows:
+        return None
+    rows.sort(key=lambda p: (p.stale, p.region != "", _CONF_RANK[p.confidence], -p.as_of.toordinal()))
+    return rows[0]
+
+
+def instances_for(
+    instances: Iterable[InstanceRow],
+    clouds: Iterable[str] = (),
+    gpu_ids: Iterable[str] = (),
+) -> list[InstanceRow]:
+    cloud_set, gpu_set = set(clouds), set(gpu_ids)
+    return [
+        r
+        for r in instances
+        if (not cloud_set or r.cloud in cloud_set) and (not gpu_set or r.gpu in gpu_set)
+    ]
+
+
+def find_instance(name: str, instances: Sequence[InstanceRow]) -> InstanceRow | None:
+    key = normalize(name)
+    for r in instances:
+        if normalize(r.instance_type) == key:
+            return r
+    return None
+
+
+def instance_suggestions(name: str, instances: Sequence[InstanceRow]) -> list[str]:
+    return _suggest(name, {normalize(r.instance_type): r.instance_type for r in instances})

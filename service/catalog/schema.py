@@ -1,0 +1,178 @@
+"""Row models for the knowledge files. One schema across clouds; every row carries its source and date.
+
+Files validated here: knowledge/catalog/gpus.yaml, knowledge/catalog/instances.csv,
+knowledge/catalog/prices.csv and knowledge/models.yaml. Units live in field names.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Cloud = Literal["tencent", "jdcloud"]
+Billing = Literal["on_demand", "monthly", "spot"]
+PriceConfidence = Literal["official", "third_party", "estimate"]
+FactConfidence = Literal["official", "third_party", "inferred", "unverified"]
+SaleStatus = Literal["main", "on_sale", "allowlist", "invite_only", "limited", "sold_out", "legacy", "unknown"]
+Arch = Literal["pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuSpec(_Row):
+    """One GPU SKU (form factor matters: A100 80GB SXM4 and PCIe differ in bandwidth and NVLink)."""
+
+    id: str = Field(description="canonical id, e.g. A100-80G-SXM")
+    name: str = Field(description="display name, e.g. NVIDIA A100 80GB SXM4")
+    aliases: list[str] = Field(default_factory=list, description="names as people type them")
+    arch: Arch
+    form_factor: Literal["sxm", "pcie", "pcie_lp", "consumer"]
+    memory_gib: float = Field(gt=0)
+    memory_type: str
+    mem_bw_gb_s: float = Field(gt=0)
+    dense_16bit_tflops: float = Field(gt=0, description="dense tensor BF16, or FP16 where the GPU has no BF16")
+    fp32_tflops: float | None = None
+    fp8_tflops: float | None = Field(default=None, description="dense FP8 tensor; null when unsupported")
+    supports_bf16: bool
+    supports_fp8: bool
+    supports_flash_attn2: bool = Field(description="FlashAttention-2 needs Ampere or newer")
+    nvlink_gb_s: float = Field(ge=0, description="total bidirectional per GPU; 0 when none")
+    pcie_gen: int = Field(ge=3, le=6)
+    tdp_w: float = Field(gt=0)
+    compute_capability: str
+    min_cuda: str = Field(description="first CUDA toolkit with native code for this compute capability")
+    max_cuda: str | None = Field(default=None, description="last CUDA major line that still supports it")
+    # Which form factor to assume when a user types an ambiguous name ("A100 80G"): the one the clouds sell.
+    default_for: list[str] = Field(default_factory=list, description="ambiguous names that resolve to this SKU")
+    confidence: FactConfidence
+    notes: str = ""
+    source: str
+    as_of: date
+
+    @model_validator(mode="after")
+    def _fp8_consistent(self) -> GpuSpec:
+        if self.supports_fp8 != (self.fp8_tflops is not None):
+            raise ValueError(f"{self.id}: supports_fp8 and fp8_tflops disagree")
+        return self
+
+
+class InstanceRow(_Row):
+    """One instance type as a cloud sells it. Never an invented name: each row cites its source."""
+
+    cloud: Cloud
+    family: str
+    instance_type: str
+    gpu: str = Field(description="GpuSpec.id")
+    gpu_count: float = Field(gt=0, description="GPUs per instance; a fraction for vGPU slices (0.25 = 1/4 card)")
+    gpu_memory_gib: float = Field(gt=0, description="GPU memory visible per GPU (or per slice)")
+    vcpus: int = Field(gt=0)
+    memory_gib: float = Field(gt=0)
+    network_gbps: float | None = None
+    rdma: bool = False
+    local_disk: str = ""
+    cpu_model: str = ""
+    regions: str = Field(default="", description="semicolon-separated regions or zones as the source lists them")
+    sale_status: SaleStatus
+    source: str
+    as_of: date
+    confidence: FactConfidence
+    stale: bool = Field(default=False, description="a sync no longer saw this row; kept, not trusted")
+
+    @property
+    def is_slice(self) -> bool:
+        return self.gpu_count < 1
+
+
+class PriceRow(_Row):
+    instance_type: str
+    billing: Billing
+    price_cny: float = Field(gt=0)
+    unit: Literal["hour", "month"]
+    region: str = ""
+    source: str
+    as_of: date
+    confidence: PriceConfidence
+    note: str = ""
+    stale: bool = Field(default=False, description="a sync no longer saw this price; kept, not trusted")
+
+    @model_validator(mode="after")
+    def _unit_matches_billing(self) -> PriceRow:
+        expected = "month" if self.billing == "monthly" else "hour"
+        if self.unit != expected:
+            raise ValueError(f"{self.instance_type}: billing {self.billing} needs unit {expected}")
+        return self
+
+
+class MoeSpec(_Row):
+    num_experts: int = Field(gt=0)
+    top_k: int = Field(gt=0)
+    moe_intermediate_size: int = Field(gt=0)
+    shared_experts: int = 0
+    first_k_dense: int = Field(default=0, description="leading layers that stay dense")
+
+
+class MlaSpec(_Row):
+    """DeepSeek multi-head latent attention projection sizes."""
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+class ModelSpec(_Row):
+    """A model architecture. Transformers give dimensions; other kinds give params and FLOPs directly."""
+
+    id: str
+    name: str
+    family: str = Field(description="qwen2, llama3, bert, resnet, ...; picks the chat template")
+    kind: Literal["decoder", "encoder", "vision_transformer", "cnn", "diffusion"]
+    aliases: list[str] = Field(default_factory=list)
+    num_layers: int | None = None
+    hidden_size: int | None = None
+    num_heads: int | None = None
+    num_kv_heads: int | None = None
+    head_dim: int | None = Field(default=None, description="only when not hidden_size / num_heads")
+    intermediate_size: int | None = None
+    vocab_size: int | None = None
+    max_position_embeddings: int | None = None
+    tie_word_embeddings: bool = False
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    mlp: Literal["swiglu", "gelu"] = "swiglu"
+    moe: MoeSpec | None = None
+    mla: MlaSpec | None = None
+    params_published_b: float = Field(gt=0, description="published parameter count, billions")
+    active_params_b: float | None = Field(default=None, description="MoE: parameters active per token")
+    # Non-transformer models: compute per sample and the input the figure refers to.
+    gflops_per_sample: float | None = Field(default=None, description="forward GFLOPs per sample")
+    sample_desc: str = ""
+    template: str = Field(default="", description="LLaMA-Factory chat template name")
+    source: str
+    as_of: date
+
+    @field_validator("aliases")
+    @classmethod
+    def _non_empty_aliases(cls, v: list[str]) -> list[str]:
+        if any(not a.strip() for a in v):
+            raise ValueError("empty alias")
+        return v
+
+    @model_validator(mode="after")
+    def _dims_for_transformers(self) -> ModelSpec:
+        if self.kind in ("decoder", "encoder", "vision_transformer"):
+            missing = [
+                f
+                for f in ("num_layers", "hidden_size", "num_heads", "intermediate_size")
+                if getattr(self, f) is None
+            ]
+            if missing:
+                raise ValueError(f"{self.id}: transformer needs {', '.join(missing)}")
+        elif self.gflops_per_sample is None:
+            raise ValueError(f"{self.id}: {self.kind} model needs gflops_per_sample")
+        return self

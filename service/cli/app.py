@@ -1,0 +1,127 @@
+"""The typer app: estimate, plan, catalog, run, plus the retrieval/assistant/service commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from service.cli.common import emit_json, guarded, load
+from service.workload import Workload
+
+GpuCount = Annotated[int, typer.Option("--gpus", min=1, max=4096, help="GPUs to shard over")]
+
+
+def _workload(
+    model: str | None, method: str, bits: int | None, seq_len: int | None, micro_batch: int | None,
+    lora_rank: int | None, grad_ckpt: bool | None, zero: int | None, samples: int | None,
+    avg_tokens: int | None, epochs: float | None, tokens: float | None, dataset_gb: float | None = None,
+    **extra: object,
+) -> Workload:
+    from service.errors import InvalidInputError
+
+    if bits is not None and bits not in (4, 8):
+        raise InvalidInputError(f"--bits {bits} is not supported.", "QLoRA runs with --bits 4 or --bits 8.")
+    params_b = None
+    return Workload.model_validate({
+        "model": model, "params_b": params_b, "method": method, "quant_bits": bits, "seq_len": seq_len,
+        "micro_batch": micro_batch, "lora_rank": lora_rank, "grad_ckpt": grad_ckpt, "zero_stage": zero,
+        "samples": samples, "avg_tokens_per_sample": avg_tokens, "epochs": epochs, "tokens": tokens,
+        "dataset_gb": dataset_gb, **extra,
+    })
+
+
+Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(add_completion=False, no_args_is_help=True,
+                      help="GPU Advisor: verified GPU cloud configurations for training (Tencent Cloud, JD Cloud).")
+
+    @app.command()
+    @guarded
+    def estimate(
+        model: Annotated[str, typer.Option(help="model name, a size such as 7B, or a config.json path")],
+        gpu: Annotated[str, typer.Option(help="GPU, e.g. A100-80G, 4090, T4")],
+        method: Annotated[Method, typer.Option()] = "lora",
+        bits: Annotated[int | None, typer.Option(help="QLoRA bits: 4 or 8")] = None,
+        gpus: GpuCount = 1,
+        seq_len: Annotated[int | None, typer.Option()] = None,
+        micro_batch: Annotated[int | None, typer.Option()] = None,
+        lora_rank: Annotated[int | None, typer.Option()] = None,
+        grad_ckpt: Annotated[bool | None, typer.Option("--grad-ckpt/--no-grad-ckpt")] = None,
+        zero: Annotated[int | None, typer.Option(min=0, max=3)] = None,
+        offload: Annotated[Literal["none", "optimizer", "all"], typer.Option()] = "none",
+        samples: Annotated[int | None, typer.Option()] = None,
+        avg_tokens: Annotated[int | None, typer.Option()] = None,
+        epochs: Annotated[float | None, typer.Option()] = None,
+        tokens: Annotated[float | None, typer.Option()] = None,
+        prices: Annotated[Path | None, typer.Option(help="your own price sheet (prices.csv schema)")] = None,
+        json_out: Annotated[bool, typer.Option("--json")] = False,
+    ) -> None:
+        """Memory, fit, throughput and hours for one model x method x GPU setup."""
+        from service.cli.render import print_estimate
+        from service.planner.estimate import EstimateRequest
+        from service.planner.estimate import estimate as run_estimate
+
+        w = _workload(model, method, bits, seq_len, micro_batch, lora_rank, grad_ckpt, zero, samples,
+                      avg_tokens, epochs, tokens)
+        result = run_estimate(EstimateRequest(w, gpu, gpus, offload), load(prices))
+        emit_json(result) if json_out else print_estimate(result)
+
+    @app.command()
+    @guarded
+    def plan(
+        text: Annotated[str | None, typer.Argument(help="optional free text, e.g. '用Qwen2-7B做问答微调…'")] = None,
+        model: Annotated[str | None, typer.Option()] = None,
+        method: Annotated[Method, typer.Option()] = "lora",
+        bits: Annotated[int | None, typer.Option()] = None,
+        seq_len: Annotated[int | None, typer.Option()] = None,
+        micro_batch: Annotated[int | None, typer.Option()] = None,
+        lora_rank: Annotated[int | None, typer.Option()] = None,
+        grad_ckpt: Annotated[bool | None, typer.Option("--grad-ckpt/--no-grad-ckpt")] = None,
+        zero: Annotated[int | None, typer.Option(min=0, max=3)] = None,
+        samples: Annotated[int | None, typer.Option()] = None,
+        avg_tokens: Annotated[int | None, typer.Option()] = None,
+        epochs: Annotated[float | None, typer.Option()] = None,
+        tokens: Annotated[float | None, typer.Option()] = None,
+        dataset_gb: Annotated[float | None, typer.Option()] = None,
+        budget_cny: Annotated[float | None, typer.Option()] = None,
+        budget_period: Annotated[Literal["month", "total"], typer.Option()] = "month",
+        deadline_hours: Annotated[float | None, typer.Option()] = None,
+        cloud: Annotated[list[str] | None, typer.Option(help="tencent | jdcloud (repeatable)")] = None,
+        billing: Annotated[Literal["on_demand", "monthly", "spot"] | None, typer.Option()] = None,
+        objective: Annotated[Literal["cheapest", "fastest", "balanced"], typer.Option()] = "cheapest",
+        gpu_include: Annotated[list[str] | None, typer.Option()] = None,
+        gpu_exclude: Annotated[list[str] | None, typer.Option()] = None,
+        gpu_count: Annotated[int | None, typer.Option(min=1)] = None,
+        top: Annotated[int, typer.Option(help="candidates to show")] = 8,
+        prices: Annotated[Path | None, typer.Option(help="your own price sheet (prices.csv schema)")] = None,
+        json_out: Annotated[bool, typer.Option("--json")] = False,
+    ) -> None:
+        """Rank every instance on Tencent Cloud and JD Cloud for a training workload."""
+        from service.cli.render import print_plan
+        from service.planner.plan import plan as run_plan
+        from service.planner.report import plan_to_dict
+        from service.settings import get_settings
+
+        if text:
+            from service.cli.ask_cmd import workload_from_text
+
+            w = workload_from_text(text)
+        else:
+            w = _workload(model, method, bits, seq_len, micro_batch, lora_rank, grad_ckpt, zero, samples,
+                          avg_tokens, epochs, tokens, dataset_gb, budget_cny=budget_cny,
+                          budget_period=budget_period, deadline_hours=deadline_hours, clouds=cloud or [],
+                          billing=billing, objective=objective, gpu_include=gpu_include or [],
+                          gpu_exclude=gpu_exclude or [], gpu_count=gpu_count)
+        result = run_plan(w, load(prices), max_price_age_days=get_settings().price_max_age_days)
+        emit_json(plan_to_dict(result)) if json_out else print_plan(result, top)
+
+    from service.cli.catalog_cmd import build_catalog_app
+    from service.cli.extras import register_extras
+
+    app.add_typer(build_catalog_app(), name="catalog", help="List, show and validate the sourced catalog.")
+    register_extras(app)
+    return app

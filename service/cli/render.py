@@ -1,0 +1,88 @@
+"""Rich rendering of engine results for people (the JSON output is for machines)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from service.planner.plan import PlanResult
+
+
+def _console() -> Console:
+    return Console()
+
+
+def print_estimate(r: dict[str, Any]) -> None:
+    con = _console()
+    m, mem = r["model"], r["memory"]
+    s = r["strategy"]
+    con.print(f"[bold]{m['name']}[/] ({m['params_b']}B) · {s['method']} · {r['gpus']}x {r['gpu']}")
+    t = Table("term", "GiB per GPU")
+    for key in ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "overhead_gib"):
+        t.add_row(key.removesuffix("_gib"), f"{mem[key]:.2f}")
+    t.add_row("[bold]total", f"[bold]{mem['per_gpu_gib']:.2f}")
+    con.print(t)
+    verdict = "[green]fits" if r["fits"] else "[red]does not fit"
+    con.print(f"{verdict}[/] in {r['gpu_memory_gib']:g} GiB · {r['throughput_tokens_per_s']:,.0f} tokens/s · "
+              f"{r['training_hours']:,.1f} h")
+    for a in r["assumptions"]:
+        con.print(f"  [dim]assumes[/] {a}")
+    for w in r["warnings"]:
+        con.print(f"  [yellow]![/] {w['message']}")
+
+
+def print_plan(result: PlanResult, top: int = 8) -> None:
+    con = _console()
+    job = result.job
+    con.print(f"[bold]{job.model.name}[/] · {job.method} · {job.tokens_total / 1e6:,.1f}M tokens "
+              f"({job.epochs:g} epochs) · seq {job.seq_len}")
+    if not result.candidates:
+        con.print(f"[red]No feasible option.[/] {result.infeasible}")
+    t = Table("#", "cloud", "instance", "GPUs", "vCPU/RAM", "strategy", "GiB/GPU", "hours", "billing",
+              "cost ¥", "price (source, date, confidence)", "budget", "deadline")
+    for i, c in enumerate(result.candidates[:top], 1):
+        p = c.cost.price
+        t.add_row(str(i), c.inst.cloud, c.inst.instance_type, f"{c.inst.gpu_count:g}x {c.gpu.id}"
+                  + (f" x{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""),
+                  f"{c.inst.vcpus}/{c.inst.memory_gib:g}", c.strategy.label(),
+                  f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}", f"{c.hours:,.1f}", c.cost.billing,
+                  f"{c.cost.total_cny:,.0f}", f"¥{p.price_cny:g}/{p.unit} {p.as_of} {p.confidence}",
+                  _verdict(c.within_budget), _verdict(c.meets_deadline))
+    con.print(t)
+    for kind, c in result.alternatives().items():
+        con.print(f"{kind}: {c.inst.instance_type} · {c.hours:,.1f} h · ¥{c.cost.total_cny:,.0f}")
+    if result.candidates:
+        for w in result.candidates[0].warnings:
+            con.print(f"  [yellow]![/] {w.en}")
+    for n in result.notes:
+        con.print(f"  [cyan]i[/] {n.en}")
+    for a in result.assumptions:
+        con.print(f"  [dim]assumes[/] {a}")
+    con.print(f"[dim]{len(result.rejected)} instances rejected (see --json for reasons)[/]")
+
+
+def _verdict(v: bool | None) -> str:
+    return "—" if v is None else ("[green]yes" if v else "[red]no")
+
+
+def print_instances(rows: list[dict[str, Any]]) -> None:
+    t = Table("cloud", "instance", "GPU", "vCPU", "RAM GiB", "on-demand ¥/h", "monthly ¥", "status")
+    for r in rows:
+        od = next((p for p in r["prices"] if p["billing"] == "on_demand" and not p["region"]), None)
+        mo = next((p for p in r["prices"] if p["billing"] == "monthly" and not p["region"]), None)
+        t.add_row(r["cloud"], r["instance_type"], f"{r['gpu_count']:g}x {r['gpu']}", str(r["vcpus"]),
+                  f"{r['memory_gib']:g}", _price(od), _price(mo), r["sale_status"])
+    _console().print(t)
+
+
+def _price(p: dict[str, Any] | None) -> str:
+    return "—" if p is None else f"{p['price_cny']:,.2f} ({p['confidence']})"
+
+
+def print_mapping(obj: dict[str, Any]) -> None:
+    t = Table("field", "value")
+    for k, v in obj.items():
+        t.add_row(k, str(v))
+    _console().print(t)

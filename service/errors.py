@@ -1,0 +1,77 @@
+"""User-facing errors. Each says what was wrong and how to fix it; adapters render them, never a traceback."""
+
+from __future__ import annotations
+
+
+class AdvisorError(Exception):
+    """Base class: `message` names the problem, `fix` says what to do."""
+
+    code = "bad_request"
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}".strip()
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "fix": self.fix}
+
+
+class InvalidInputError(AdvisorError):
+    code = "invalid_input"
+
+
+class UnknownNameError(AdvisorError):
+    """An unknown model, GPU or instance, with the closest known names."""
+
+    code = "unknown_name"
+
+    def __init__(self, kind: str, name: str, suggestions: list[str], fix: str = "") -> None:
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"Unknown {kind} '{name}'.{hint}",
+            fix or f"Use a {kind} name from `gpu-advisor catalog list`, or a parameter count such as 7B.",
+        )
+        self.kind = kind
+        self.name = name
+        self.suggestions = suggestions
+
+
+class UnknownModelError(UnknownNameError):
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        super().__init__(
+            "model",
+            name,
+            suggestions,
+            "Give a known model (e.g. Qwen2-7B), a size such as 7B, or a path to a Hugging Face config.json.",
+        )
+
+
+class UnknownGpuError(UnknownNameError):
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        super().__init__("GPU", name, suggestions, "Use a GPU from `gpu-advisor catalog list` (e.g. A100, A10, T4).")
+
+
+class InfeasibleError(AdvisorError):
+    """No catalog option can run the workload; `closest` says what would make it feasible."""
+
+    code = "infeasible"
+
+    def __init__(self, message: str, fix: str, closest: str = "") -> None:
+        super().__init__(message, fix)
+        self.closest = closest
+
+
+class CatalogError(AdvisorError):
+    """A knowledge file does not validate; the message names file, row and field."""
+
+    code = "catalog_invalid"
+
+
+class DependencyUnavailableError(AdvisorError):
+    """A dependency (LLM provider, Chroma server, Slack) cannot be reached; one feature degrades."""
+
+    code = "dependency_unavailable"

@@ -1,0 +1,75 @@
+"""Plan-level advice: storage, NUMA, budget and deadline summaries, and what would make a job feasible."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from service.planner.resolve import Job
+from service.sizing.host import Note, numa_advice, storage_advice
+from service.workload import Workload
+
+if TYPE_CHECKING:
+    from service.planner.plan import Candidate, PlanResult
+
+
+def _fmt_cny(x: float) -> str:
+    return f"¥{x:,.0f}"
+
+
+def plan_notes(w: Workload, job: Job, ranked: Sequence[Candidate]) -> list[Note]:
+    notes = [storage_advice(w.dataset_gb), numa_advice()]
+    if not ranked:
+        return notes
+    if w.budget_cny is not None and not any(c.within_budget for c in ranked):
+        cheapest = min(ranked, key=lambda c: c.cost.monthly_cny if w.budget_period == "month" else c.cost.total_cny)
+        spend = cheapest.cost.monthly_cny if w.budget_period == "month" else cheapest.cost.total_cny
+        per = "per month" if w.budget_period == "month" else "in total"
+        per_zh = "每月" if w.budget_period == "month" else "总计"
+        notes.append(Note(
+            "over_budget",
+            f"No option fits the budget of {_fmt_cny(w.budget_cny)} {per}: the cheapest, "
+            f"{cheapest.inst.instance_type}, costs {_fmt_cny(spend)} {per}. Raise the budget, use QLoRA, "
+            "shorten the data or epochs, or accept a longer run on cheaper cards.",
+            f"没有方案满足{per_zh} {_fmt_cny(w.budget_cny)} 的预算：最便宜的 {cheapest.inst.instance_type} "
+            f"{per_zh}需 {_fmt_cny(spend)}。可提高预算、改用 QLoRA、减少数据量或轮数。",
+        ))
+    if w.deadline_hours is not None and not any(c.meets_deadline for c in ranked):
+        fastest = min(ranked, key=lambda c: c.hours)
+        notes.append(Note(
+            "misses_deadline",
+            f"No option finishes within {w.deadline_hours:g} h: the fastest, {fastest.inst.instance_type}, "
+            f"needs {fastest.hours:.1f} h. Use more GPUs, fewer epochs or LoRA.",
+            f"没有方案能在 {w.deadline_hours:g} 小时内完成：最快的 {fastest.inst.instance_type} 需 "
+            f"{fastest.hours:.1f} 小时。可增加 GPU、减少轮数或改用 LoRA。",
+        ))
+    return notes
+
+
+_LIGHTER = {"pretrain": ("lora", None), "full": ("lora", None), "freeze": ("lora", None),
+            "lora": ("qlora", 4), "qlora": ("qlora", 4)}
+
+
+def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> str:
+    """Say what would make an infeasible workload feasible: a lighter method, fewer filters."""
+    tried: list[str] = []
+    candidates: list[dict[str, Any]] = []
+    method, bits = _LIGHTER[w.method]
+    if (method, bits) != (w.method, w.quant_bits):
+        candidates.append({"method": method, "quant_bits": bits})
+    if method == "lora":
+        candidates.append({"method": "qlora", "quant_bits": 4})
+    if w.gpu_include or w.gpu_exclude or w.gpu_count or w.clouds:
+        candidates.append({"gpu_include": [], "gpu_exclude": [], "gpu_count": None, "clouds": []})
+    for change in candidates:
+        alt = w.model_copy(update=change)
+        result = rerun(alt)
+        if result.candidates:
+            top = result.candidates[0]
+            what = ", ".join(f"{k}={v}" for k, v in change.items() if v not in (None, []) ) or "without your filters"
+            return (f"Nothing in the catalog runs this as asked. With {what} it fits: "
+                    f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {top.strategy.label()}), "
+                    f"{top.hours:.1f} h, {_fmt_cny(top.cost.total_cny)}.")
+        tried.append(str(change))
+    return ("Nothing in the catalog runs this workload, even with a lighter method. Reduce the sequence length "
+            "or micro-batch, or choose a smaller model.")

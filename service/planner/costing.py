@@ -1,0 +1,105 @@
+"""Cost of a job by billing mode, with the price's provenance and budget/deadline verdicts."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+
+from service.catalog.queries import best_price
+from service.catalog.schema import InstanceRow, PriceRow
+from service.sizing.compute import SPOT_RERUN_OVERHEAD
+from service.sizing.host import Note
+
+HOURS_PER_MONTH = 730.0  # 24 x 7 use; Tencent/JD monthly list price = 288 x hourly (prices.md §0)
+QUOTE_LINKS = {
+    "tencent": "https://buy.cloud.tencent.com/price/cvm/calculator",
+    "jdcloud": "https://www.jdcloud.com/calculator/calHost",
+}
+
+
+@dataclass(frozen=True)
+class CostLine:
+    billing: str
+    price: PriceRow
+    total_cny: float  # the whole job
+    monthly_cny: float  # what one month of this billing costs while the job runs
+    months: int  # billed months (monthly billing)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"billing": self.billing, "total_cny": round(self.total_cny, 2),
+                "monthly_cny": round(self.monthly_cny, 2), "months": self.months,
+                "price": price_dict(self.price)}
+
+
+def price_dict(p: PriceRow) -> dict[str, object]:
+    return {"price_cny": p.price_cny, "unit": p.unit, "region": p.region, "source": p.source,
+            "as_of": p.as_of.isoformat(), "confidence": p.confidence, "note": p.note, "stale": p.stale}
+
+
+def cost_lines(inst: InstanceRow, nodes: int, hours: float, prices: tuple[PriceRow, ...]) -> dict[str, CostLine]:
+    lines: dict[str, CostLine] = {}
+    od = best_price(inst.instance_type, "on_demand", prices)
+    if od is not None:
+        lines["on_demand"] = CostLine("on_demand", od, od.price_cny * hours * nodes,
+                                      od.price_cny * min(hours, HOURS_PER_MONTH) * nodes, 0)
+    mo = best_price(inst.instance_type, "monthly", prices)
+    if mo is not None:
+        months = max(1, math.ceil(hours / HOURS_PER_MONTH))
+        lines["monthly"] = CostLine("monthly", mo, mo.price_cny * months * nodes, mo.price_cny * nodes, months)
+    sp = best_price(inst.instance_type, "spot", prices)
+    if sp is not None:
+        run_hours = hours * (1 + SPOT_RERUN_OVERHEAD)
+        lines["spot"] = CostLine("spot", sp, sp.price_cny * run_hours * nodes,
+                                 sp.price_cny * min(run_hours, HOURS_PER_MONTH) * nodes, 0)
+    return lines
+
+
+def choose_billing(lines: dict[str, CostLine], wanted: str | None) -> tuple[CostLine | None, list[Note]]:
+    notes: list[Note] = []
+    if wanted is not None and wanted in lines:
+        return lines[wanted], notes
+    if wanted is not None:
+        names = {"spot": "spot (竞价)", "monthly": "monthly (包月)", "on_demand": "on-demand (按量)"}
+        notes.append(Note("billing_unavailable", f"No {names[wanted]} price for this instance; showing the cheapest "
+                          "available mode.", f"该实例没有{names[wanted]}价格，改为显示最便宜的计费方式。"))
+    usable = [lines[b] for b in ("on_demand", "monthly") if b in lines]
+    if not usable:
+        return None, notes
+    return min(usable, key=lambda c: c.total_cny), notes
+
+
+def price_notes(line: CostLine, cloud: str, today: date, max_age_days: int) -> list[Note]:
+    p = line.price
+    link = QUOTE_LINKS.get(cloud, "")
+    notes: list[Note] = []
+    age = (today - p.as_of).days
+    if p.stale:
+        notes.append(Note("price_stale_sync", f"This price was not returned by the last catalog sync; confirm it at "
+                          f"{link}.", f"最近一次目录同步未返回该价格，请在 {link} 确认。"))
+    if age > max_age_days:
+        notes.append(Note("price_old", f"Price dated {p.as_of.isoformat()} ({age} days old): confirm it at {link}.",
+                          f"价格日期为 {p.as_of.isoformat()}（已 {age} 天），请在 {link} 核实最新报价。"))
+    if p.confidence == "estimate":
+        notes.append(Note("price_estimate", f"No published price for this instance: the figure is an estimate "
+                          f"({p.note}). Get a quote at {link}.",
+                          f"该实例无公开价格，此为估算值（{p.note}）。请在 {link} 获取正式报价。"))
+    elif p.confidence == "third_party":
+        notes.append(Note("price_third_party", f"Price from a third-party capture ({p.source}); confirm at {link}.",
+                          f"价格来自第三方采集（{p.source}），请在 {link} 确认。", "info"))
+    if line.billing == "spot":
+        notes.append(Note("spot_interruption", "Spot instances can be reclaimed at any time: checkpoint often "
+                          "(save_steps) and expect reruns (15 % added to the time).",
+                          "竞价实例随时可能被回收：请频繁保存检查点（save_steps），估算已按 15% 额外重跑计入。"))
+    return notes
+
+
+def budget_verdict(line: CostLine, budget: float | None, period: str) -> bool | None:
+    if budget is None:
+        return None
+    spend = line.monthly_cny if period == "month" else line.total_cny
+    return spend <= budget
+
+
+def deadline_verdict(hours: float, deadline: float | None) -> bool | None:
+    return None if deadline is None else hours <= deadline

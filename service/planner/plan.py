@@ -1,0 +1,204 @@
+"""Workload x catalog -> feasible candidates per cloud, costed and ranked; rejected options keep their reason."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import resolve_gpu
+from service.catalog.schema import GpuSpec, InstanceRow
+from service.planner.advice import infeasible_hint, plan_notes
+from service.planner.costing import (
+    QUOTE_LINKS,
+    CostLine,
+    budget_verdict,
+    choose_billing,
+    cost_lines,
+    deadline_verdict,
+    price_dict,
+    price_notes,
+)
+from service.planner.resolve import Job, resolve_job
+from service.planner.strategy import Fit, NoFit, Strategy, choose
+from service.sizing.compute import scaling_efficiency, training_time
+from service.sizing.host import Note, gpu_notes, host_notes
+from service.sizing.types import MemoryBreakdown, TimeEstimate
+from service.workload import Workload
+
+
+@dataclass(frozen=True)
+class Candidate:
+    inst: InstanceRow
+    gpu: GpuSpec
+    strategy: Strategy
+    memory: MemoryBreakdown
+    time: TimeEstimate
+    hours: float
+    cost: CostLine
+    costs: dict[str, CostLine]
+    within_budget: bool | None
+    meets_deadline: bool | None
+    warnings: tuple[Note, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.within_budget is not False and self.meets_deadline is not False
+
+    def as_dict(self) -> dict[str, object]:
+        i = self.inst
+        return {
+            "cloud": i.cloud, "instance_type": i.instance_type, "family": i.family, "gpu": self.gpu.id,
+            "gpu_name": self.gpu.name, "gpu_count": i.gpu_count, "nodes": self.strategy.nodes,
+            "vcpus": i.vcpus, "memory_gib": i.memory_gib, "rdma": i.rdma, "sale_status": i.sale_status,
+            "instance_source": i.source, "instance_confidence": i.confidence,
+            "strategy": self.strategy.as_dict(),
+            "memory_per_gpu_gib": round(self.memory.per_gpu_gib, 2), "memory": self.memory.as_dict(),
+            "host_ram_needed_gib": round(self.memory.host_ram_gib, 1),
+            "gpu_memory_gib": i.gpu_memory_gib,
+            "training_hours": round(self.hours, 2),
+            "throughput_tokens_per_s": round(self.time.throughput_tokens_per_s, 1),
+            "mfu": self.time.mfu.value, "mfu_source": self.time.mfu.source,
+            "scaling_efficiency": round(self.time.scaling_efficiency, 3),
+            "cost_cny": {b: c.as_dict() for b, c in self.costs.items()},
+            "billing": self.cost.billing, "total_cost_cny": round(self.cost.total_cny, 2),
+            "monthly_cost_cny": round(self.cost.monthly_cny, 2),
+            "price": price_dict(self.cost.price), "quote_link": QUOTE_LINKS[i.cloud],
+            "within_budget": self.within_budget, "meets_deadline": self.meets_deadline,
+            "warnings": [n.as_dict() for n in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    workload: Workload
+    job: Job
+    candidates: tuple[Candidate, ...]
+    rejected: tuple[tuple[str, str], ...]
+    assumptions: tuple[str, ...]
+    notes: tuple[Note, ...] = field(default=())
+    infeasible: str = ""
+
+    def picks(self) -> dict[str, Candidate]:
+        out: dict[str, Candidate] = {}
+        for c in self.candidates:
+            out.setdefault(c.inst.cloud, c)
+        return out
+
+    def alternatives(self) -> dict[str, Candidate]:
+        if not self.candidates:
+            return {}
+        top = self.candidates[0]
+        out: dict[str, Candidate] = {}
+        cheaper = [c for c in self.candidates if c.cost.total_cny < top.cost.total_cny - 0.5]
+        faster = [c for c in self.candidates if c.hours < top.hours * 0.95]
+        if cheaper:
+            out["cheaper"] = min(cheaper, key=lambda c: (c.cost.total_cny, c.hours))
+        if faster:
+            out["faster"] = min(faster, key=lambda c: (c.hours, c.cost.total_cny))
+        return out
+
+
+def _gpu_filter(w: Workload, cat: Catalog) -> tuple[set[str], set[str], list[str]]:
+    notes: list[str] = []
+    include, exclude = set(), set()
+    for name in w.gpu_include:
+        g, note = resolve_gpu(name, cat.gpus)
+        include |= _family_ids(g, cat)
+        notes += [note] if note else []
+    for name in w.gpu_exclude:
+        g, _ = resolve_gpu(name, cat.gpus)
+        exclude |= _family_ids(g, cat)
+    return include, exclude, notes
+
+
+def _family_ids(g: GpuSpec, cat: Catalog) -> set[str]:
+    """'A100' as a filter means every A100 form factor the clouds sell, not only the default one."""
+    stem = g.id.split("-")[0]
+    return {x.id for x in cat.gpus if x.id.split("-")[0] == stem}
+
+
+def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fit: Fit,
+               today: date, max_age: int) -> Candidate | str:
+    s = fit.strategy
+    scaling = scaling_efficiency(gpu, s.gpus_per_node, s.nodes, s.setup.zero_stage, inst.rdma)
+    trainable_fraction = fit.memory.trainable_params / max(1.0, job.model.params_published_b * 1e9)
+    time_setup = replace(s.setup, seq_len=job.avg_seq_len)
+    t = training_time(job.model, gpu, time_setup, job.tokens_total, s.total_gpus, scaling,
+                      trainable_fraction, s.gpu_fraction, job.samples_total)
+    hours = t.hours * fit.slowdown
+    lines = cost_lines(inst, s.nodes, hours, cat.prices)
+    line, bill_notes = choose_billing(lines, w.billing)
+    if line is None:
+        return "no price in the catalog"
+    warnings = [*bill_notes, *price_notes(line, inst.cloud, today, max_age)]
+    warnings += gpu_notes(gpu, s.gpus_per_node, s.nodes, inst.rdma)
+    warnings += host_notes(inst.vcpus, inst.memory_gib, inst.gpu_count, inst.gpu_memory_gib)
+    if inst.is_slice:
+        warnings.append(Note("vgpu_slice", "A vGPU slice shares one physical card: throughput is not guaranteed.",
+                             "vGPU 切片与他人共享一张物理卡，性能无保障。"))
+    if inst.sale_status in ("allowlist", "invite_only", "sold_out", "limited"):
+        warnings.append(Note("sale_status", f"{inst.family} is {inst.sale_status.replace('_', ' ')}: ask sales / "
+                             "open a ticket before you plan on it.",
+                             f"{inst.family} 当前为{_STATUS_ZH[inst.sale_status]}，请先联系售前或提交工单确认资源。"))
+    if inst.confidence != "official":
+        warnings.append(Note("instance_unverified", f"{inst.instance_type}'s specs come from {inst.confidence} "
+                             "sources; confirm them in the console.",
+                             f"{inst.instance_type} 的规格来自{inst.confidence}来源，请在控制台确认。", "info"))
+    return Candidate(inst, gpu, s, fit.memory, t, hours, line, lines,
+                     budget_verdict(line, w.budget_cny, w.budget_period),
+                     deadline_verdict(hours, w.deadline_hours), tuple(warnings))
+
+
+_STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out": "售罄", "limited": "限量"}
+
+
+def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
+    if not cands:
+        return cands
+    min_cost = min(c.cost.total_cny for c in cands) or 1.0
+    min_hours = min(c.hours for c in cands) or 1e-6
+
+    def key(c: Candidate) -> tuple[bool, float, float]:
+        if objective == "fastest":
+            return (not c.ok, c.hours, c.cost.total_cny)
+        if objective == "balanced":
+            score = math.log(c.cost.total_cny / min_cost + 1e-9) + math.log(c.hours / min_hours + 1e-9)
+            return (not c.ok, score, c.cost.total_cny)
+        return (not c.ok, c.cost.total_cny, c.hours)
+
+    return sorted(cands, key=key)
+
+
+def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_days: int = 180) -> PlanResult:
+    """Every instance on the chosen clouds, sized, timed, costed and ranked by the objective."""
+    today = today or date.today()
+    job = resolve_job(w, cat.models)
+    include, exclude, filter_notes = _gpu_filter(w, cat)
+    gpus = {g.id: g for g in cat.gpus}
+    cands: list[Candidate] = []
+    rejected: list[tuple[str, str]] = []
+    for inst in cat.instances:
+        if w.clouds and inst.cloud not in w.clouds:
+            continue
+        if (include and inst.gpu not in include) or inst.gpu in exclude:
+            rejected.append((inst.instance_type, f"{inst.gpu} excluded by your GPU filter"))
+            continue
+        if w.gpu_count is not None and inst.gpu_count < 1:
+            continue
+        gpu = gpus[inst.gpu]
+        fit = choose(job, w, gpu, inst)
+        if isinstance(fit, NoFit):
+            rejected.append((inst.instance_type, fit.reason))
+            continue
+        cand = _candidate(job, w, cat, inst, gpu, fit, today, max_price_age_days)
+        if isinstance(cand, str):
+            rejected.append((inst.instance_type, cand))
+        else:
+            cands.append(cand)
+    ranked = _rank(cands, w.objective)
+    assumptions = (*filter_notes, *job.assumptions)
+    hint = "" if ranked else infeasible_hint(w, lambda alt: plan(alt, cat, today, max_price_age_days))
+    return PlanResult(w, job, tuple(ranked), tuple(rejected), tuple(assumptions),
+                      tuple(plan_notes(w, job, ranked)), hint)

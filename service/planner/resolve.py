@@ -1,0 +1,176 @@
+"""Turn a workload into engine inputs: the model architecture, tokens, sequence length, with assumptions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from service.catalog.queries import parse_param_count, resolve_model
+from service.catalog.schema import ModelSpec
+from service.errors import InvalidInputError
+from service.sizing.params import count_params
+from service.workload import DEFAULT_AVG_TOKENS, DEFAULT_EPOCHS, DEFAULT_SEQ_LEN, Workload
+
+BYTES_PER_TOKEN = 3.0  # assumed for JSONL text (Chinese ~1.5-2 B/token, English ~4 B/token + JSON keys)
+BYTES_PER_IMAGE = 110e3  # ImageNet: 1.28M JPEGs in ~140 GB
+DEFAULT_SAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class Job:
+    """A workload resolved against the catalog: what the engine sizes and times."""
+
+    model: ModelSpec
+    method: str
+    quant_bits: int | None
+    seq_len: int
+    tokens_per_epoch: float
+    epochs: float
+    samples_per_epoch: float
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def tokens_total(self) -> float:
+        return self.tokens_per_epoch * self.epochs
+
+    @property
+    def samples_total(self) -> float:
+        return self.samples_per_epoch * self.epochs
+
+    @property
+    def avg_seq_len(self) -> int:
+        """Tokens per sequence for the attention FLOPs (samples shorter than the cutoff are not padded)."""
+        if self.samples_per_epoch > 0 and self.model.kind in ("decoder", "encoder"):
+            return max(16, min(self.seq_len, round(self.tokens_per_epoch / self.samples_per_epoch)))
+        return self.seq_len
+
+
+def generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
+    """A decoder of the given size, with the dimensions of the closest dense Llama/Qwen model."""
+    dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None]
+    if not dense:
+        raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")
+    base = min(dense, key=lambda m: (abs(m.params_published_b - params_b), m.family not in ("llama2", "llama3")))
+    return base.model_copy(update={
+        "id": f"generic-{params_b:g}b",
+        "name": f"{params_b:g}B decoder (dimensions of {base.name})",
+        "aliases": [],
+        "params_published_b": params_b,
+        "source": f"generic: dimensions of {base.id}",
+        "template": "default",
+    })
+
+
+def model_from_hf_config(path: Path) -> ModelSpec:
+    """Size a private model from its Hugging Face config.json."""
+    try:
+        cfg: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"Cannot read {path} as a Hugging Face config.json: {exc}",
+                                "Pass the model's config.json (with hidden_size, num_hidden_layers ...).") from exc
+    need = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
+    missing = [k for k in need if k not in cfg]
+    if missing:
+        raise InvalidInputError(f"{path} lacks {', '.join(missing)}.", "Use a decoder config.json from the model repo.")
+    moe = None
+    experts = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg.get("num_local_experts")
+    if experts:
+        moe = {"num_experts": experts, "top_k": cfg.get("num_experts_per_tok", 2),
+               "moe_intermediate_size": cfg.get("moe_intermediate_size") or cfg["intermediate_size"],
+               "shared_experts": cfg.get("n_shared_experts") or 0,
+               "first_k_dense": cfg.get("first_k_dense_replace") or 0}
+    name = str(cfg.get("_name_or_path") or cfg.get("model_type") or path.parent.name)
+    spec = ModelSpec(
+        id=f"config:{path.name}", name=name, family=str(cfg.get("model_type", "custom")), kind="decoder",
+        num_layers=cfg["num_hidden_layers"], hidden_size=cfg["hidden_size"], num_heads=cfg["num_attention_heads"],
+        num_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"], head_dim=cfg.get("head_dim"),
+        intermediate_size=cfg["intermediate_size"], vocab_size=cfg["vocab_size"],
+        max_position_embeddings=cfg.get("max_position_embeddings"),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=bool(cfg.get("attention_bias", cfg.get("model_type") in ("qwen2", "qwen2_moe"))),
+        moe=moe, params_published_b=1.0, source=str(path), as_of=date.today(), template="default",
+    )
+    counts = count_params(spec)
+    return spec.model_copy(update={"params_published_b": counts.total / 1e9,
+                                   "active_params_b": counts.active / 1e9 if moe else None})
+
+
+def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[str]]:
+    notes: list[str] = []
+    if w.model:
+        path = Path(w.model)
+        if w.model.endswith(".json") and path.is_file():
+            spec = model_from_hf_config(path)
+            notes.append(f"Sized from {path}: {spec.params_published_b:.2f}B parameters counted from the config.")
+            return spec, notes
+        size = parse_param_count(w.model)
+        if size is None:
+            return resolve_model(w.model, models), notes
+        params_b = size
+    else:
+        assert w.params_b is not None  # the Workload validator guarantees one of the two
+        params_b = w.params_b
+    spec = generic_decoder(params_b, models)
+    notes.append(f"No model name given: sized a {params_b:g}B decoder with the layout of "
+                 f"{spec.source.split(' of ')[-1]}.")
+    return spec, notes
+
+
+def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
+    model, notes = resolve_model_for(w, models)
+    if w.method == "qlora" and model.kind != "decoder":
+        raise InvalidInputError(f"QLoRA applies to LLM decoders, not {model.name}.",
+                                "Use method full or lora for this model.")
+    default_seq = {"decoder": DEFAULT_SEQ_LEN, "encoder": 512}.get(model.kind, model.max_position_embeddings or 1)
+    seq = w.seq_len or default_seq
+    if model.kind == "vision_transformer":
+        seq = model.max_position_embeddings or 197
+    elif model.max_position_embeddings and seq > model.max_position_embeddings:
+        notes.append(f"seq_len {seq} exceeds {model.name}'s context {model.max_position_embeddings}; "
+                     "it needs RoPE scaling (the estimate keeps your length).")
+    if w.seq_len is None and model.kind in ("decoder", "encoder"):
+        notes.append(f"Sequence length (cutoff) assumed {seq} tokens.")
+    epochs = w.epochs or (1.0 if w.method == "pretrain" else DEFAULT_EPOCHS)
+    if w.epochs is None:
+        notes.append(f"Epochs assumed {epochs:g}.")
+    samples, tokens = _dataset(w, model, seq, notes)
+    return Job(model, w.method, w.effective_quant_bits, seq, tokens, epochs, samples, tuple(notes))
+
+
+def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[str]) -> tuple[float, float]:
+    """(samples per epoch, tokens per epoch) with the assumptions stated."""
+    if model.kind in ("cnn", "diffusion", "vision_transformer"):
+        if w.samples:
+            samples = float(w.samples)
+        elif w.dataset_gb:
+            samples = w.dataset_gb * 1e9 / BYTES_PER_IMAGE
+            notes.append(f"{w.dataset_gb:g} GB of images read as ~{samples:,.0f} images (110 KB each, ImageNet-like).")
+        else:
+            samples = float(DEFAULT_SAMPLES * 10)
+            notes.append(f"Dataset size not given: assumed {samples:,.0f} images per epoch.")
+        return samples, samples * seq
+    avg = w.avg_tokens_per_sample
+    if w.tokens:
+        tokens = w.tokens
+        samples = float(w.samples) if w.samples else tokens / min(avg or seq, seq)
+    elif w.samples:
+        if avg is None:
+            avg = DEFAULT_AVG_TOKENS
+            notes.append(f"Mean length assumed {avg} tokens per sample (question + answer); give it for a "
+                         "tighter estimate.")
+        tokens, samples = w.samples * min(avg, seq), float(w.samples)
+        if avg > seq:
+            notes.append(f"Samples of {avg} tokens are cut to the {seq}-token cutoff.")
+    elif w.dataset_gb:
+        tokens = w.dataset_gb * 1e9 / BYTES_PER_TOKEN
+        samples = tokens / min(avg or DEFAULT_AVG_TOKENS, seq)
+        notes.append(f"{w.dataset_gb:g} GB of text read as ~{tokens / 1e9:.2f}B tokens (3 bytes per token assumed).")
+    else:
+        samples = float(DEFAULT_SAMPLES)
+        tokens = samples * min(avg or DEFAULT_AVG_TOKENS, seq)
+        notes.append(f"Dataset size not given: assumed {DEFAULT_SAMPLES:,} samples of "
+                     f"{min(avg or DEFAULT_AVG_TOKENS, seq)} tokens.")
+    return samples, tokens

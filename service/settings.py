@@ -1,0 +1,49 @@
+"""Settings from the environment (prefix GPU_ADVISOR_), built by a cached factory, never at import."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GPU_ADVISOR_", extra="ignore")
+
+    knowledge_dir: Path = REPO_ROOT / "knowledge"
+    prompts_dir: Path = REPO_ROOT / "prompts"
+    data_dir: Path = Path(".data")
+    prices_file: Path | None = Field(default=None, description="a user price sheet that overrides shipped prices")
+    price_max_age_days: int = Field(default=180, ge=1, description="older prices get a freshness warning")
+    # Retrieval
+    embedding_model: str = Field(default="", description="path of a local sentence-transformers model")
+    chroma_host: str = Field(default="", validation_alias="CHROMA_HOST")
+    chroma_port: int = Field(default=8000, validation_alias="CHROMA_PORT")
+    # Assistant
+    llm: str = Field(default="offline", description="offline | openai")
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_timeout_s: float = 60.0
+    database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    # API
+    api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
+    max_message_chars: int = 4000
+    # Slack
+    slack_signing_secret: str = Field(default="", validation_alias="SLACK_SIGNING_SECRET")
+    slack_bot_token: str = Field(default="", validation_alias="SLACK_BOT_TOKEN")
+    slack_app_token: str = Field(default="", validation_alias="SLACK_APP_TOKEN")
+
+    @property
+    def catalog_overlay_dir(self) -> Path:
+        """Where `catalog sync` writes the user catalog that overlays the shipped files."""
+        return self.data_dir / "catalog"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,147 @@
+"""Host-side rules (CPU, RAM, storage, network) and GPU feature warnings, bilingual.
+
+The popular guide's rules, corrected where wrong (shared/reference/gpus.md §3-5, clouds.md):
+RAM >= 2x total GPU memory, >= 8 vCPU per GPU, local SSD under 100 GB, object storage + streaming beyond
+1 TB, RDMA for multi-node, NUMA binding, BF16 only from Ampere (V100/T4/P40: FP16), FP8 only on Ada/Hopper/
+Blackwell, CUDA 11.8 is the Hopper minimum (not 12.0), A800/H800 NVLink cut to 400 GB/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.catalog.schema import GpuSpec
+
+RAM_PER_GPU_MEMORY = 2.0
+VCPU_PER_GPU = 8
+
+
+@dataclass(frozen=True)
+class Note:
+    code: str
+    en: str
+    zh: str
+    severity: str = "warning"  # warning | info
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "message": self.en, "message_zh": self.zh}
+
+
+def host_notes(vcpus: int, ram_gib: float, gpu_count: float, gpu_memory_gib: float) -> list[Note]:
+    notes: list[Note] = []
+    total_gpu = gpu_count * gpu_memory_gib
+    need_ram = RAM_PER_GPU_MEMORY * total_gpu
+    if ram_gib < need_ram:
+        notes.append(Note(
+            "host_ram_low",
+            f"Host RAM {ram_gib:.0f} GiB is below 2x GPU memory ({need_ram:.0f} GiB): keep num_workers and "
+            "pin_memory modest, and avoid loading the whole dataset in RAM.",
+            f"主机内存 {ram_gib:.0f} GiB 低于显存总量的 2 倍（{need_ram:.0f} GiB）：适当减少 DataLoader 的 num_workers，"
+            "谨慎使用 pin_memory，不要把整个数据集读入内存。",
+        ))
+    gpus = max(1.0, gpu_count)
+    if vcpus < VCPU_PER_GPU * gpus:
+        notes.append(Note(
+            "vcpu_low",
+            f"{vcpus} vCPU for {gpus:g} GPU(s) is under 8 per GPU: data loading may starve the GPUs; "
+            "pre-tokenize the dataset.",
+            f"{vcpus} 个 vCPU 对 {gpus:g} 张卡，低于每卡 8 核：数据加载可能拖慢 GPU，建议预先完成分词。",
+        ))
+    return notes
+
+
+def gpu_notes(gpu: GpuSpec, gpus_per_node: float, nodes: int, rdma: bool) -> list[Note]:
+    notes: list[Note] = []
+    if not gpu.supports_bf16:
+        notes.append(Note(
+            "no_bf16",
+            f"{gpu.name} has no BF16: train in FP16 with loss scaling (fp16: true), which can overflow on "
+            "some models.",
+            f"{gpu.name} 不支持 BF16：需用 FP16 混合精度（fp16: true）并开启 loss scaling，部分模型可能数值溢出。",
+        ))
+    if not gpu.supports_flash_attn2:
+        notes.append(Note(
+            "no_flash_attn2",
+            f"{gpu.name} cannot run FlashAttention-2 (needs Ampere or newer); PyTorch SDPA's memory-efficient "
+            "kernel still avoids the s^2 attention memory but runs slower.",
+            f"{gpu.name} 不支持 FlashAttention-2（需 Ampere 及以上）；PyTorch SDPA 的省显存内核仍可用，但速度较慢。",
+            "info",
+        ))
+    if gpu.max_cuda:
+        notes.append(Note(
+            "cuda_max",
+            f"{gpu.name} (compute capability {gpu.compute_capability}) is dropped in CUDA 13.0: stay on CUDA "
+            f"{gpu.max_cuda} and matching PyTorch wheels (e.g. cu126).",
+            f"{gpu.name}（算力 {gpu.compute_capability}）在 CUDA 13.0 中已不再支持：请使用 CUDA {gpu.max_cuda} 及对应的 "
+            "PyTorch 版本（如 cu126）。",
+            "info",
+        ))
+    if gpus_per_node > 1 and gpu.nvlink_gb_s == 0:
+        notes.append(Note(
+            "no_nvlink",
+            f"{gpus_per_node:g}x {gpu.name} talk over PCIe (no NVLink): gradient all-reduce and ZeRO-3 gathers "
+            "are slow; prefer LoRA/DDP or fewer, larger GPUs.",
+            f"{gpus_per_node:g} 张 {gpu.name} 之间没有 NVLink，只能走 PCIe：梯度同步和 ZeRO-3 参数收集较慢，"
+            "建议用 LoRA/DDP，或选更少但更大的卡。",
+        ))
+    elif gpus_per_node > 1 and gpu.nvlink_gb_s < 600:
+        notes.append(Note(
+            "nvlink_400",
+            f"{gpu.name} NVLink is cut to {gpu.nvlink_gb_s:.0f} GB/s (A100/H100: 600/900): multi-GPU "
+            "communication is slower; the estimate allows for it.",
+            f"{gpu.name} 的 NVLink 被限制为 {gpu.nvlink_gb_s:.0f} GB/s（A100/H100 为 600/900）：多卡通信偏慢，估算已计入。",
+            "info",
+        ))
+    if nodes > 1 and not rdma:
+        notes.append(Note(
+            "multinode_no_rdma",
+            f"{nodes} nodes without RDMA: inter-node traffic goes over TCP and training scales poorly; use an "
+            "RDMA (HCC) cluster for multi-node jobs.",
+            f"{nodes} 个节点之间没有 RDMA，只能走 TCP，扩展效率很差；多机训练请选支持 RDMA 的 HCC 高性能计算集群。",
+        ))
+    elif nodes > 1:
+        notes.append(Note(
+            "multinode_rdma",
+            f"{nodes} nodes over RDMA: set NCCL_IB_HCA / NCCL_SOCKET_IFNAME and test all-reduce bandwidth "
+            "(nccl-tests) before the run.",
+            f"{nodes} 节点通过 RDMA 互联：请配置 NCCL_IB_HCA / NCCL_SOCKET_IFNAME，并先用 nccl-tests 测带宽。",
+            "info",
+        ))
+    return notes
+
+
+def storage_advice(dataset_gb: float | None) -> Note:
+    if dataset_gb is None or dataset_gb < 100:
+        return Note(
+            "storage_small",
+            "Dataset under 100 GB: copy it to the instance's SSD cloud disk (Tencent CBS SSD / JD SSD cloud "
+            "disk) before training.",
+            "数据集小于 100 GB：训练前拷贝到实例的 SSD 云硬盘（腾讯云 CBS SSD / 京东云 SSD 云盘）。",
+            "info",
+        )
+    if dataset_gb <= 1000:
+        return Note(
+            "storage_medium",
+            f"Dataset {dataset_gb:.0f} GB: use an enhanced SSD cloud disk sized for it plus checkpoints, or "
+            "object storage with a local cache.",
+            f"数据集 {dataset_gb:.0f} GB：使用容量足够（含检查点）的增强型 SSD 云硬盘，或对象存储加本地缓存。",
+            "info",
+        )
+    return Note(
+        "storage_large",
+        f"Dataset {dataset_gb:.0f} GB (over 1 TB): keep it in object storage (Tencent COS / JD OSS) and stream "
+        "shards with a local cache, or use a parallel file system (Tencent Turbo CFS).",
+        f"数据集 {dataset_gb:.0f} GB（超过 1 TB）：放在对象存储（腾讯云 COS / 京东云 OSS），按分片流式读取并做本地缓存，"
+        "或使用并行文件系统（腾讯云 Turbo CFS）。",
+        "info",
+    )
+
+
+def numa_advice() -> Note:
+    return Note(
+        "numa",
+        "Bind each training process to the CPU socket next to its GPU (numactl / torchrun --numa-binding) "
+        "and give the DataLoader 4-8 workers per GPU.",
+        "将每个训练进程绑定到与其 GPU 直连的 CPU 插槽（numactl 或 NUMA 绑定），每卡 DataLoader 4-8 个 worker。",
+        "info",
+    )

@@ -1,0 +1,162 @@
+"""Parameter counts from an architecture: totals, per-layer linear shapes (for LoRA), FLOPs-relevant sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.catalog.schema import ModelSpec
+
+
+@dataclass(frozen=True)
+class Linear:
+    name: str
+    d_in: int
+    d_out: int
+    count: int  # how many of these per model (layers x experts)
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    total: float  # all parameters
+    embedding: float  # input embedding (+ positions)
+    lm_head: float  # untied output projection (0 when tied or encoder)
+    linear: float  # parameters in the layers' linear weights (what QLoRA quantises)
+    active: float  # parameters touched per token (MoE: top-k experts only)
+    largest_layer: float  # largest single tensor, for ZeRO-3's gather buffer
+    linears: tuple[Linear, ...]
+
+
+def head_dim(m: ModelSpec) -> int:
+    assert m.hidden_size is not None and m.num_heads is not None
+    return m.head_dim or m.hidden_size // m.num_heads
+
+
+def _attention_linears(m: ModelSpec) -> list[Linear]:
+    h, heads, layers = m.hidden_size or 0, m.num_heads or 0, m.num_layers or 0
+    if m.mla is not None:
+        a = m.mla
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        return [
+            Linear("q_a_proj", h, a.q_lora_rank, layers),
+            Linear("q_b_proj", a.q_lora_rank, heads * qk, layers),
+            Linear("kv_a_proj_with_mqa", h, a.kv_lora_rank + a.qk_rope_head_dim, layers),
+            Linear("kv_b_proj", a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), layers),
+            Linear("o_proj", heads * a.v_head_dim, h, layers),
+        ]
+    hd = head_dim(m)
+    kv = m.num_kv_heads or heads
+    return [
+        Linear("q_proj", h, heads * hd, layers),
+        Linear("k_proj", h, kv * hd, layers),
+        Linear("v_proj", h, kv * hd, layers),
+        Linear("o_proj", heads * hd, h, layers),
+    ]
+
+
+def _mlp_linears(m: ModelSpec) -> list[Linear]:
+    h, inter, layers = m.hidden_size or 0, m.intermediate_size or 0, m.num_layers or 0
+    if m.mlp == "gelu":
+        return [Linear("fc1", h, inter, layers), Linear("fc2", inter, h, layers)]
+    if m.moe is None:
+        return [Linear("gate_proj", h, inter, layers), Linear("up_proj", h, inter, layers),
+                Linear("down_proj", inter, h, layers)]
+    e = m.moe
+    dense, sparse = e.first_k_dense, layers - e.first_k_dense
+    experts = sparse * (e.num_experts + e.shared_experts)
+    out = [
+        Linear("expert_gate_proj", h, e.moe_intermediate_size, experts),
+        Linear("expert_up_proj", h, e.moe_intermediate_size, experts),
+        Linear("expert_down_proj", e.moe_intermediate_size, h, experts),
+        Linear("router", h, e.num_experts, sparse),
+    ]
+    if dense:
+        out += [Linear("gate_proj", h, inter, dense), Linear("up_proj", h, inter, dense),
+                Linear("down_proj", inter, h, dense)]
+    return out
+
+
+def _bias_and_norm_params(m: ModelSpec) -> float:
+    h, layers = m.hidden_size or 0, m.num_layers or 0
+    heads, kv = m.num_heads or 0, m.num_kv_heads or m.num_heads or 0
+    per_layer = 0
+    if m.kind == "decoder":
+        per_layer += 2 * h  # two RMSNorms
+        if m.qkv_bias and m.mla is None:
+            per_layer += (heads + 2 * kv) * head_dim(m)
+        if m.qk_norm:
+            per_layer += 2 * head_dim(m)
+        if m.mla is not None:
+            per_layer += m.mla.q_lora_rank + m.mla.kv_lora_rank  # latent norms
+        return per_layer * layers + h  # final norm
+    # encoders / ViT: LayerNorms (weight + bias) and biases on every linear
+    inter = m.intermediate_size or 0
+    per_layer = 2 * 2 * h + 3 * h + h + inter + h
+    return per_layer * layers + 2 * h
+
+
+def _embedding_params(m: ModelSpec) -> float:
+    h = m.hidden_size or 0
+    if m.kind == "vision_transformer":
+        patch = 3 * 16 * 16 * h + h  # 16x16 patches, RGB
+        return patch + h + (m.max_position_embeddings or 0) * h
+    emb = (m.vocab_size or 0) * h
+    if m.kind == "encoder":
+        emb += (m.max_position_embeddings or 0) * h + 2 * h  # positions + token types
+    return emb
+
+
+def _head_params(m: ModelSpec) -> float:
+    h = m.hidden_size or 0
+    if m.kind == "decoder":
+        return 0 if m.tie_word_embeddings else (m.vocab_size or 0) * h
+    if m.kind == "encoder":
+        return h * h + h  # pooler
+    return h * 1000 + 1000  # ViT ImageNet-1k classifier
+
+
+def count_params(m: ModelSpec) -> ParamCounts:
+    """Count parameters from dimensions; non-transformer models use their published count."""
+    if m.kind in ("cnn", "diffusion"):
+        total = m.params_published_b * 1e9
+        return ParamCounts(total, 0, 0, total, total, total / 20, ())
+    linears = tuple(_attention_linears(m) + _mlp_linears(m))
+    linear = float(sum(x.d_in * x.d_out * x.count for x in linears))
+    emb, head = float(_embedding_params(m)), float(_head_params(m))
+    total = linear + emb + head + _bias_and_norm_params(m)
+    active = total
+    if m.moe is not None:
+        e = m.moe
+        per_expert = 3 * (m.hidden_size or 0) * e.moe_intermediate_size
+        inactive = (m.num_layers or 0) - e.first_k_dense
+        active = total - inactive * (e.num_experts - e.top_k) * per_expert
+    largest = max([emb, head] + [float(x.d_in * x.d_out) for x in linears])
+    return ParamCounts(total, emb, head, linear, active, largest, linears)
+
+
+def lora_params(counts: ParamCounts, rank: int, targets: frozenset[str] | None = None) -> float:
+    """Adapter parameters r*(d_in+d_out) per adapted matrix; default targets: every linear layer."""
+    return float(
+        sum(
+            rank * (x.d_in + x.d_out) * x.count
+            for x in counts.linears
+            if x.name != "router" and (targets is None or x.name in targets)
+        )
+    )
+
+
+def flops_matmul_params(m: ModelSpec) -> float:
+    """Parameters that take part in matmuls per token, as verl's FLOPs counter counts them
+    (embedding and lm_head both counted; MoE: active experts only)."""
+    if m.kind in ("cnn", "diffusion"):
+        return m.params_published_b * 1e9
+    c = count_params(m)
+    per_token_linear = 0.0
+    for x in c.linears:
+        n = x.d_in * x.d_out * x.count
+        if m.moe is not None and x.name.startswith("expert_"):
+            e = m.moe
+            layers = (m.num_layers or 0) - e.first_k_dense
+            n = x.d_in * x.d_out * layers * (e.top_k + e.shared_experts)
+        per_token_linear += n
+    vocab_side = 2 * (m.vocab_size or 0) * (m.hidden_size or 0) if m.kind == "decoder" else c.embedding + c.lm_head
+    return per_token_linear + vocab_side

@@ -1,0 +1,64 @@
+"""The public workload schema: flat, used by the CLI, `ask --json`, the API and the evals."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
+BillingChoice = Literal["on_demand", "monthly", "spot"]
+Objective = Literal["cheapest", "fastest", "balanced"]
+CloudName = Literal["tencent", "jdcloud"]
+
+DEFAULT_SEQ_LEN = 2048
+DEFAULT_AVG_TOKENS = 512
+DEFAULT_EPOCHS = 3.0
+
+
+class Workload(BaseModel):
+    """What the user wants to train. None means 'not given': the engine assumes a default and says so."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, description="model name or alias, e.g. Qwen2-7B")
+    params_b: float | None = Field(default=None, gt=0, le=5000, description="parameters in billions")
+    method: Method = "lora"
+    quant_bits: Literal[4, 8] | None = Field(default=None, description="QLoRA bits: 4 or 8")
+    samples: int | None = Field(default=None, gt=0, le=10**12)
+    avg_tokens_per_sample: int | None = Field(default=None, gt=0, le=10**7)
+    tokens: float | None = Field(default=None, gt=0, le=1e15, description="total training tokens per epoch")
+    dataset_gb: float | None = Field(default=None, gt=0, le=1e7)
+    epochs: float | None = Field(default=None, gt=0, le=1000)
+    seq_len: int | None = Field(default=None, ge=16, le=1_048_576)
+    budget_cny: float | None = Field(default=None, gt=0, le=1e10)
+    budget_period: Literal["month", "total"] = "month"
+    deadline_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
+    clouds: list[CloudName] = Field(default_factory=list, description="empty = both clouds")
+    gpu_include: list[str] = Field(default_factory=list)
+    gpu_exclude: list[str] = Field(default_factory=list)
+    gpu_count: int | None = Field(default=None, ge=1, le=4096)
+    billing: BillingChoice | None = Field(default=None, description="None = pick the cheapest mode")
+    objective: Objective = "cheapest"
+    # Engine knobs (optional; the planner chooses when absent)
+    micro_batch: int | None = Field(default=None, ge=1, le=4096)
+    lora_rank: int | None = Field(default=None, ge=1, le=4096)
+    grad_ckpt: bool | None = None
+    zero_stage: Literal[0, 1, 2, 3] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        if self.quant_bits is not None and self.method != "qlora":
+            if self.method == "lora":
+                self.method = "qlora"
+            else:
+                raise ValueError(f"quant_bits={self.quant_bits} only applies to method qlora, not {self.method}")
+        if self.model is None and self.params_b is None:
+            raise ValueError("give a model name (e.g. Qwen2-7B) or a parameter count (params_b, e.g. 7)")
+        return self
+
+    @property
+    def effective_quant_bits(self) -> int | None:
+        if self.method != "qlora":
+            return None
+        return self.quant_bits or 4
