@@ -1,0 +1,160 @@
+"""Answers written from tool artifacts with the phrases in prompts/answer.<lang>.yaml. Every figure in the
+text is copied from an artifact (the plan, a passage, a catalog row); nothing is computed here but formatting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Artifact = dict[str, Any]
+
+
+def _n(x: float, digits: int = 1) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def _tokens(x: float) -> str:
+    for unit, div in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if x >= div:
+            return f"{x / div:.3g}{unit}"
+    return f"{x:.0f}"
+
+
+def _price(p: Artifact, ph: Artifact) -> str:
+    unit = "月" if p["unit"] == "month" and ph["hours_unit"] == "小时" else p["unit"]
+    return f"¥{p['price_cny']:,.2f}/{unit}"
+
+
+def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
+    by_type = {c["instance_type"]: c for c in plan["candidates"]}
+    rows = [ph["pick_header"], "|" + "---|" * 9]
+    for cloud, itype in plan["picks"].items():
+        c = by_type[itype]
+        nodes = f" × {c['nodes']}" if c["nodes"] > 1 else ""
+        rows.append(
+            f"| {ph['cloud_names'][cloud]} | {itype}{nodes} | {c['gpu_count']:g} × {c['gpu_name']} | "
+            f"{c['vcpus']} / {c['memory_gib']:g} GiB | {c['strategy']['label']} | "
+            f"{c['memory_per_gpu_gib']} / {c['gpu_memory_gib']:g} GiB | {_n(c['training_hours'])} {ph['hours_unit']} | "
+            f"{ph['billing_names'][c['billing']]} | ¥{_n(c['total_cost_cny'], 0)} |")
+    return rows
+
+
+def _memory(c: Artifact, ph: Artifact) -> list[str]:
+    m = c["memory"]
+    usable = round(c["gpu_memory_gib"] * 0.92, 1)
+    return [ph["memory_title"].format(instance=c["instance_type"]), ph["memory_line"].format(
+        weights=m["weights_gib"], gradients=m["gradients_gib"], optimizer=m["optimizer_gib"],
+        activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"],
+        available=f"{c['gpu_memory_gib']:g}", usable=usable, verdict=ph["fits"])]
+
+
+def _time(c: Artifact, ph: Artifact) -> list[str]:
+    slow = c.get("slowdown", 1.0)
+    slowdown = f" (× {slow:g} offload)" if slow and slow > 1 else ""
+    line = ph["time_line"].format(
+        tokens=_tokens(c["work_units"]), flops_per_token=_n(c["flops_per_token"] / 1e9, 2),
+        gpus=c["total_gpus"], peak=f"{c['peak_tflops']:g}", mfu=c["mfu"], scaling=c["scaling_efficiency"],
+        hours=_n(c["training_hours"]), slowdown=slowdown)
+    return [ph["time_title"], line, ph["mfu_source"].format(source=c["mfu_source"])]
+
+
+def _cost(c: Artifact, ph: Artifact) -> list[str]:
+    out = [ph["cost_title"]]
+    for billing, line in c["cost_cny"].items():
+        p = line["price"]
+        out.append(ph["cost_line"].format(
+            billing=ph["billing_names"][billing], price=_price(p, ph), total=_n(line["total_cny"], 0),
+            monthly=_n(line["monthly_cny"], 0), source=p["source"], as_of=p["as_of"], confidence=p["confidence"]))
+    out.append(ph["quote"].format(link=c["quote_link"]))
+    return out
+
+
+def _verdicts(plan: Artifact, c: Artifact, ph: Artifact) -> list[str]:
+    w = plan["workload"]
+    out = []
+    if w.get("budget_cny") is None:
+        out.append(ph["budget_none"])
+    else:
+        budget = ph["period_names"][w["budget_period"]].format(budget=_n(w["budget_cny"], 0))
+        spend_key = "monthly_cost_cny" if w["budget_period"] == "month" else "total_cost_cny"
+        spend = f"¥{_n(c[spend_key], 0)}"
+        key = "budget_ok" if c["within_budget"] else "budget_no"
+        out.append(ph[key].format(budget=budget, instance=c["instance_type"], spend=spend))
+    if w.get("deadline_hours") is not None:
+        key = "deadline_ok" if c["meets_deadline"] else "deadline_no"
+        out.append(ph[key].format(hours=_n(c["training_hours"]), deadline=f"{w['deadline_hours']:g}"))
+    return out
+
+
+def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
+    by_type = {c["instance_type"]: c for c in plan["candidates"]}
+    out = [ph["alt_title"]]
+    for kind in ("cheaper", "faster"):
+        itype = plan["alternatives"].get(kind)
+        if itype:
+            c = by_type[itype]
+            out.append(ph[f"alt_{kind}"].format(instance=itype, gpus=f"{c['gpu_count']:g} × {c['gpu']}",
+                                                hours=_n(c["training_hours"]), cost=_n(c["total_cost_cny"], 0)))
+    if len(out) == 1:
+        out.append(ph["alt_none"])
+    return out
+
+
+def _msg(note: Artifact, lang: str) -> str:
+    return str(note["message_zh"] if lang == "zh" else note["message"])
+
+
+def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifact]) -> str:
+    if plan.get("infeasible") or not plan["candidates"]:
+        return str(ph["infeasible"].format(reason=plan.get("infeasible") or ""))
+    job, model = plan["job"], plan["model"]
+    top = plan["candidates"][0]
+    lines = [ph["title"].format(model=model["name"], method=ph["method_names"][job["method"]],
+                                tokens=_tokens(job["tokens_total"]), epochs=f"{job['epochs']:g}"), ""]
+    lines += _pick_rows(plan, ph) + [""] + _verdicts(plan, top, ph) + [""]
+    lines += _memory(top, ph) + [""] + _time(top, ph) + [""] + _cost(top, ph) + [""]
+    lines += _alternatives(plan, ph) + [""]
+    codes: dict[str, Artifact] = {}
+    for n in top["warnings"]:
+        codes.setdefault(n["code"], n)
+    warn = [f"- ⚠️ {_msg(n, lang)}" for n in codes.values()]
+    if warn:
+        lines += [ph["warn_title"], *warn, ""]
+    lines += [ph["advice_title"], *[f"- {_msg(n, lang)}" for n in plan["notes"]], ""]
+    if plan["assumptions"]:
+        lines += [ph["assume_title"], *[f"- {a}" for a in plan["assumptions"]], ""]
+    lines += render_citations(citations, ph) + [ph["offer"]]
+    return "\n".join(lines).strip()
+
+
+def render_citations(citations: list[Artifact], ph: Artifact) -> list[str]:
+    if not citations:
+        return []
+    out = [ph["cite_title"]]
+    out += [f"- [{c['id']}] {c.get('title', '')} — {c.get('source', '')}" for c in citations]
+    return out + [""]
+
+
+def render_knowledge(passages: list[Artifact], facts: list[str], ph: Artifact) -> str:
+    if not passages and not facts:
+        return str(ph["no_passage"])
+    lines = [ph["no_workload"], "", *facts]
+    for p in passages[:3]:
+        text = str(p["text"]).strip()
+        lines += ["", f"**{p.get('title', '')}** [{p['id']}]", "", text[:900]]
+    lines += [""] + render_citations(passages, ph)
+    return "\n".join(lines).strip()
+
+
+def gpu_fact(g: Artifact, ph: Artifact) -> str:
+    return str(ph["gpu_fact"]).format(
+        name=g["name"], memory=f"{g['memory_gib']:g}", bf16=ph["supported"] if g["supports_bf16"] else ph["unsupported"],
+        fp8=ph["supported"] if g["supports_fp8"] else ph["unsupported"], nvlink=f"{g['nvlink_gb_s']:g}", cuda=g["min_cuda"],
+        sold=", ".join(g["sold_as"][:6]) or "—")
+
+
+def instance_fact(i: Artifact, ph: Artifact) -> str:
+    prices = "; ".join(f"{ph['billing_names'][p['billing']]} ¥{p['price_cny']:,.2f}/{p['unit']} "
+                       f"({p['confidence']}, {p['as_of']})" for p in i["prices"] if not p["region"])
+    return str(ph["instance_fact"]).format(instance=i["instance_type"], cloud=ph["cloud_names"][i["cloud"]],
+                                      gpus=f"{i['gpu_count']:g} × {i['gpu']}", vcpus=i["vcpus"],
+                                      ram=f"{i['memory_gib']:g}", prices=prices or "—")

@@ -1,0 +1,159 @@
+"""The offline planner model: a deterministic BaseChatModel that reads the message into a workload, calls the
+same tools an LLM would, and writes the answer from the templates in prompts/. No key, no network."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ValidationError
+
+from service.assistant import answer
+from service.assistant.parse import ParsedMessage, merge_slots, parse_message
+from service.assistant.prompts import phrases
+from service.catalog.loader import Catalog
+from service.catalog.queries import gpu_index, model_index, normalize
+from service.workload import Workload
+
+WORKLOAD_TOOLS = ("plan_training", "compare_clouds", "generate_request_document", "generate_launch_bundle")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def language_of(text: str) -> str:
+    return "zh" if _CJK.search(text) else "en"
+
+
+def previous_workload(messages: Sequence[BaseMessage]) -> Workload | None:
+    """The workload of the last workload tool call in earlier turns (follow-ups change only what they say)."""
+    for msg in reversed(messages):
+        if isinstance(msg, AIMessage):
+            for call in reversed(msg.tool_calls):
+                if call["name"] in WORKLOAD_TOOLS:
+                    args = {k: v for k, v in call["args"].items() if k != "lang"}
+                    try:
+                        return Workload.model_validate(args)
+                    except ValidationError:
+                        return None
+    return None
+
+
+def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+
+
+class OfflinePlannerModel(BaseChatModel):
+    model_aliases: dict[str, str]
+    gpu_aliases: dict[str, str]
+    instance_names: dict[str, str]
+    prompts_dir: Path
+
+    @classmethod
+    def from_catalog(cls, catalog: Catalog, prompts_dir: Path) -> OfflinePlannerModel:
+        return cls(
+            model_aliases={k: m.id for k, m in model_index(catalog.models).items()},
+            gpu_aliases={k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()},
+            instance_names={normalize(r.instance_type): r.instance_type for r in catalog.instances},
+            prompts_dir=prompts_dir,
+        )
+
+    @property
+    def _llm_type(self) -> str:
+        return "gpu-advisor-offline"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> OfflinePlannerModel:
+        return self  # it knows the tools by name
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
+
+    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+        if last < 0:
+            return AIMessage(content="")
+        human = str(messages[last].content)
+        results = [m for m in messages[last + 1:] if isinstance(m, ToolMessage)]
+        if results:
+            return AIMessage(content=self.compose(human, results))
+        return self.plan_calls(human, messages[:last])
+
+    # -- first step: which tools to call ------------------------------------------------------------
+    def plan_calls(self, text: str, history: Sequence[BaseMessage]) -> AIMessage:
+        parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
+        lang = parsed.language
+        prev = previous_workload(history)
+        ph = phrases(self.prompts_dir, lang)
+        calls: list[dict[str, Any]] = []
+        if parsed.has_workload or (parsed.wants_documents and prev is not None):
+            slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
+            if not slots.get("model") and not slots.get("params_b"):
+                return AIMessage(content=self._need_model(lang, parsed))
+            calls.append(_call("plan_training", slots))
+            names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
+            calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]
+            calls.append(_call("search_knowledge", {"query": text, "k": 3, "lang": lang}))
+        elif parsed.wants_documents:
+            return AIMessage(content=ph["need_workload_for_doc"])
+        else:
+            calls.append(_call("search_knowledge", {"query": text, "k": 4, "lang": lang}))
+            calls += [_call("lookup_catalog", {"name": n}) for n in self.mentioned_names(text)[:3]]
+        return AIMessage(content="", tool_calls=calls)
+
+    def _need_model(self, lang: str, parsed: ParsedMessage) -> str:
+        if lang == "zh":
+            return "请告诉我要训练的模型（如 Qwen2-7B）或参数量（如 7B），我再给出配置。"
+        return "Which model (e.g. Qwen2-7B) or size (e.g. 7B) do you want to train? Then I can size it."
+
+    def mentioned_names(self, text: str) -> list[str]:
+        """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""
+        found: list[str] = []
+        toks = [t.group(0) for t in _TOKEN.finditer(text)]
+        spans = [" ".join(toks[i:i + 2]) for i in range(len(toks))] + toks
+        for span in spans:
+            key = normalize(span)
+            hit = self.instance_names.get(key) or self.gpu_aliases.get(key)
+            if hit and hit not in found and not any(hit in f for f in found):
+                found.append(span if key in self.gpu_aliases else hit)
+        return found
+
+    # -- second step: write the answer from the tool artifacts --------------------------------------
+    def compose(self, human: str, results: Sequence[ToolMessage]) -> str:
+        lang = language_of(human)
+        ph = phrases(self.prompts_dir, lang)
+        arts: dict[str, list[dict[str, Any]]] = {}
+        for m in results:
+            art = m.artifact if isinstance(m.artifact, dict) else {}
+            arts.setdefault(m.name or "", []).append(art)
+        passages = [p for a in arts.get("search_knowledge", []) for p in a.get("passages", [])]
+        plan_art = next(iter(arts.get("plan_training", [])), None)
+        if plan_art is not None:
+            if "error" in plan_art:
+                err = plan_art["error"]
+                return str(ph["error"].format(message=err["message"], fix=err.get("fix", "")))
+            text = answer.render_plan(plan_art, lang, ph, passages)
+            for doc in arts.get("generate_request_document", []):
+                if "markdown" in doc:
+                    text += "\n\n" + ph["doc_ready"].format(document=doc["markdown"])
+            for bundle in arts.get("generate_launch_bundle", []):
+                if "files" in bundle:
+                    files = bundle["files"]
+                    first = next(iter(files), "")
+                    preview = f"```yaml\n{files.get('train.yaml', files.get(first, ''))}\n```"
+                    text += "\n\n" + ph["bundle_ready"].format(files=", ".join(files), preview=preview)
+            return text
+        facts = [answer.gpu_fact(a["gpu"], ph) for a in arts.get("lookup_catalog", []) if "gpu" in a]
+        facts += [answer.instance_fact(a["instance"], ph) for a in arts.get("lookup_catalog", []) if "instance" in a]
+        return answer.render_knowledge(passages, facts, ph)

@@ -1,0 +1,41 @@
+"""Prompts and answer phrases live in prompts/ and are loaded by name; a missing one is a clear error."""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from service.errors import AdvisorError
+
+
+class PromptError(AdvisorError):
+    code = "prompt_missing"
+
+
+@lru_cache(maxsize=16)
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PromptError(f"Prompt file {path} is missing.", "Restore it from the repository.") from exc
+
+
+def render_prompt(prompts_dir: Path, name: str, **values: str) -> str:
+    """Render prompts/<name>.md with $placeholders; every placeholder must get a value."""
+    text = _read(prompts_dir / f"{name}.md")
+    try:
+        return string.Template(text).substitute(values)
+    except KeyError as exc:
+        raise PromptError(f"Prompt {name} needs a value for {exc}.", "Pass every placeholder.") from exc
+
+
+@lru_cache(maxsize=4)
+def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
+    data = yaml.safe_load(_read(prompts_dir / f"answer.{lang}.yaml"))
+    if not isinstance(data, dict):
+        raise PromptError(f"prompts/answer.{lang}.yaml must be a mapping.", "Check the file.")
+    return data
