@@ -26,10 +26,23 @@ _INSTANCE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*\.[A-Za-z0-9]*[0-9][A-Za-z0-9.\-]
 _YUAN = re.compile(r"(?:¥|￥)\s*([0-9][0-9,]*(?:\.[0-9]+)?)|([0-9][0-9,]*(?:\.[0-9]+)?)\s*元")
 
 
+def _money_values(obj: Any) -> Iterator[float]:
+    """Every yuan figure in the artifacts: values of keys ending in _cny."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(k, str) and k.endswith("_cny") and isinstance(v, int | float):
+                yield float(v)
+            else:
+                yield from _money_values(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _money_values(v)
+
+
 def prose_check(text: str, artifacts: list[Any], known_instances: set[str]) -> list[str]:
     """Instance names and yuan figures in the prose that no tool artifact of this turn contains."""
     blob = repr(artifacts)
-    numbers = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", blob.replace(",", ""))}
+    numbers = set(_money_values(artifacts))
     flags = [f"instance {m}" for m in dict.fromkeys(_INSTANCE.findall(text))
              if m in known_instances and m not in blob]
     for m in _YUAN.finditer(text):

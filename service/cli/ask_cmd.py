@@ -1,0 +1,84 @@
+"""`gpu-advisor ask`, `serve`, `run` and free-text `plan`: the assistant from the command line."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from service.cli.common import emit_json, guarded, load
+from service.workload import Workload
+
+EXAMPLE = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
+
+
+def workload_from_text(text: str) -> Workload:
+    """Read a free-text request into the workload schema (the offline planner model's reader)."""
+    from service.assistant.parse import parse_message
+    from service.catalog.queries import gpu_index, model_index
+    from service.errors import InvalidInputError
+
+    cat = load()
+    parsed = parse_message(text, {k: m.id for k, m in model_index(cat.models).items()},
+                           {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()})
+    if not parsed.slots.get("model") and not parsed.slots.get("params_b"):
+        raise InvalidInputError(f"No model or size found in '{text[:80]}'.",
+                                "Name the model (e.g. Qwen2-7B) or its size (e.g. 7B).")
+    return Workload.model_validate(parsed.slots)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def ask(
+        message: Annotated[str, typer.Argument(help="a question or a training job, Chinese or English")],
+        session: Annotated[str | None, typer.Option("--session", help="continue a session")] = None,
+        json_out: Annotated[bool, typer.Option("--json")] = False,
+    ) -> None:
+        """Ask the assistant (offline planner model by default; GPU_ADVISOR_LLM=openai for an LLM)."""
+        from service.assistant.service import build_assistant
+
+        result = build_assistant().ask(message, session)
+        if json_out:
+            emit_json(result.model_dump())
+            return
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        con = Console()
+        con.print(Markdown(result.answer_markdown))
+        con.print(f"[dim]session {result.session_id} · backend {result.backend}[/]")
+
+    @app.command()
+    def serve(
+        host: Annotated[str, typer.Option()] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    ) -> None:
+        """Run the chat API (and web page); builds the knowledge index first when it is missing."""
+        ensure_index()
+        from service.api.server import serve as run_server
+
+        run_server(host, port)
+
+    @app.command()
+    def run() -> None:
+        """`make run`: answer the guide's example question once, then serve on 127.0.0.1:8000."""
+        from service.planner.plan import plan
+        from service.cli.render import print_plan
+
+        typer.echo(f"Example: {EXAMPLE}")
+        print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)
+        serve("127.0.0.1", 8000)
+
+
+def ensure_index() -> None:
+    """Build the retrieval index when it is missing; a failure degrades search, never the service."""
+    from service.errors import AdvisorError
+    from service.retrieval.config import RetrievalConfig
+    from service.retrieval.ingest import build_index
+
+    try:
+        report = build_index(RetrievalConfig.from_settings(), progress=True)
+        typer.echo(f"knowledge index: {report.total} chunks ({report.added} added, {report.updated} updated)")
+    except AdvisorError as exc:  # search degrades, the service still starts
+        typer.echo(f"warning: knowledge index not built ({exc}); search answers may be unavailable", err=True)
