@@ -24,6 +24,11 @@ def _price(p: Artifact, ph: Artifact) -> str:
     return f"¥{p['price_cny']:,.2f}/{unit}"
 
 
+def _label(c: Artifact, ph: Artifact) -> str:
+    zh = ph["hours_unit"] == "小时"
+    return str(c["strategy"].get("label_zh") if zh else c["strategy"]["label"]) or str(c["strategy"]["label"])
+
+
 def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
     by_type = {c["instance_type"]: c for c in plan["candidates"]}
     rows = [ph["pick_header"], "|" + "---|" * 9]
@@ -32,7 +37,7 @@ def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
         nodes = f" × {c['nodes']}" if c["nodes"] > 1 else ""
         rows.append(
             f"| {ph['cloud_names'][cloud]} | {itype}{nodes} | {c['gpu_count']:g} × {c['gpu_name']} | "
-            f"{c['vcpus']} / {c['memory_gib']:g} GiB | {c['strategy']['label']} | "
+            f"{c['vcpus']} / {c['memory_gib']:g} GiB | {_label(c, ph)} | "
             f"{c['memory_per_gpu_gib']} / {c['gpu_memory_gib']:g} GiB | {_n(c['training_hours'])} {ph['hours_unit']} | "
             f"{ph['billing_names'][c['billing']]} | ¥{_n(c['total_cost_cny'], 0)} |")
     return rows
@@ -120,8 +125,10 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
     if warn:
         lines += [ph["warn_title"], *warn, ""]
     lines += [ph["advice_title"], *[f"- {_msg(n, lang)}" for n in plan["notes"]], ""]
-    if plan["assumptions"]:
-        lines += [ph["assume_title"], *[f"- {a}" for a in plan["assumptions"]], ""]
+    assumptions = plan.get("assumptions_zh") if lang == "zh" else None
+    assumptions = assumptions or plan["assumptions"]
+    if assumptions:
+        lines += [ph["assume_title"], *[f"- {a}" for a in assumptions], ""]
     lines += render_citations(citations, ph) + [ph["offer"]]
     return "\n".join(lines).strip()
 

@@ -46,6 +46,8 @@ def prose_check(text: str, artifacts: list[Any], known_instances: set[str]) -> l
     flags = [f"instance {m}" for m in dict.fromkeys(_INSTANCE.findall(text))
              if m in known_instances and m not in blob]
     for m in _YUAN.finditer(text):
+        if m.group(0).strip() in blob:  # quoted verbatim from an artifact (e.g. a price note)
+            continue
         raw = (m.group(1) or m.group(2)).replace(",", "")
         value = float(raw)
         if not any(abs(value - n) <= max(1.0, 0.005 * n) for n in numbers):

@@ -25,6 +25,7 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
         "alternatives": alts,
         "rejected": [{"instance_type": i, "reason": why} for i, why in r.rejected],
         "assumptions": list(r.assumptions),
+        "assumptions_zh": [*(a for a in r.assumptions if a not in job.assumptions), *job.assumptions_zh],
         "notes": [n.as_dict() for n in r.notes],
         "infeasible": r.infeasible or None,
     }

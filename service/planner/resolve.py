@@ -31,6 +31,7 @@ class Job:
     epochs: float
     samples_per_epoch: float
     assumptions: tuple[str, ...] = field(default=())
+    assumptions_zh: tuple[str, ...] = field(default=())
 
     @property
     def tokens_total(self) -> float:
@@ -98,13 +99,14 @@ def model_from_hf_config(path: Path) -> ModelSpec:
                                    "active_params_b": counts.active / 1e9 if moe else None})
 
 
-def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[str]]:
-    notes: list[str] = []
+def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
+    notes: list[tuple[str, str]] = []
     if w.model:
         path = Path(w.model)
         if w.model.endswith(".json") and path.is_file():
             spec = model_from_hf_config(path)
-            notes.append(f"Sized from {path}: {spec.params_published_b:.2f}B parameters counted from the config.")
+            notes.append((f"Sized from {path}: {spec.params_published_b:.2f}B parameters counted from the config.",
+                          f"按 {path} 计算：配置中统计得到 {spec.params_published_b:.2f}B 参数。"))
             return spec, notes
         size = parse_param_count(w.model)
         if size is None:
@@ -114,8 +116,9 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
         assert w.params_b is not None  # the Workload validator guarantees one of the two
         params_b = w.params_b
     spec = generic_decoder(params_b, models)
-    notes.append(f"No model name given: sized a {params_b:g}B decoder with the layout of "
-                 f"{spec.source.split(' of ')[-1]}.")
+    like = spec.source.split(" of ")[-1]
+    notes.append((f"No model name given: sized a {params_b:g}B decoder with the layout of {like}.",
+                  f"未给出模型名：按 {like} 的结构估算 {params_b:g}B 参数的解码器模型。"))
     return spec, notes
 
 
@@ -129,28 +132,32 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
     if model.kind == "vision_transformer":
         seq = model.max_position_embeddings or 197
     elif model.max_position_embeddings and seq > model.max_position_embeddings:
-        notes.append(f"seq_len {seq} exceeds {model.name}'s context {model.max_position_embeddings}; "
-                     "it needs RoPE scaling (the estimate keeps your length).")
+        notes.append((f"seq_len {seq} exceeds {model.name}'s context {model.max_position_embeddings}; "
+                      "it needs RoPE scaling (the estimate keeps your length).",
+                      f"序列长度 {seq} 超过 {model.name} 的上下文 {model.max_position_embeddings}，需要 RoPE 扩展（估算按你的长度）。"))
     if w.seq_len is None and model.kind in ("decoder", "encoder"):
-        notes.append(f"Sequence length (cutoff) assumed {seq} tokens.")
+        notes.append((f"Sequence length (cutoff) assumed {seq} tokens.", f"序列长度（cutoff_len）假设为 {seq} tokens。"))
     epochs = w.epochs or (1.0 if w.method == "pretrain" else DEFAULT_EPOCHS)
     if w.epochs is None:
-        notes.append(f"Epochs assumed {epochs:g}.")
+        notes.append((f"Epochs assumed {epochs:g}.", f"训练轮数假设为 {epochs:g} 轮。"))
     samples, tokens = _dataset(w, model, seq, notes)
-    return Job(model, w.method, w.effective_quant_bits, seq, tokens, epochs, samples, tuple(notes))
+    return Job(model, w.method, w.effective_quant_bits, seq, tokens, epochs, samples,
+               tuple(en for en, _ in notes), tuple(zh for _, zh in notes))
 
 
-def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[str]) -> tuple[float, float]:
+def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[tuple[str, str]]) -> tuple[float, float]:
     """(samples per epoch, tokens per epoch) with the assumptions stated."""
     if model.kind in ("cnn", "diffusion", "vision_transformer"):
         if w.samples:
             samples = float(w.samples)
         elif w.dataset_gb:
             samples = w.dataset_gb * 1e9 / BYTES_PER_IMAGE
-            notes.append(f"{w.dataset_gb:g} GB of images read as ~{samples:,.0f} images (110 KB each, ImageNet-like).")
+            notes.append((f"{w.dataset_gb:g} GB of images read as ~{samples:,.0f} images (110 KB each, ImageNet-like).",
+                          f"{w.dataset_gb:g} GB 图片按每张 110 KB（类 ImageNet）折算约 {samples:,.0f} 张。"))
         else:
             samples = float(DEFAULT_SAMPLES * 10)
-            notes.append(f"Dataset size not given: assumed {samples:,.0f} images per epoch.")
+            notes.append((f"Dataset size not given: assumed {samples:,.0f} images per epoch.",
+                          f"未给出数据量：假设每轮 {samples:,.0f} 张图片。"))
         return samples, samples * seq
     avg = w.avg_tokens_per_sample
     if w.tokens:
@@ -159,18 +166,21 @@ def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[str]) -> tuple
     elif w.samples:
         if avg is None:
             avg = DEFAULT_AVG_TOKENS
-            notes.append(f"Mean length assumed {avg} tokens per sample (question + answer); give it for a "
-                         "tighter estimate.")
+            notes.append((f"Mean length assumed {avg} tokens per sample (question + answer); give it for a "
+                          "tighter estimate.", f"平均每条样本假设 {avg} tokens（问题+回答）；提供实际长度可使估算更准。"))
         tokens, samples = w.samples * min(avg, seq), float(w.samples)
         if avg > seq:
-            notes.append(f"Samples of {avg} tokens are cut to the {seq}-token cutoff.")
+            notes.append((f"Samples of {avg} tokens are cut to the {seq}-token cutoff.",
+                          f"每条 {avg} tokens 的样本会被截断到 {seq} tokens。"))
     elif w.dataset_gb:
         tokens = w.dataset_gb * 1e9 / BYTES_PER_TOKEN
         samples = tokens / min(avg or DEFAULT_AVG_TOKENS, seq)
-        notes.append(f"{w.dataset_gb:g} GB of text read as ~{tokens / 1e9:.2f}B tokens (3 bytes per token assumed).")
+        notes.append((f"{w.dataset_gb:g} GB of text read as ~{tokens / 1e9:.2f}B tokens (3 bytes per token assumed).",
+                      f"{w.dataset_gb:g} GB 文本按每 token 3 字节折算约 {tokens / 1e9:.2f}B tokens。"))
     else:
         samples = float(DEFAULT_SAMPLES)
         tokens = samples * min(avg or DEFAULT_AVG_TOKENS, seq)
-        notes.append(f"Dataset size not given: assumed {DEFAULT_SAMPLES:,} samples of "
-                     f"{min(avg or DEFAULT_AVG_TOKENS, seq)} tokens.")
+        n_tok = min(avg or DEFAULT_AVG_TOKENS, seq)
+        notes.append((f"Dataset size not given: assumed {DEFAULT_SAMPLES:,} samples of {n_tok} tokens.",
+                      f"未给出数据量：假设 {DEFAULT_SAMPLES:,} 条、每条 {n_tok} tokens。"))
     return samples, tokens
