@@ -1,0 +1,224 @@
+"""Read a chat message (Chinese or English) into workload slots, deterministically: regexes and small word lists.
+
+This is the offline planner model's reader. `parse_message` returns only the `Workload` fields the message
+mentions, already in schema units; `merge_slots` applies a follow-up ('预算改成8000呢', 'what if I use QLoRA
+instead?') to the previous workload, changing only what it mentions.
+
+Budget period rule: 'total' when the words around the amount say 总/一共/total/overall, 'month' when they say
+月/每月/月均/per month/monthly; with neither, 'total' only when the job is explicitly one-off (the message has a
+deadline, or says 一次性/跑完/this run); otherwise the period is left out of the slots, which means 'month' for a
+new workload (the schema default) and 'unchanged' for a follow-up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from service.assistant.parse_choices import read_billing, read_documents, read_method, read_objective
+from service.assistant.parse_constraints import (
+    GPU_MARK,
+    find_budget,
+    find_deadline_hours,
+    find_gpu_count,
+    find_usd_cny_rate,
+)
+from service.assistant.parse_names import (
+    STRONG_INCLUDE,
+    NameHit,
+    find_clouds,
+    find_gpus,
+    find_models,
+    other_clouds,
+    stances,
+)
+from service.assistant.parse_quantities import (
+    blank,
+    find_avg_tokens,
+    find_dataset_gb,
+    find_epochs,
+    find_lora_rank,
+    find_params_b,
+    find_samples,
+    find_seq_len,
+    find_tokens,
+)
+from service.workload import Workload
+
+MAX_CHARS = 4000
+ALL_CLOUDS = ("tencent", "jdcloud")
+# Slots that only narrow the search; on their own, in a plain question, they are not a workload.
+_SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective"})
+_DATA_SIZE = ("samples", "tokens", "dataset_gb")
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_QUESTION = re.compile(
+    r"[?？]|吗|是什么|为什么|怎么|如何|是否|哪个|哪些|^\s*(?:what|why|how|does|do|is|are|can|could|should|which)\b",
+    re.IGNORECASE,
+)
+_FOLLOW_UP = re.compile(r"呢|改|换|如果|要是|那就|那么|(?<![A-Za-z])(?:what if|instead|how about|switch|change|make it"
+                        r"|go with|let'?s)(?![A-Za-z])", re.IGNORECASE)
+_STRONG = re.compile(rf"{STRONG_INCLUDE}|不要|不用|排除|exclude|without", re.IGNORECASE)
+_UNKNOWN_GPU = re.compile(
+    r"(?:只用|不要|不用|用|使用|(?<![A-Za-z])(?:only|use|exclude|no|without|on))\s*((?:RTX\s?)?[A-Z]{1,2}\d{2,4}[A-Za-z]{0,3})"
+    r"(?![A-Za-z0-9])"
+)
+
+_NOTES = {
+    "qlora_bits": ("QLoRA {0}-bit is not supported (use 4 or 8); planning with 4-bit.",
+                   "不支持 QLoRA {0}-bit（可选 4 或 8），按 4-bit 规划。"),
+    "usd_no_rate": ("The budget is in USD ({0}); tell me the USD to CNY rate (e.g. 'at 7.2') or give it in CNY.",
+                    "预算是美元（{0}），请给出美元兑人民币汇率（如“按7.2汇率”）或直接给人民币金额。"),
+    "other_cloud": ("{0} is not covered; only Tencent Cloud and JD Cloud are.",
+                    "{0} 不在范围内，目前只覆盖腾讯云和京东云。"),
+    "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
+    "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
+}
+
+
+@dataclass(frozen=True)
+class ParsedMessage:
+    slots: dict[str, object]  # only the Workload fields the message mentions, in schema units
+    language: Literal["zh", "en"]
+    has_workload: bool  # the message describes a training job or changes one
+    is_follow_up_only: bool  # it changes slots without naming a model or a size
+    wants_documents: list[str] = field(default_factory=list)  # "request_document", "launch_bundle"
+    unparsed_notes: list[str] = field(default_factory=list)  # recognised but not usable
+
+
+def _note(language: str, key: str, *args: object) -> str:
+    en, zh = _NOTES[key]
+    return (zh if language == "zh" else en).format(*args)
+
+
+def _blank_all(text: str, hits: list[NameHit], ch: str = "\x00") -> str:
+    for h in hits:
+        text = blank(text, h.start, h.end, ch)
+    return text
+
+
+def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str, str],
+                gpu_aliases: Mapping[str, str], notes: list[tuple[str, tuple[object, ...]]]) -> str:
+    models = find_models(work, model_aliases)
+    if models:
+        slots["model"] = models[0].value
+        names = list(dict.fromkeys(h.value for h in models))
+        if len(names) > 1:
+            notes.append(("several_models", (", ".join(names), names[0])))
+    work = _blank_all(work, models)
+
+    gpus = find_gpus(work, gpu_aliases)
+    for hit, stance in zip(gpus, stances(work, gpus, None), strict=True):
+        if stance is not None:
+            key = "gpu_include" if stance == "include" else "gpu_exclude"
+            chosen = slots.setdefault(key, [])
+            if isinstance(chosen, list) and hit.value not in chosen:
+                chosen.append(hit.value)
+    work = _blank_all(work, gpus, GPU_MARK)
+
+    clouds = find_clouds(work)
+    if clouds:
+        marked = list(zip(clouds, stances(work, clouds, "include"), strict=True))
+        include = list(dict.fromkeys(h.value for h, s in marked if s == "include"))
+        exclude = {h.value for h, s in marked if s == "exclude"}
+        slots["clouds"] = include or [c for c in ALL_CLOUDS if c not in exclude]
+    for name in other_clouds(work):
+        notes.append(("other_cloud", (name,)))
+    for m in _UNKNOWN_GPU.finditer(work):
+        notes.append(("unknown_gpu", (m.group(1),)))
+    return _blank_all(work, clouds)
+
+
+def _read_sizes(work: str, slots: dict[str, object]) -> str:
+    seq_len, work = find_seq_len(work)
+    lora_rank, work = find_lora_rank(work)
+    avg, work = find_avg_tokens(work)
+    tokens, work = find_tokens(work)
+    if tokens is not None and tokens < 100_000 and avg is None:
+        avg, tokens = round(tokens), None  # '平均1000 token' said loosely: no corpus is that small
+    params_b, work = find_params_b(work)
+    epochs, work = find_epochs(work)
+    samples, work = find_samples(work)
+    dataset_gb, work = find_dataset_gb(work)
+    found = {"seq_len": seq_len, "avg_tokens_per_sample": avg, "tokens": tokens, "params_b": params_b,
+             "epochs": epochs, "samples": samples, "dataset_gb": dataset_gb, "lora_rank": lora_rank}
+    slots.update({k: v for k, v in found.items() if v is not None})
+    return work
+
+
+def parse_message(
+    text: str,
+    model_aliases: Mapping[str, str],
+    gpu_aliases: Mapping[str, str],
+    usd_cny_rate: float | None = None,
+) -> ParsedMessage:
+    """Read one chat message. `model_aliases` and `gpu_aliases` map normalised names (see
+    `service.catalog.queries.normalize`) to canonical ids. Only the first 4000 characters are read."""
+    text = text[:MAX_CHARS]
+    language: Literal["zh", "en"] = "zh" if _CJK.search(text) else "en"
+    slots: dict[str, object] = {}
+    notes: list[tuple[str, tuple[object, ...]]] = []
+
+    work = _read_names(text, slots, model_aliases, gpu_aliases, notes)
+    rate, work = find_usd_cny_rate(work)
+    work = _read_sizes(work, slots)
+    deadline, work = find_deadline_hours(work)
+    money, work = find_budget(work, one_off=deadline is not None)
+    gpu_count, work = find_gpu_count(work)
+    if deadline is not None:
+        slots["deadline_hours"] = deadline
+    if gpu_count is not None:
+        slots["gpu_count"] = gpu_count
+    if money is not None:
+        rate = rate or usd_cny_rate
+        if money.currency == "USD" and rate is None:
+            notes.append(("usd_no_rate", (f"${money.amount:g}",)))
+        else:
+            slots["budget_cny"] = round(money.amount * (rate if money.currency == "USD" and rate else 1.0), 2)
+            if money.period is not None:
+                slots["budget_period"] = money.period
+
+    method = read_method(work)
+    if method.method is not None:
+        slots["method"] = method.method
+    if method.quant_bits is not None:
+        slots["quant_bits"] = method.quant_bits
+    if method.note is not None:
+        notes.append(("qlora_bits", (method.note.split(":")[1],)))
+    for key, value in (("billing", read_billing(work)), ("objective", read_objective(work))):
+        if value is not None:
+            slots[key] = value
+
+    pure_question = _QUESTION.search(text) and not _FOLLOW_UP.search(text) and not _STRONG.search(text)
+    if pure_question and set(slots) <= _SOFT:
+        slots = {}
+    has_workload = bool(slots)
+    return ParsedMessage(
+        slots=slots,
+        language=language,
+        has_workload=has_workload,
+        is_follow_up_only=has_workload and "model" not in slots and "params_b" not in slots,
+        wants_documents=read_documents(text),
+        unparsed_notes=list(dict.fromkeys(_note(language, key, *args) for key, args in notes)),
+    )
+
+
+def merge_slots(previous: Workload | None, parsed: ParsedMessage) -> dict[str, object]:
+    """The previous workload with the message's slots applied. Lists are replaced, not appended. Naming a model
+    drops an earlier bare size (and the reverse); a new dataset size in one unit drops the others; a method
+    other than qlora drops quant_bits."""
+    merged: dict[str, object] = previous.model_dump() if previous is not None else {}
+    slots = parsed.slots
+    if previous is not None:
+        if "model" in slots and "params_b" not in slots:
+            merged["params_b"] = None
+        if "params_b" in slots and "model" not in slots:
+            merged["model"] = None
+        if any(k in slots for k in _DATA_SIZE):
+            merged.update({k: None for k in _DATA_SIZE if k not in slots})
+        if slots.get("method", "qlora") != "qlora" and "quant_bits" not in slots:
+            merged["quant_bits"] = None
+    merged.update({k: list(v) if isinstance(v, list) else v for k, v in slots.items()})
+    return merged

@@ -1,0 +1,201 @@
+"""Constraints in free text: deadline, GPU count, exchange rate and budget (amount, currency and period)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from service.assistant.parse_numbers import EN_WORDS, parse_number
+from service.assistant.parse_quantities import NA, Finder, M, N, blank, first
+
+GPU_MARK = "\x01"  # GPU names are blanked with this, so '8x A100' reads as '8x ' followed by marks
+_ZH_SMALL_NUM = r"(?:\d+|[一二两三四五六七八九十]+)"
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_CLAUSE_END = re.compile(r"[，。；;！!？?\n]|[,.](?=\s)")
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    lo = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+    hi = _CLAUSE_END.search(text, end)
+    return lo, (hi.start() if hi else len(text))
+
+
+# --- deadline -------------------------------------------------------------------------------------------------
+
+_HOURS = {"小时": 1, "钟头": 1, "h": 1, "hr": 1, "hrs": 1, "hour": 1, "hours": 1, "天": 24, "日": 24, "day": 24,
+          "days": 24, "周": 168, "星期": 168, "礼拜": 168, "week": 168, "weeks": 168, "月": 720, "month": 720,
+          "months": 720}
+_DURATION = _c(
+    r"(?P<n>(?:\d+(?:\.\d+)?|[一二两三四五六七八九十]+|(?<![A-Za-z])(?:" + "|".join(EN_WORDS) + r"|an?))(?![\d.])|半)"
+    r"\s*(?:个)?\s*"
+    r"(?P<u>小时|钟头|hours?|hrs?|h|天|日|days?|周|星期|礼拜|weeks?|月|months?)(?![A-Za-z])"
+)
+_DEADLINE_AFTER = re.compile(r"^\s*(?:之内|以内|内|完成|跑完|训完|训练完|搞定|出结果|交付|结束|左右)")
+_DEADLINE_BEFORE = _c(
+    r"(?:(?<![A-Za-z])(?:within|in|by|under|less than|no more than|at most|deadline|due in|due|finish(?:ed)? in"
+    r"|done in|max|limit)|截止|期限|需要|要在|在|必须|得|最多|不超过|不能超过|限|时限|最晚|耗时|用时|时间)\s*[:：]?\s*$"
+)
+_NOT_DEADLINE_BEFORE = _c(r"(?:每|/|包|租|按|(?<![A-Za-z])(?:per|every|each|an?))\s*$")
+
+
+def find_deadline_hours(text: str) -> tuple[float | None, str]:
+    """'3天内' = 72, '两周' = 336, '半个月' = 360, 'within 1 week', 'deadline 2 days'. A bare hour/day/week
+    count reads as a deadline; a month count ('3个月') needs a deadline word around it, except '半个月'."""
+    for m in _DURATION.finditer(text):
+        n = 0.5 if m.group("n") == "半" else 1.0 if m.group("n").lower() in ("a", "an") else parse_number(m.group("n"))
+        unit = m.group("u").lower()
+        before = text[max(0, m.start() - 14) : m.start()]
+        if not n or _NOT_DEADLINE_BEFORE.search(before):
+            continue
+        marked = _DEADLINE_AFTER.match(text[m.end() :]) or _DEADLINE_BEFORE.search(before)
+        if unit not in ("月", "month", "months") or marked or m.group("n") == "半":
+            hours = n * _HOURS[unit]
+            if 0 < hours <= 24 * 365 * 5:
+                return hours, blank(text, m.start(), m.end())
+    return None, text
+
+
+# --- GPU count ------------------------------------------------------------------------------------------------
+
+_G = GPU_MARK
+
+
+def _n(m: re.Match[str]) -> float | None:
+    return parse_number(m.group("n"))
+
+
+def _product(m: re.Match[str]) -> float | None:
+    a, b = parse_number(m.group("a")), parse_number(m.group("b"))
+    return a * b if a and b else None
+
+
+_COUNT: list[tuple[re.Pattern[str], Finder]] = [
+    (_c(rf"(?P<a>{_ZH_SMALL_NUM})\s*(?:台|个节点|nodes?|machines?|servers?)\s*(?:[x×*]|with|of|each)?\s*"
+        rf"(?P<b>{_ZH_SMALL_NUM})\s*(?:卡|张|块|个|[x×*])?\s*(?:{_G}+\s*)?(?:卡|GPUs?|cards?)?"), _product),
+    (_c(rf"单卡|单张卡?|单块卡?|一张卡|一块卡|单GPU|单个GPU|单显卡|(?<![A-Za-z])(?:a\s+)?single\s+(?:{_G}+\s*)?"
+        rf"(?:GPU|card)|(?<![A-Za-z])one\s+(?:{_G}+\s*)?(?:GPU|card)"), lambda m: 1.0),
+    (_c(N + r"\s*(?:张|块|个)?\s*(?:卡|显卡|GPU)(?!片)"), _n),
+    (_c(N + rf"\s*(?:[x×*]\s*)?(?:{_G}+\s*)?(?:GPUs?|cards?)(?![A-Za-z])"), _n),
+    (_c(N + r"\s*(?:张|块)(?!图|照|表|纸)"), _n),
+    (_c(N + rf"\s*(?:个|[x×*])?\s*{_G}"), _n),
+    (_c(rf"{_G}+\s*[x×*]\s*" + NA), _n),
+    (_c(r"(?:gpu[_\s]*(?:count|num)|num[_\s]*gpus|卡数|GPU数量?|显卡数量?)\s*(?:[:=：]|为|是)?\s*" + NA), _n),
+]
+
+
+def _whole_gpus(convert: Finder) -> Finder:
+    def wrapped(m: re.Match[str]) -> float | None:
+        v = convert(m)
+        return v if v is not None and v == int(v) and 1 <= v <= 4096 else None
+
+    return wrapped
+
+
+def find_gpu_count(text: str) -> tuple[int | None, str]:
+    """'单卡'/'a single GPU' = 1, '8卡', '8张A100', '两张', '8 GPUs', '8x A100', 'A100 x 8', '2台8卡' = 16."""
+    v, text = first(text, [(p, _whole_gpus(f)) for p, f in _COUNT])
+    return (None if v is None else int(v)), text
+
+
+# --- exchange rate and budget ---------------------------------------------------------------------------------
+
+_RATE = [
+    _c(r"按\s*" + NA + r"\s*(?:的)?\s*(?:汇率|换算)"),
+    _c(r"汇率\s*(?:按|是|为|取|:|：|=)?\s*" + NA),
+    _c(NA + r"\s*(?:CNY|RMB|元|yuan)\s*(?:/|per|每)\s*(?:USD|\$|dollar|美元)"),
+    _c(r"(?:USD\s*/\s*CNY|USD\s*to\s*CNY|USDCNY|美元兑人民币|美元汇率)\s*(?:rate)?\s*(?:=|:|：|of|at|is|为|是)?\s*" + NA),
+    _c(r"1\s*(?:USD|\$|美元|dollar)\s*=\s*" + NA),
+    _c(r"(?<![A-Za-z])(?:exchange\s+)?rate\s*(?:of|is|=|:|at)?\s*" + NA),
+]
+
+
+_USD = _c(r"\$|美元|美金|(?<![A-Za-z])(?:usd|dollars?)(?![A-Za-z])")
+_AT_RATE = _c(r"(?<![A-Za-z])at\s+" + NA + r"(?!\s*(?:元|块|美元|%|[A-Za-z]))")
+
+
+def find_usd_cny_rate(text: str) -> tuple[float | None, str]:
+    """'按7.2汇率', '汇率7.1', 'at 7.1 CNY/USD', '1 USD = 7.2 CNY', and a bare 'at 7.2' when the text has dollars."""
+    patterns = _RATE + ([_AT_RATE] if _USD.search(text) else [])
+    return first(text, [(p, lambda m: v if 1 < (v := float(m.group("n"))) < 20 else None) for p in patterns])
+
+
+Currency = Literal["CNY", "USD"]
+
+
+@dataclass(frozen=True)
+class Money:
+    amount: float
+    currency: Currency
+    period: Literal["month", "total"] | None  # None: the message did not say
+
+
+_AMOUNT = N + M
+_MONEY: list[tuple[re.Pattern[str], Currency]] = [
+    (_c(r"(?:¥|￥|RMB|CNY|人民币)\s*" + _AMOUNT), "CNY"),
+    (_c(_AMOUNT + r"\s*(?:元|块钱|块(?!\s*(?:卡|GPU|显卡|" + GPU_MARK + r"))|(?<![A-Za-z])(?:RMB|CNY|yuan)(?![A-Za-z])|人民币)"),
+     "CNY"),
+    (_c(r"(?:US\$|\$|(?<![A-Za-z])USD)\s*" + _AMOUNT), "USD"),
+    (_c(_AMOUNT + r"\s*(?:美元|美金|刀|(?<![A-Za-z])(?:dollars?|USD|bucks)(?![A-Za-z]))"), "USD"),
+]
+_KEYWORD = _c(r"预算|花费|成本|开销|经费|费用|一共|总共|共计|合计|最多花|不超过|上限"
+              r"|(?<![A-Za-z])(?:budget|spend(?:ing)?|cost|cap|at most|up to|no more than)(?![A-Za-z])")
+_BARE_AMOUNT = _c(_AMOUNT)
+_NOT_MONEY_AFTER = _c(
+    r"^\s*(?:条|个|张|块\s*(?:卡|GPU|显卡)|卡|天|日|小时|h(?![a-z])|周|星期|轮|遍|epoch|tokens?|词元|[GT]i?B?(?![a-z])|MB|GPU"
+    r"|%|倍|样本|行|人|次|年|samples?|examples?|rows?|days?|hours?|weeks?|" + GPU_MARK + ")"
+)
+_PRICE_AFTER = _c(r"^\s*(?:/\s*(?:小时|h|hr|hour|卡时|卡\s*/\s*小时)|每小时|一小时|per\s+(?:hour|hr|gpu)|an?\s+hour)")
+_TOTAL = _c(r"总|一共|共计|总共|合计|整体|全部|一次性|(?<![A-Za-z])(?:total|overall|all[\s-]in|one[\s-]off|one[\s-]time"
+            r"|altogether)")
+_MONTH = _c(r"月|(?<![A-Za-z])(?:monthly|per\s+month|a\s+month|each\s+month|every\s+month|/\s*mo(?:nth)?)(?![A-Za-z])")
+_ONE_OFF = _c(r"一次性|跑完|训完|训练完|这次训练|整个训练|(?<![A-Za-z])(?:one[\s-]off|one[\s-]time|this run"
+              r"|the whole (?:job|run|training)|for the (?:job|run)|end to end)")
+
+
+def _candidates(text: str) -> list[tuple[int, int, str, Currency]]:
+    """(start, end, amount text, currency) for money amounts and numbers right after a budget word, in text
+    order; an amount with a currency sign wins over the same number read through a budget word."""
+    out: list[tuple[int, int, int, str, Currency]] = []
+    for pattern, currency in _MONEY:
+        out += [(m.start("n"), 0, m.end(), m.group("n") + (m.group("m") or ""), currency) for m in pattern.finditer(text)]
+    for kw in _KEYWORD.finditer(text):
+        _, clause_end = _clause(text, kw.start(), kw.end())
+        for m in _BARE_AMOUNT.finditer(text, kw.end(), min(clause_end, kw.end() + 14)):
+            if not _NOT_MONEY_AFTER.match(text[m.end() :]):
+                out.append((m.start(), 1, m.end(), m.group("n") + (m.group("m") or ""), "CNY"))
+                break
+    return [(start, end, amount, cur) for start, _, end, amount, cur in sorted(out)]
+
+
+_RANGE_UPPER = _c(r"^\s*(?:-|~|～|到|至|to)\s*(?:¥|￥|\$)?\s*" + _AMOUNT)
+
+
+def find_budget(text: str, one_off: bool) -> tuple[Money | None, str]:
+    """The first budget in the text. Period: 'total' when the words around it say 总/一共/total, 'month' when
+    they say 月/per month; otherwise 'total' when the job is explicitly one-off (`one_off`, e.g. it has a
+    deadline, or '一次性'/'this run'), else None so the schema default (month) or the previous value applies.
+    A range ('3000-5000元') gives its upper bound; a price ('30元/小时') is not a budget."""
+    for start, end, amount, currency in _candidates(text):
+        value = parse_number(amount)
+        if (upper := _RANGE_UPPER.match(text[end:])) is not None:  # '3000-5000元': plan for the upper bound
+            value = parse_number(upper.group("n") + (upper.group("m") or "")) or value
+            end += upper.end()
+        if not value or _PRICE_AFTER.match(text[end:]):
+            continue
+        lo, hi = _clause(text, start, end)
+        window = text[max(lo, start - 16) : min(hi, end + 16)]
+        period: Literal["month", "total"] | None = None
+        if _TOTAL.search(window):
+            period = "total"
+        elif _MONTH.search(window):
+            period = "month"
+        elif one_off or _ONE_OFF.search(text):
+            period = "total"
+        return Money(value, currency, period), blank(text, start, end)
+    return None, text

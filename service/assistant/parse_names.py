@@ -1,0 +1,198 @@
+"""Names in free text: models and GPUs (looked up through normalised alias maps) and clouds.
+
+Names are found by joining neighbouring word tokens ('Qwen2' '-' '7B' '-' 'Instruct', '千问' '2' '-' '7B') into
+spans, normalising each span with `service.catalog.queries.normalize` and looking it up, longest span first.
+A GPU or cloud only becomes a constraint when the words around it say so ('只用A100', 'no T4', '8张A100').
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from service.catalog.queries import normalize
+
+Stance = Literal["include", "exclude"]
+
+_ZH_FAMILIES = "通义千问|千问|羊驼|百川|书生浦语|零一万物|深度求索|智谱"
+_TOKEN = re.compile(rf"[A-Za-z0-9]+(?:\.[0-9]+[A-Za-z0-9]*)*|{_ZH_FAMILIES}")
+_JOIN_GAP = re.compile(r"[\s\-_./]{0,3}")
+_SIZE = re.compile(r"\d+(?:\.\d+)?[bBmM]")
+_INSTRUCT = re.compile(r"(instruct|chat|base|hf|it)$")
+_FAMILY = re.compile(
+    rf"(?i:qwen|llama|baichuan|chatglm|glm|internlm|yi|deepseek|mistral|mixtral|gemma|phi|falcon|bloomz?|opt"
+    rf"|gpt|t5|vicuna|minicpm|codellama|starcoder|aquila|moss|ziya|{_ZH_FAMILIES})(?![A-Za-z])"
+)
+_MAX_SPAN = 8
+
+
+@dataclass(frozen=True)
+class NameHit:
+    start: int
+    end: int
+    value: str  # canonical id, or the raw text for an unknown model
+    known: bool = True
+
+
+def _tokens(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(text)]
+
+
+def _spans(text: str, max_tokens: int) -> list[tuple[int, int, int, int]]:
+    """(start, end, first token index, last token index) for runs of tokens joined by -_./ or short spaces."""
+    toks = _tokens(text)
+    out: list[tuple[int, int, int, int]] = []
+    for i, (start, _) in enumerate(toks):
+        for j in range(i, min(i + max_tokens, len(toks))):
+            if j > i and not _JOIN_GAP.fullmatch(text[toks[j - 1][1] : toks[j][0]]):
+                break
+            out.append((start, toks[j][1], i, j))
+    return out
+
+
+def _pick(hits: list[NameHit]) -> list[NameHit]:
+    """Longest hits first, without overlaps; returned in text order."""
+    chosen: list[NameHit] = []
+    for h in sorted(hits, key=lambda h: (-(h.end - h.start), h.start)):
+        if all(h.end <= c.start or h.start >= c.end for c in chosen):
+            chosen.append(h)
+    return sorted(chosen, key=lambda h: h.start)
+
+
+def _lookup_model(key: str, aliases: Mapping[str, str]) -> str | None:
+    hit = aliases.get(key)
+    # 'qwen2-7b-instruct' / 'llama-2-7b-chat-hf' -> the base architecture (same dimensions)
+    while hit is None and (m := _INSTRUCT.search(key)) and m.start() > 0:
+        key = key[: m.start()]
+        hit = aliases.get(key)
+    return hit
+
+
+def _unknown_model(text: str, toks: list[tuple[int, int]], i: int, j: int) -> bool:
+    """A family name or a hyphenated name that ends in a size ('Qwen5-9B', 'llama 3 70b', 'MyNet-13B')."""
+    span = text[toks[i][0] : toks[j][1]]
+    if j == i or not _SIZE.fullmatch(text[toks[j][0] : toks[j][1]]) or not span[0].isalpha():
+        return False
+    gaps = [text[toks[k - 1][1] : toks[k][0]] for k in range(i + 1, j + 1)]
+    if _FAMILY.match(span):
+        # spaces only before a version or size token ('llama 3 70b'), never before a word ('qwen lora 7b')
+        return all(" " not in g or text[toks[k][0]].isdigit() for k, g in zip(range(i + 1, j + 1), gaps, strict=True))
+    return all(g in ("-", "_") for g in gaps)
+
+
+def find_models(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
+    """Known models (alias hits), then unknown family+size names that do not overlap a known one."""
+    toks = _tokens(text)
+    spans = _spans(text, _MAX_SPAN)
+    known = []
+    for start, end, _, _ in spans:
+        hit = _lookup_model(normalize(text[start:end]), aliases)
+        if hit is not None and not _SIZE.fullmatch(text[start:end]):
+            known.append(NameHit(start, end, hit))
+    chosen = _pick(known)
+    unknown = [
+        NameHit(start, end, text[start:end], known=False)
+        for start, end, i, j in spans
+        if _unknown_model(text, toks, i, j)
+        and all(end <= c.start or start >= c.end for c in chosen)
+    ]
+    return _pick(chosen + _pick(unknown))
+
+
+_DIGIT_ALIAS_BLOCK_BEFORE = re.compile(r"(?:[¥￥$]|预算|budget|月均|花|一共|总共)\s*$", re.IGNORECASE)
+_DIGIT_ALIAS_BLOCK_AFTER = re.compile(
+    r"^\s*(?:元|块|条|万|千|天|小时|轮|个|年|月|美元|tokens?|[kKwWhGTMB](?![A-Za-z0-9])|GB|TB|yuan|dollars?)"
+)
+
+
+def find_gpus(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
+    """GPU names from the alias map; a plural 's' is allowed ('A100s'); a bare number such as '4090' is not
+    taken when it reads as an amount ('预算4090元', '¥4090')."""
+    hits = []
+    for start, end, _, _ in _spans(text, 4):
+        raw = text[start:end]
+        key = normalize(raw)
+        gpu = aliases.get(key)
+        for alt in (key[:-1] if key.endswith("s") else "", key[3:] if key.startswith("rtx") else ""):
+            if gpu is None and alt:
+                gpu = aliases.get(alt)
+        if gpu is None:
+            continue
+        if raw.isdigit() and (
+            _DIGIT_ALIAS_BLOCK_BEFORE.search(text[:start]) or _DIGIT_ALIAS_BLOCK_AFTER.match(text[end:])
+        ):
+            continue
+        hits.append(NameHit(start, end, gpu))
+    return _pick(hits)
+
+
+_CLOUDS = re.compile(
+    r"(?P<tencent>腾讯云|腾讯|tencent\s*cloud|tencent|qcloud)|(?P<jdcloud>京东云|京东|jd\s*cloud|jdcloud|\bjd\b)",
+    re.IGNORECASE,
+)
+_OTHER_CLOUDS = re.compile(
+    r"阿里云|aliyun|alibaba\s*cloud|华为云|huawei\s*cloud|百度智能云|百度云|火山引擎|volcengine|\baws\b|azure"
+    r"|\bgcp\b|google\s*cloud|autodl",
+    re.IGNORECASE,
+)
+
+
+def find_clouds(text: str) -> list[NameHit]:
+    return [NameHit(m.start(), m.end(), m.lastgroup or "") for m in _CLOUDS.finditer(text)]
+
+
+def other_clouds(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(0) for m in _OTHER_CLOUDS.finditer(text)))
+
+
+# --- stance: is a mention a constraint, and which way? -------------------------------------------------------
+
+_CLAUSE = re.compile(r"[，。；;！!？?\n]|[,.](?=\s)")
+_COUNT = r"(?:(?:\d+|[一二两三四五六七八九十]+)\s*(?:张|块|个|台|卡|x|×|\*)?\s*)"
+_EXCLUDE_BEFORE = re.compile(
+    r"(?:(?:不要|不用|别用|别|不考虑|排除|除了|除去|不想用|不想要|不能用|避开|去掉|不选|拒绝|禁用|不含)(?:用|使用|选|要)?"
+    r"|(?<![A-Za-z])(?:no|not|without|exclude|excluding|avoid|except|skip|other than|don'?t use|do not use"
+    r"|never use|never|but not)\s+(?:(?:use|using|any|the)\s+)*)\s*$",
+    re.IGNORECASE,
+)
+STRONG_INCLUDE = r"只用|只要|只考虑|只看|只选|仅用|仅限|仅|只|换成|改用|换用|改成|only|just|switch to|must use|exclusively"
+_INCLUDE_BEFORE = re.compile(
+    rf"(?:(?:{STRONG_INCLUDE}|用|使用|采用|换|选用|选|上|在|基于|要"
+    rf"|(?<![A-Za-z])(?:use|using|on|with|prefer|go with|try|via|want|need))\s*"
+    rf"(?:(?:the|an?)\s+)?{_COUNT}?|(?:\d+|[一二两三四五六七八九十]+)\s*(?:张|块|卡|x|×|\*)\s*|\d+\s+)$",
+    re.IGNORECASE,
+)
+_INCLUDE_AFTER = re.compile(r"^\s*(?:就行|即可|就好|就可以|上(?!万)|only\b|[x×*]\s*\d+)", re.IGNORECASE)
+_EXCLUDE_AFTER = re.compile(
+    r"^\s*(?:不要|不用|就算了|除外|以外|不考虑|别考虑|不行|太贵|is out|are out|excluded|not allowed)", re.IGNORECASE
+)
+_LIST_GAP = re.compile(r"\s*(?:和|与|及|、|,|，|/|或者|或|or|and|nor|\s)+\s*", re.IGNORECASE)
+
+
+def _clause_start(text: str, pos: int) -> int:
+    last = 0
+    for m in _CLAUSE.finditer(text, 0, pos):
+        last = m.end()
+    return last
+
+
+def stances(text: str, hits: list[NameHit], default: Stance | None) -> list[Stance | None]:
+    """For each hit: 'exclude', 'include', or `default` when nothing around it says. A hit that follows another
+    through a list gap ('不要V100和T4', 'exclude V100, T4') inherits its stance."""
+    out: list[Stance | None] = []
+    for k, h in enumerate(hits):
+        floor = _clause_start(text, h.start)
+        if k and hits[k - 1].end > floor:
+            floor = hits[k - 1].end
+        before, after = text[max(floor, h.start - 16) : h.start], text[h.end : h.end + 8]
+        stance: Stance | None = None
+        if _EXCLUDE_BEFORE.search(before) or _EXCLUDE_AFTER.match(after):
+            stance = "exclude"
+        elif _INCLUDE_BEFORE.search(before) or _INCLUDE_AFTER.match(after):
+            stance = "include"
+        elif k and out[k - 1] is not None and _LIST_GAP.fullmatch(text[hits[k - 1].end : h.start]):
+            stance = out[k - 1]
+        out.append(stance if stance is not None else default)
+    return out

@@ -1,0 +1,188 @@
+"""Sizes in free text: context length, tokens per sample, total tokens, parameter count, epochs, samples and
+dataset size. Each finder takes the working text and returns (value or None, text with the match blanked), so a
+number read once is not read again as something else ('10B tokens' is never also a 10B model).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from service.assistant.parse_numbers import MULT, NUM, ZH_CHARS, parse_number
+
+BLANK = "\x00"
+# A number that does not stop in the middle of a longer one ('50' of '500', '10' of '10万').
+N = rf"(?P<n>{NUM})(?!\.\d|,\d{{3}}|[\d{ZH_CHARS}])"
+NA = r"(?P<n>\d+(?:\.\d+)?)(?![\d.])"  # Arabic only
+M = rf"(?P<m>{MULT})?"
+
+Finder = Callable[[re.Match[str]], float | None]
+
+
+def blank(text: str, start: int, end: int, ch: str = BLANK) -> str:
+    return text[:start] + ch * (end - start) + text[end:]
+
+
+def first(text: str, patterns: list[tuple[re.Pattern[str], Finder]]) -> tuple[float | None, str]:
+    """The first pattern (in list order) whose match converts to a value; that match is blanked."""
+    for pattern, convert in patterns:
+        for m in pattern.finditer(text):
+            value = convert(m)
+            if value is not None:
+                return value, blank(text, m.start(), m.end())
+    return None, text
+
+
+def _num(m: re.Match[str]) -> float | None:
+    return parse_number(m.group("n") + (m.group("m") or "") if "m" in m.groupdict() else m.group("n"))
+
+
+def _positive(convert: Finder, low: float = 0.0, high: float = float("inf")) -> Finder:
+    def wrapped(m: re.Match[str]) -> float | None:
+        v = convert(m)
+        return v if v is not None and low < v <= high else None
+
+    return wrapped
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# --- context length (k = 1024) -----------------------------------------------------------------------------
+
+_K = r"\s?(?P<k>k)?(?![A-Za-z0-9])"
+_SEQ = [
+    _c(NA + _K + r"\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|(?<![A-Za-z])(?:context|ctx)|序列长度|序列|窗口"
+       r"|(?<![A-Za-z])seq(?:uence)?(?:[\s_-]*len(?:gth)?)?(?![A-Za-z]))"),
+    _c(r"(?:上下文长度|上下文|序列长度|序列长|最大长度|截断长度|(?<![A-Za-z])(?:max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?"
+       r"|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?|cutoff(?:[\s_-]*len(?:gth)?)?|context(?:[\s_-]*(?:length|len|window|size))?"
+       r"|ctx(?:[\s_-]*len)?|block[\s_-]*size|model[\s_-]*max[\s_-]*length))"
+       r"\s*(?:[:=：]|is|of|to|为|是|设为|设置为|到|改成|改为|约)?\s*" + NA + _K),
+]
+
+
+def _seq_value(m: re.Match[str]) -> float | None:
+    v = float(m.group("n")) * (1024 if m.group("k") else 1)
+    return v if 16 <= v <= 1_048_576 else None
+
+
+def find_seq_len(text: str) -> tuple[int | None, str]:
+    v, text = first(text, [(p, _seq_value) for p in _SEQ])
+    return (None if v is None else round(v)), text
+
+
+# --- tokens per sample, total tokens --------------------------------------------------------------------------
+
+_TOK = r"(?:tokens?|词元|tok)(?![A-Za-z])"
+_PER_SAMPLE = r"(?:sample|example|row|record|item|conversation|instance|entry|line|doc(?:ument)?|条|样本)"
+_AVG = [
+    _c(r"(?:每条|每个样本|每样本|单条|每个?样本|每一条)(?:数据|样本)?(?:平均|约|大约|大概|长度|长|的长度|有|是|为|在|\s)*"
+       + N + r"\s*(?:个)?\s*(?:" + _TOK + r")?(?!\s*字)"),
+    _c(r"(?:平均|均长|(?<![A-Za-z])(?:avg|average|mean))(?:每条|长度|length|of|is|:|约|大约|大概|为|是|\s)*" + N + r"\s*(?:个)?\s*" + _TOK),
+    _c(N + r"\s*(?:个)?\s*" + _TOK + r"\s*(?:(?:per|/|each|every|an?)\s*" + _PER_SAMPLE + r"|每条|/条|一条)"),
+    _c(r"(?<![A-Za-z])(?:each|every|per)\s+" + _PER_SAMPLE + r"\s+(?:is|has|averages|of|~|≈|about|around|roughly|\s)*"
+       + N + r"\s*" + _TOK),
+]
+_TOKENS = _c(N + M + r"\s*(?:个)?\s*" + _TOK)
+
+
+def find_avg_tokens(text: str) -> tuple[int | None, str]:
+    v, text = first(text, [(p, _positive(_num, 0, 1e7)) for p in _AVG])
+    return (None if v is None else round(v)), text
+
+
+def find_tokens(text: str) -> tuple[float | None, str]:
+    """Total tokens ('1亿token', '2T tokens', '5000万tokens'). Counts under 100k read as tokens per sample by the
+    caller: no training corpus is that small."""
+    return first(text, [(_TOKENS, _positive(_num, 0, 1e15))])
+
+
+# --- parameter count (billions) -------------------------------------------------------------------------------
+
+_NOT_PARAMS_AFTER = r"(?!\s*(?:tokens?|条|samples?|rows?|bytes?|字节|词元))"
+_PARAMS: list[tuple[re.Pattern[str], Finder]] = [
+    (re.compile(r"(?<![A-Za-z0-9.$¥￥\x00])" + NA + r"\s?[bB](?![A-Za-z0-9])" + _NOT_PARAMS_AFTER),
+     lambda m: float(m.group("n"))),
+    (re.compile(r"(?<![A-Za-z0-9.$¥￥\x00])" + NA + r"\s?[mM](?![A-Za-z0-9])(?=\s*(?:的)?\s*(?:参数|params?|parameters?|模型|model))",
+                re.IGNORECASE), lambda m: float(m.group("n")) / 1000),
+    (_c(NA + r"\s*billion\s*(?:params?|parameters?|model)"), lambda m: float(m.group("n"))),
+    (_c(N + r"\s*(?:个)?\s*(?:的)?\s*(?:参数|(?<![A-Za-z])params?(?![A-Za-z])|parameters?)"),
+     lambda m: (v / 1e9) if (v := parse_number(m.group("n"))) and v >= 1e7 else None),
+    (_c(r"参数(?:量|规模)?\s*(?:为|是|约|大约|有|:|：)?\s*" + N),
+     lambda m: (v / 1e9) if (v := parse_number(m.group("n"))) and v >= 1e7 else None),
+    # a bare '720亿' (not money, tokens or samples: those were read first)
+    (re.compile(r"(?<![¥￥$\d])" + rf"(?P<n>{NUM})" + r"(?<=亿)(?!\s*(?:元|块|美元|条|字|词|行|样本|人|次))"),
+     lambda m: (v / 1e9) if (v := parse_number(m.group("n"))) else None),
+]
+
+
+def find_params_b(text: str) -> tuple[float | None, str]:
+    return first(text, [(p, _positive(f, 0, 5000)) for p, f in _PARAMS])
+
+
+# --- LoRA rank ----------------------------------------------------------------------------------------------
+
+_RANK = _c(r"(?:(?<![A-Za-z])(?:lora[\s_-]*)?(?:rank|lora_r)(?![A-Za-z])|秩)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA)
+
+
+def find_lora_rank(text: str) -> tuple[int | None, str]:
+    v, text = first(text, [(_RANK, _positive(lambda m: float(m.group("n")), 0, 4096))])
+    return (None if v is None else round(v)), text
+
+
+# --- epochs ---------------------------------------------------------------------------------------------------
+
+_EPOCHS = [
+    _c(N + r"\s*(?:个)?\s*(?:轮|遍|epochs?(?![A-Za-z]))(?!\s*对话|次对话)"),
+    _c(r"(?:(?<![A-Za-z])(?:epochs?|num_train_epochs)|训练轮数|轮数)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA),
+]
+
+
+def find_epochs(text: str) -> tuple[float | None, str]:
+    return first(text, [(p, _positive(_num, 0, 1000)) for p in _EPOCHS])
+
+
+# --- samples --------------------------------------------------------------------------------------------------
+
+_NOT_UNIT_WORD = r"(?!(?:epochs?|gpus?|days?|hours?|weeks?|tokens?|times|months?|cards?)\b)"
+_SAMPLES = [
+    _c(N + M + r"\s*(?:多|余)?\s*(?:条|个?样本|组数据|对(?:数据|样本)|篇|行数据|张(?:图片|图像|图)|段(?:文本|对话)?|个?对话"
+       r"|个?问答对|句(?:话)?)"),
+    _c(N + M + r"\s*(?:(?:" + _NOT_UNIT_WORD + r"[A-Za-z][\w-]*)\s+){0,2}?(?:samples?|examples?|rows?|records?|pairs?"
+       r"|conversations?|dialog(?:ue)?s?|instructions?|images?|documents?|docs|lines|entries|sentences|items|texts)\b"),
+    _c(r"(?:数据集?|样本|训练集|语料)(?:量|数|数量|规模|大小)?\s*(?:有|是|为|约|大约|大概|共|一共|:|：)?\s*" + N + M
+       + r"(?!\s*(?:[GTM]i?B?(?![A-Za-z])|tokens?|元|块|天|小时|卡|张|轮|个?epoch|%|美元))"),
+]
+
+
+def find_samples(text: str) -> tuple[int | None, str]:
+    v, text = first(text, [(p, _positive(_num, 0.5, 1e12)) for p in _SAMPLES])
+    return (None if v is None else round(v)), text
+
+
+# --- dataset size in GB ---------------------------------------------------------------------------------------
+
+_GB = re.compile(
+    NA + r"\s*(?P<u>GiB|TiB|GB|TB|MB|G|T)(?![A-Za-z])"
+    r"(?!\s*(?:tokens?|显存|内存|memory|vram|ram|的?显卡|带宽|bandwidth|参数|params|硬盘|磁盘|disk|storage|ssd|网络|network|bps))",
+    re.IGNORECASE,
+)
+_DATA_AFTER = re.compile(r"^\s*(?:的)?\s*(?:数据|语料|文本|图片|训练数据|(?:of\s+)?(?:data|dataset|corpus|text|images))",
+                         re.IGNORECASE)
+_DATA_BEFORE = re.compile(r"数据|语料|(?<![A-Za-z])(?:data|dataset|corpus)", re.IGNORECASE)
+_TO_GB = {"gib": 1.073741824, "tib": 1099.511627776, "gb": 1.0, "tb": 1000.0, "mb": 0.001, "g": 1.0, "t": 1000.0}
+
+
+def find_dataset_gb(text: str) -> tuple[float | None, str]:
+    """'500GB', '2TB' (= 2000), '500G数据'. A bare 'G' or 'T' needs data words nearby."""
+    for m in _GB.finditer(text):
+        unit = m.group("u").lower()
+        if unit in ("g", "t") and not (
+            _DATA_AFTER.match(text[m.end() :]) or _DATA_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+        ):
+            continue
+        value = float(m.group("n")) * _TO_GB[unit]
+        if 0 < value <= 1e7:
+            return value, blank(text, m.start(), m.end())
+    return None, text

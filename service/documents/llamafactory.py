@@ -1,0 +1,191 @@
+"""LLaMA-Factory train.yaml and dataset_info.json matched to one plan candidate.
+
+Keys follow LLaMA-Factory's examples (examples/train_lora/llama3_lora_sft.yaml, train_qlora/*_otfq.yaml,
+train_full/llama3_full_sft.yaml) and hparams (flash_attn: auto|disabled|sdpa|fa2, disable_gradient_checkpointing,
+quantization_method: bnb). Settings the plan does not fix (learning rate, global batch, logging) are stated
+defaults, each with a comment.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import yaml
+
+from service.catalog.schema import GpuSpec, ModelSpec
+from service.documents.deepspeed import ds_file_name
+from service.documents.errors import DocumentInputError
+from service.documents.fmt import tr
+from service.documents.hf_repos import hf_repo
+from service.documents.plan_view import CandidateView, Lang, PlanView
+
+TARGET_GLOBAL_BATCH = 32  # sequences per optimizer step; the usual 32-64 for SFT
+LEARNING_RATE = {"lora": 1e-4, "qlora": 1e-4, "freeze": 1e-5, "full": 1e-5, "pretrain": 1e-5}
+PLACEHOLDER_MODEL = "REPLACE_WITH_MODEL_PATH"
+DATASET = "my_qa"
+DATA_DIR = "data"
+TRAINABLE_KINDS = ("decoder",)
+Line = tuple[str, object, str]  # key, value, comment
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What train.yaml was built from; the README and the bundle summary reuse it."""
+
+    model_path: str
+    model_known: bool
+    stage: str
+    finetuning_type: str
+    template: str
+    precision: str | None  # the train.yaml flag: bf16 | fp16 | pure_bf16 | None (fp32)
+    flash_attn: str
+    micro_batch: int
+    total_gpus: int
+    grad_accum: int
+    global_batch: int
+    learning_rate: float
+    output_dir: str
+    deepspeed_file: str | None
+
+    @property
+    def dataset_file(self) -> str:
+        return f"{DATA_DIR}/{DATASET}.jsonl"
+
+    @property
+    def example_file(self) -> str:
+        return f"{DATA_DIR}/{DATASET}.example.jsonl"
+
+
+def grad_accum(micro_batch: int, total_gpus: int) -> tuple[int, int]:
+    """Gradient accumulation reaching at least TARGET_GLOBAL_BATCH sequences, and the global batch it gives."""
+    per_step = max(1, micro_batch * total_gpus)
+    steps = max(1, math.ceil(TARGET_GLOBAL_BATCH / per_step))
+    return steps, per_step * steps
+
+
+def _precision(c: CandidateView, gpu: GpuSpec | None) -> str | None:
+    p = c.strategy.precision
+    if p in ("bf16", "pure_bf16") and gpu is not None and not gpu.supports_bf16:
+        return "fp16"  # guard: the planner already picks FP16 on V100/T4
+    return None if p == "fp32" else p
+
+
+def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gpu: GpuSpec | None) -> TrainSettings:
+    kind = model.kind if model is not None else view.model.kind
+    if kind not in TRAINABLE_KINDS:
+        raise DocumentInputError(f"{view.model.name} is a {kind} model; the launch bundle targets LLaMA-Factory, "
+                                 "which trains decoder LLMs.",
+                                 "Use the plan's instance and figures with your own training script.")
+    s = c.strategy
+    repo = hf_repo(model.id) if model is not None else None
+    stage = "pt" if s.method == "pretrain" else "sft"
+    ftype = {"qlora": "lora", "pretrain": "full"}.get(s.method, s.method)
+    total = s.gpus_per_node * s.nodes
+    ga, global_batch = grad_accum(s.micro_batch, total)
+    return TrainSettings(
+        model_path=repo or PLACEHOLDER_MODEL, model_known=repo is not None, stage=stage, finetuning_type=ftype,
+        template=(model.template if model is not None and model.template else "default"),
+        precision=_precision(c, gpu), flash_attn="fa2" if gpu is not None and gpu.supports_flash_attn2 else "sdpa",
+        micro_batch=s.micro_batch, total_gpus=total, grad_accum=ga, global_batch=global_batch,
+        learning_rate=LEARNING_RATE.get(s.method, 1e-5),
+        output_dir=f"saves/{view.model.id.lower()}/{ftype}/{stage}",
+        deepspeed_file=ds_file_name(s.zero_stage, s.offload) if s.zero_stage > 0 else None,
+    )
+
+
+def _yaml_line(key: str, value: object, comment: str) -> str:
+    text = yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True, width=1_000_000).strip()
+    return f"{text}  # {comment}" if comment else text
+
+
+def _sections(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) -> list[tuple[str, list[Line]]]:
+    s = c.strategy
+    model: list[Line] = [
+        ("model_name_or_path", t.model_path,
+         tr(lang, "Hugging Face 仓库名，也可改成本地路径", "Hugging Face repo id; a local path works too") if t.model_known
+         else tr(lang, f"待填：{view.model.name} 的 Hugging Face 仓库名或本地路径",
+                 f"TODO: Hugging Face repo id or local path of {view.model.name}")),
+        ("trust_remote_code", True, ""),
+    ]
+    if s.method == "qlora":
+        model += [("quantization_bit", s.quant_bits or view.job.quant_bits or 4, "QLoRA"),
+                  ("quantization_method", "bnb", tr(lang, "bitsandbytes；旧版 LLaMA-Factory 写作 bitsandbytes",
+                                                    "bitsandbytes; older LLaMA-Factory releases spell it bitsandbytes"))]
+    model.append(("flash_attn", t.flash_attn, "FlashAttention-2 (Ampere+)" if t.flash_attn == "fa2" else
+                  tr(lang, f"{c.gpu_name} 不支持 FlashAttention-2，用 PyTorch SDPA",
+                     f"{c.gpu_name} has no FlashAttention-2: PyTorch SDPA")))
+    if not s.grad_ckpt:
+        model.append(("disable_gradient_checkpointing", True, tr(lang, "规划：不开梯度检查点", "plan: no checkpointing")))
+    method: list[Line] = [("stage", t.stage, ""), ("do_train", True, ""), ("finetuning_type", t.finetuning_type, "")]
+    if t.finetuning_type == "lora":
+        method += [("lora_rank", s.lora_rank or 8, ""), ("lora_target", "all", "")]
+    if t.finetuning_type == "freeze":
+        method += [("freeze_trainable_layers", 2, tr(lang, "与规划一致：末 2 层", "as planned: last 2 layers")),
+                   ("freeze_trainable_modules", "all", "")]
+    if t.deepspeed_file:
+        method.append(("deepspeed", t.deepspeed_file, f"ZeRO-{s.zero_stage}, offload {s.offload}"))
+    dataset: list[Line] = [
+        ("dataset", DATASET, tr(lang, f"定义见 {DATA_DIR}/dataset_info.json", f"defined in {DATA_DIR}/dataset_info.json")),
+        ("dataset_dir", DATA_DIR, ""),
+        ("template", t.template, "" if t.template != "default" else
+         tr(lang, "待确认：模型的对话模板", "TODO: the model's chat template")),
+        ("cutoff_len", s.seq_len, tr(lang, "= 规划的序列长度", "= the plan's sequence length")),
+        ("overwrite_cache", True, ""),
+        ("preprocessing_num_workers", min(16, c.vcpus), ""),
+        ("dataloader_num_workers", min(4, max(1, c.vcpus // max(1, s.gpus_per_node) // 2)), ""),
+    ]
+    output: list[Line] = [("output_dir", t.output_dir, ""), ("logging_steps", 10, ""),
+                          ("save_steps", 200 if c.billing == "spot" else 500, ""), ("plot_loss", True, ""),
+                          ("overwrite_output_dir", True, ""), ("save_only_model", False, ""), ("report_to", "none", "")]
+    train: list[Line] = [
+        ("per_device_train_batch_size", t.micro_batch, tr(lang, "= 规划的 micro batch", "= the plan's micro batch")),
+        ("gradient_accumulation_steps", t.grad_accum,
+         tr(lang, f"全局 batch = {t.micro_batch} × {t.total_gpus} 卡 × {t.grad_accum} = {t.global_batch} 条序列",
+            f"global batch = {t.micro_batch} x {t.total_gpus} GPUs x {t.grad_accum} = {t.global_batch} sequences")),
+        ("learning_rate", t.learning_rate, tr(lang, "常用起点，按验证集调整", "a common starting point; tune on validation")),
+        ("num_train_epochs", float(view.job.epochs), ""),
+        ("lr_scheduler_type", "cosine", ""), ("warmup_ratio", 0.1, ""),
+    ]
+    if t.precision:
+        train.append((t.precision, True, "" if t.precision != "fp16" else
+                      tr(lang, f"{c.gpu_name} 不支持 BF16", f"{c.gpu_name} has no BF16")))
+    train.append(("ddp_timeout", 180000000, ""))
+    return [("model", model), ("method", method), ("dataset", dataset), ("output", output), ("train", train)]
+
+
+def train_yaml(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) -> str:
+    head = tr(lang, f"# LLaMA-Factory 训练配置，由 GPU Advisor 按规划生成：{c.strategy.label}\n"
+                    f"# 实例：{c.cloud} {c.instance_type}（{c.gpu_count:g} × {c.gpu_name} × {c.nodes} 节点）\n"
+                    "# 运行：bash launch.sh（先检查环境，再执行 llamafactory-cli train train.yaml）",
+              f"# LLaMA-Factory config generated by GPU Advisor from the plan: {c.strategy.label}\n"
+              f"# Instance: {c.cloud} {c.instance_type} ({c.gpu_count:g} x {c.gpu_name} x {c.nodes} node(s))\n"
+              "# Run: bash launch.sh (checks the environment, then runs llamafactory-cli train train.yaml)")
+    parts = [head]
+    for title, lines in _sections(view, c, t, lang):
+        parts.append(f"\n### {title}\n" + "\n".join(_yaml_line(*line) for line in lines))
+    parts.append(tr(lang, "\n# 竞价实例被回收后续训：resume_from_checkpoint: <output_dir>/checkpoint-<step>",
+                    "\n# After a spot reclaim, resume with: resume_from_checkpoint: <output_dir>/checkpoint-<step>"))
+    return "\n".join(parts) + "\n"
+
+
+def dataset_info(method: str) -> dict[str, object]:
+    """dataset_info.json: one JSONL file, alpaca columns (pre-training: a single text column)."""
+    columns = {"prompt": "text"} if method == "pretrain" else {
+        "prompt": "instruction", "query": "input", "response": "output"}
+    return {DATASET: {"file_name": f"{DATASET}.jsonl", "columns": columns}}
+
+
+def example_jsonl(method: str, lang: Lang) -> str:
+    if method == "pretrain":
+        rows: list[dict[str, str]] = [{"text": tr(lang, "一篇领域文档的全文……", "The full text of one domain document...")}]
+    else:
+        rows = [{"instruction": tr(lang, "GPU 云服务器按量计费怎么收费？", "How is on-demand GPU billing charged?"),
+                 "input": "",
+                 "output": tr(lang, "按实际使用时长计费，关机不释放时仍可能收取部分费用……",
+                              "By the hour actually used; a stopped instance may still be billed for some parts...")},
+                {"instruction": tr(lang, "把下面的句子翻译成英文。", "Translate the sentence below into Chinese."),
+                 "input": tr(lang, "今天天气很好。", "The weather is nice today."),
+                 "output": tr(lang, "The weather is nice today.", "今天天气很好。")}]
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)

@@ -1,0 +1,202 @@
+"""A typed, read-only view of the plan dict (`plan_to_dict`): the one boundary the document builders read.
+
+Fields mirror the dict's keys; values are kept as given (no rounding, no recomputation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from service.documents.errors import DocumentInputError
+
+Lang = Literal["zh", "en"]
+CLOUD_ORDER = ("tencent", "jdcloud")
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class PriceView(_View):
+    price_cny: float
+    unit: str
+    region: str = ""
+    source: str
+    as_of: str
+    confidence: str
+    note: str = ""
+    stale: bool = False
+
+
+class CostView(_View):
+    billing: str
+    total_cny: float
+    monthly_cny: float
+    months: int = 0
+    price: PriceView
+
+
+class StrategyView(_View):
+    label: str
+    method: str
+    quant_bits: int | None = None
+    zero_stage: int = 0
+    offload: str = "none"
+    grad_ckpt: bool = True
+    precision: str = "bf16"
+    micro_batch: int = 1
+    seq_len: int
+    lora_rank: int | None = None
+    gpus_per_node: int = 1
+    nodes: int = 1
+    deepspeed: bool = False
+
+
+class MemoryView(_View):
+    per_gpu_gib: float
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    overhead_gib: float
+
+    def terms(self) -> list[tuple[str, float]]:
+        return [("weights", self.weights_gib), ("gradients", self.gradients_gib),
+                ("optimizer", self.optimizer_gib), ("activations", self.activations_gib),
+                ("overhead", self.overhead_gib)]
+
+
+class NoteView(_View):
+    code: str
+    severity: str = "warning"
+    message: str
+    message_zh: str = ""
+
+    def text(self, lang: Lang) -> str:
+        return self.message_zh if lang == "zh" and self.message_zh else self.message
+
+
+class CandidateView(_View):
+    cloud: str
+    instance_type: str
+    family: str = ""
+    gpu: str
+    gpu_name: str
+    gpu_count: float
+    nodes: int = 1
+    vcpus: int
+    memory_gib: float
+    rdma: bool = False
+    sale_status: str = ""
+    instance_source: str = ""
+    instance_confidence: str = ""
+    strategy: StrategyView
+    memory: MemoryView
+    host_ram_needed_gib: float = 0.0
+    gpu_memory_gib: float
+    training_hours: float
+    throughput_tokens_per_s: float
+    mfu: float
+    mfu_source: str
+    scaling_efficiency: float = 1.0
+    cost_cny: dict[str, CostView] = Field(default_factory=dict)
+    billing: str
+    total_cost_cny: float
+    monthly_cost_cny: float
+    price: PriceView
+    quote_link: str = ""
+    within_budget: bool | None = None
+    meets_deadline: bool | None = None
+    warnings: list[NoteView] = Field(default_factory=list)
+
+
+class JobView(_View):
+    method: str
+    quant_bits: int | None = None
+    seq_len: int
+    tokens_per_epoch: float
+    epochs: float
+    tokens_total: float
+    samples_per_epoch: float
+
+
+class ModelView(_View):
+    id: str
+    name: str
+    family: str = ""
+    kind: str = "decoder"
+    params_b: float
+    active_params_b: float | None = None
+
+
+class WorkloadView(_View):
+    model: str | None = None
+    method: str = "lora"
+    samples: int | None = None
+    avg_tokens_per_sample: int | None = None
+    dataset_gb: float | None = None
+    epochs: float | None = None
+    budget_cny: float | None = None
+    budget_period: str = "month"
+    deadline_hours: float | None = None
+    billing: str | None = None
+    objective: str = "cheapest"
+    clouds: list[str] = Field(default_factory=list)
+
+
+class RejectedView(_View):
+    instance_type: str
+    reason: str
+
+
+class PlanView(_View):
+    workload: WorkloadView
+    model: ModelView
+    job: JobView
+    candidates: list[CandidateView]
+    n_candidates: int = 0
+    picks: dict[str, str] = Field(default_factory=dict)
+    alternatives: dict[str, str] = Field(default_factory=dict)
+    rejected: list[RejectedView] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    notes: list[NoteView] = Field(default_factory=list)
+    infeasible: str | None = None
+
+    def candidate(self, instance_type: str, cloud: str | None = None) -> CandidateView | None:
+        for c in self.candidates:
+            if c.instance_type == instance_type and (cloud is None or c.cloud == cloud):
+                return c
+        return None
+
+    def cloud_picks(self) -> list[CandidateView]:
+        """Each cloud's pick, Tencent first, then JD, then any other cloud in the plan."""
+        order = [*[c for c in CLOUD_ORDER if c in self.picks], *[c for c in self.picks if c not in CLOUD_ORDER]]
+        found = (self.candidate(self.picks[cloud], cloud) for cloud in order)
+        return [c for c in found if c is not None]
+
+    def alternative(self, kind: str) -> CandidateView | None:
+        name = self.alternatives.get(kind)
+        return self.candidate(name) if name else None
+
+    def chosen(self, index: int = 0) -> CandidateView:
+        if not self.candidates:
+            reason = self.infeasible or "the plan has no feasible candidate"
+            raise DocumentInputError(f"No configuration to document: {reason}",
+                                     "Relax the workload (method, GPU filter, budget) and plan again.")
+        if not 0 <= index < len(self.candidates):
+            raise DocumentInputError(f"candidate_index {index} is out of range.",
+                                     f"Use 0..{len(self.candidates) - 1} (0 is the recommended pick).")
+        return self.candidates[index]
+
+
+def read_plan(plan: Mapping[str, Any]) -> PlanView:
+    """Validate a plan dict; a malformed one raises DocumentInputError listing the bad fields."""
+    try:
+        return PlanView.model_validate(plan)
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",
+                                 "Pass the dict from service.planner.report.plan_to_dict(plan(...)).") from exc
