@@ -175,8 +175,8 @@ def parse_message(
         rate = rate or usd_cny_rate
         if money.currency == "USD" and rate is None:
             notes.append(("usd_no_rate", (f"${money.amount:g}",)))
-        else:
-            slots["budget_cny"] = round(money.amount * (rate if money.currency == "USD" and rate else 1.0), 2)
+        elif 0 < (budget := round(money.amount * (rate if money.currency == "USD" and rate else 1.0), 2)) <= 1e10:
+            slots["budget_cny"] = budget
             if money.period is not None:
                 slots["budget_period"] = money.period
 
@@ -185,8 +185,8 @@ def parse_message(
         slots["method"] = method.method
     if method.quant_bits is not None:
         slots["quant_bits"] = method.quant_bits
-    if method.note is not None:
-        notes.append(("qlora_bits", (method.note.split(":")[1],)))
+    if method.unsupported_bits is not None:
+        notes.append(("qlora_bits", (method.unsupported_bits,)))
     for key, value in (("billing", read_billing(work)), ("objective", read_objective(work))):
         if value is not None:
             slots[key] = value

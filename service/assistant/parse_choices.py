@@ -34,7 +34,7 @@ _ZH_BITS = {"二": 2, "三": 3, "四": 4, "八": 8}
 class MethodRead:
     method: str | None
     quant_bits: int | None
-    note: str | None  # e.g. unsupported bit width
+    unsupported_bits: int | None  # a bit width QLoRA does not take (3-bit): left unset, reported
 
 
 def read_method(text: str) -> MethodRead:
@@ -62,7 +62,7 @@ def read_method(text: str) -> MethodRead:
         return MethodRead("qlora", 4, None)
     if bits in (4, 8):
         return MethodRead("qlora", bits, None)
-    return MethodRead("qlora", None, f"qlora_bits:{bits}")
+    return MethodRead("qlora", None, bits)
 
 
 _BILLING = [

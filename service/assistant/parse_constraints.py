@@ -10,7 +10,7 @@ from service.assistant.parse_numbers import EN_WORDS, parse_number
 from service.assistant.parse_quantities import NA, Finder, M, N, blank, first
 
 GPU_MARK = "\x01"  # GPU names are blanked with this, so '8x A100' reads as '8x ' followed by marks
-_ZH_SMALL_NUM = r"(?:\d+|[一二两三四五六七八九十]+)"
+_ZH_SMALL_NUM = r"(?<![\d一二两三四五六七八九十])(?>\d+|[一二两三四五六七八九十]+)"
 
 
 def _c(pattern: str) -> re.Pattern[str]:
@@ -21,7 +21,7 @@ _CLAUSE_END = re.compile(r"[，。；;！!？?\n]|[,.](?=\s)")
 
 
 def _clause(text: str, start: int, end: int) -> tuple[int, int]:
-    lo = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+    lo = max((m.end() for m in _CLAUSE_END.finditer(text, max(0, start - 200), start)), default=0)
     hi = _CLAUSE_END.search(text, end)
     return lo, (hi.start() if hi else len(text))
 
@@ -31,9 +31,10 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
 _HOURS = {"小时": 1, "钟头": 1, "h": 1, "hr": 1, "hrs": 1, "hour": 1, "hours": 1, "天": 24, "日": 24, "day": 24,
           "days": 24, "周": 168, "星期": 168, "礼拜": 168, "week": 168, "weeks": 168, "月": 720, "month": 720,
           "months": 720}
+_EN_COUNT = "|".join([*EN_WORDS, "an?"])
 _DURATION = _c(
-    r"(?P<n>(?:\d+(?:\.\d+)?|[一二两三四五六七八九十]+|(?<![A-Za-z])(?:" + "|".join(EN_WORDS) + r"|an?))(?![\d.])|半)"
-    r"\s*(?:个)?\s*"
+    r"(?P<n>(?<![\d.一二两三四五六七八九十])(?>\d+(?:\.\d+)?|[一二两三四五六七八九十]+"
+    rf"|(?<![A-Za-z])(?:{_EN_COUNT}))(?![\d.])|半)\s*(?:个)?\s*"
     r"(?P<u>小时|钟头|hours?|hrs?|h|天|日|days?|周|星期|礼拜|weeks?|月|months?)(?![A-Za-z])"
 )
 _DEADLINE_AFTER = re.compile(r"^\s*(?:之内|以内|内|完成|跑完|训完|训练完|搞定|出结果|交付|结束|左右)")
@@ -48,13 +49,14 @@ def find_deadline_hours(text: str) -> tuple[float | None, str]:
     """'3天内' = 72, '两周' = 336, '半个月' = 360, 'within 1 week', 'deadline 2 days'. A bare hour/day/week
     count reads as a deadline; a month count ('3个月') needs a deadline word around it, except '半个月'."""
     for m in _DURATION.finditer(text):
-        n = 0.5 if m.group("n") == "半" else 1.0 if m.group("n").lower() in ("a", "an") else parse_number(m.group("n"))
+        raw = m.group("n").lower()
+        n = 0.5 if raw == "半" else 1.0 if raw in ("a", "an") else parse_number(raw)
         unit = m.group("u").lower()
         before = text[max(0, m.start() - 14) : m.start()]
         if not n or _NOT_DEADLINE_BEFORE.search(before):
             continue
         marked = _DEADLINE_AFTER.match(text[m.end() :]) or _DEADLINE_BEFORE.search(before)
-        if unit not in ("月", "month", "months") or marked or m.group("n") == "半":
+        if unit not in ("月", "month", "months") or marked or raw == "半":
             hours = n * _HOURS[unit]
             if 0 < hours <= 24 * 365 * 5:
                 return hours, blank(text, m.start(), m.end())
@@ -163,7 +165,11 @@ def _candidates(text: str) -> list[tuple[int, int, str, Currency]]:
     order; an amount with a currency sign wins over the same number read through a budget word."""
     out: list[tuple[int, int, int, str, Currency]] = []
     for pattern, currency in _MONEY:
-        out += [(m.start("n"), 0, m.end(), m.group("n") + (m.group("m") or ""), currency) for m in pattern.finditer(text)]
+        for m in pattern.finditer(text):
+            amount = m.group("n") + (m.group("m") or "")
+            if m.group(0).endswith("块") and (parse_number(amount) or 0) < 50:
+                continue  # '用两块' is two cards, not two yuan
+            out.append((m.start("n"), 0, m.end(), amount, currency))
     for kw in _KEYWORD.finditer(text):
         _, clause_end = _clause(text, kw.start(), kw.end())
         for m in _BARE_AMOUNT.finditer(text, kw.end(), min(clause_end, kw.end() + 14)):

@@ -172,10 +172,7 @@ _LIST_GAP = re.compile(r"\s*(?:和|与|及|、|,|，|/|或者|或|or|and|nor|\s)
 
 
 def _clause_start(text: str, pos: int) -> int:
-    last = 0
-    for m in _CLAUSE.finditer(text, 0, pos):
-        last = m.end()
-    return last
+    return max((m.end() for m in _CLAUSE.finditer(text, max(0, pos - 200), pos)), default=0)
 
 
 def stances(text: str, hits: list[NameHit], default: Stance | None) -> list[Stance | None]:

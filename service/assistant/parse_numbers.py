@@ -19,9 +19,10 @@ ZH_CHARS = "".join(_ZH_DIGIT) + "".join(_ZH_SMALL) + "".join(_ZH_BIG)
 # ('1.5万', '1万5'), or a run of Chinese numerals that starts with a digit, 十 or 百 ('两万五', '十万').
 EN_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
              "ten": 10, "eleven": 11, "twelve": 12}
+# Atomic, and never started inside another number, so long digit runs cost linear time.
 NUM = (
-    rf"(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:[{ZH_CHARS}]|\d)*"
-    rf"|[一二两三四五六七八九十百壹贰叁肆伍陆柒捌玖拾佰][{ZH_CHARS}]*"
+    rf"(?>(?<!\d)(?<!\d[.,])(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:[{ZH_CHARS}][{ZH_CHARS}\d]*)?"
+    rf"|(?<![{ZH_CHARS}])[一二两三四五六七八九十百壹贰叁肆伍陆柒捌玖拾佰][{ZH_CHARS}]*"
     rf"|(?<![A-Za-z])(?i:{'|'.join(EN_WORDS)})(?![A-Za-z]))"
 )
 # English magnitude suffixes ('100k', '2T tokens', '1.5M rows') and the Chinese slang 'w' (万).

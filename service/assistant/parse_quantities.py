@@ -13,7 +13,7 @@ from service.assistant.parse_numbers import MULT, NUM, ZH_CHARS, parse_number
 BLANK = "\x00"
 # A number that does not stop in the middle of a longer one ('50' of '500', '10' of '10万').
 N = rf"(?P<n>{NUM})(?!\.\d|,\d{{3}}|[\d{ZH_CHARS}])"
-NA = r"(?P<n>\d+(?:\.\d+)?)(?![\d.])"  # Arabic only
+NA = r"(?P<n>(?<![\d.])(?>\d+(?:\.\d+)?)(?![\d.]))"  # Arabic only
 M = rf"(?P<m>{MULT})?"
 
 Finder = Callable[[re.Match[str]], float | None]
@@ -78,11 +78,12 @@ _TOK = r"(?:tokens?|词元|tok)(?![A-Za-z])"
 _PER_SAMPLE = r"(?:sample|example|row|record|item|conversation|instance|entry|line|doc(?:ument)?|条|样本)"
 _AVG = [
     _c(r"(?:每条|每个样本|每样本|单条|每个?样本|每一条)(?:数据|样本)?(?:平均|约|大约|大概|长度|长|的长度|有|是|为|在|\s)*"
-       + N + r"\s*(?:个)?\s*(?:" + _TOK + r")?(?!\s*字)"),
-    _c(r"(?:平均|均长|(?<![A-Za-z])(?:avg|average|mean))(?:每条|长度|length|of|is|:|约|大约|大概|为|是|\s)*" + N + r"\s*(?:个)?\s*" + _TOK),
-    _c(N + r"\s*(?:个)?\s*" + _TOK + r"\s*(?:(?:per|/|each|every|an?)\s*" + _PER_SAMPLE + r"|每条|/条|一条)"),
+       + N + M + r"\s*(?:个)?\s*(?:" + _TOK + r")?(?!\s*字)"),
+    _c(r"(?:平均|均长|(?<![A-Za-z])(?:avg|average|mean))(?:每条|长度|length|of|is|:|约|大约|大概|为|是|\s)*"
+       + N + M + r"\s*(?:个)?\s*" + _TOK),
+    _c(N + M + r"\s*(?:个)?\s*" + _TOK + r"\s*(?:(?:per|/|each|every|an?)\s*" + _PER_SAMPLE + r"|每条|/条|一条)"),
     _c(r"(?<![A-Za-z])(?:each|every|per)\s+" + _PER_SAMPLE + r"\s+(?:is|has|averages|of|~|≈|about|around|roughly|\s)*"
-       + N + r"\s*" + _TOK),
+       + N + M + r"\s*" + _TOK),
 ]
 _TOKENS = _c(N + M + r"\s*(?:个)?\s*" + _TOK)
 
@@ -123,7 +124,7 @@ def find_params_b(text: str) -> tuple[float | None, str]:
 
 # --- LoRA rank ----------------------------------------------------------------------------------------------
 
-_RANK = _c(r"(?:(?<![A-Za-z])(?:lora[\s_-]*)?(?:rank|lora_r)(?![A-Za-z])|秩)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA)
+_RANK = _c(r"(?:(?<![A-Za-z])(?:rank|lora_r)(?![A-Za-z])|秩)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA)
 
 
 def find_lora_rank(text: str) -> tuple[int | None, str]:
