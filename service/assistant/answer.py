@@ -110,7 +110,8 @@ def _msg(note: Artifact, lang: str) -> str:
 
 def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifact]) -> str:
     if plan.get("infeasible") or not plan["candidates"]:
-        return str(ph["infeasible"].format(reason=plan.get("infeasible") or ""))
+        reason = (plan.get("infeasible_zh") if lang == "zh" else None) or plan.get("infeasible") or ""
+        return str(ph["infeasible"].format(reason=reason))
     job, model = plan["job"], plan["model"]
     top = plan["candidates"][0]
     lines = [ph["title"].format(model=model["name"], method=ph["method_names"][job["method"]],

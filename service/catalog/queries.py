@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
 from service.errors import UnknownGpuError, UnknownModelError
@@ -37,6 +38,28 @@ class Resolved:
     note: str = ""
 
 
+_T = TypeVar("_T")
+# Indexes over catalog tables, built once per table. Only tuples are cached (the Catalog holds tuples of frozen
+# rows): keyed by the tuple's identity, holding the tuple so that its id cannot be reused while cached.
+_INDEXES: dict[tuple[str, int], tuple[object, Any]] = {}
+_INDEXES_MAX = 64
+
+
+def _indexed(kind: str, table: Iterable[Any], build: Callable[[Iterable[Any]], _T]) -> _T:
+    if not isinstance(table, tuple):
+        return build(table)
+    key = (kind, id(table))
+    hit = _INDEXES.get(key)
+    if hit is not None and hit[0] is table:
+        result: _T = hit[1]
+        return result
+    built = build(table)
+    if len(_INDEXES) >= _INDEXES_MAX:
+        _INDEXES.clear()  # rare; a single call, safe next to readers in other threads
+    _INDEXES[key] = (table, built)
+    return built
+
+
 def _suggest(name: str, candidates: dict[str, str], n: int = 3) -> list[str]:
     key = normalize(name)
     close = difflib.get_close_matches(key, list(candidates), n=n * 3, cutoff=0.5)
@@ -65,7 +88,7 @@ def gpu_index(gpus: Iterable[GpuSpec]) -> dict[str, tuple[GpuSpec, str]]:
 
 
 def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> tuple[GpuSpec, str]:
-    index = gpu_index(gpus)
+    index = _indexed("gpu", gpus, gpu_index)
     hit = index.get(normalize(name))
     if hit is None:
         raise UnknownGpuError(name, _suggest(name, {k: v[0].id for k, v in index.items()}))
@@ -84,17 +107,19 @@ _INSTRUCT = re.compile(r"(instruct|chat|base|hf|it)$")
 
 
 def resolve_model(name: str, models: Sequence[ModelSpec]) -> ModelSpec:
-    index = model_index(models)
-    key = normalize(name)
-    hit = index.get(key)
-    if hit is None:
+    index = _indexed("model", models, model_index)
+    hit = None
+    # A Hugging Face repo id may carry an organisation the aliases do not list ('meta-llama/Llama-2-7b-chat-hf').
+    for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
+        key = normalize(candidate)
+        hit = index.get(key)
         # 'qwen2-7b-instruct' / 'llama-2-7b-chat-hf' -> base architecture (same dimensions)
         stripped = key
-        while (m := _INSTRUCT.search(stripped)) and m.start() > 0:
+        while hit is None and (m := _INSTRUCT.search(stripped)) and m.start() > 0:
             stripped = stripped[: m.start()]
             hit = index.get(stripped)
-            if hit is not None:
-                break
+        if hit is not None:
+            break
     if hit is None:
         raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
     return hit
@@ -119,13 +144,16 @@ def prices_for(instance_type: str, prices: Iterable[PriceRow]) -> list[PriceRow]
 _CONF_RANK = {"official": 0, "third_party": 1, "estimate": 2}
 
 
+def _best_prices(prices: Iterable[PriceRow]) -> dict[tuple[str, str], PriceRow]:
+    best: dict[tuple[str, str], PriceRow] = {}
+    for p in sorted(prices, key=lambda p: (p.stale, p.region != "", _CONF_RANK[p.confidence], -p.as_of.toordinal())):
+        best.setdefault((p.instance_type, p.billing), p)
+    return best
+
+
 def best_price(instance_type: str, billing: str, prices: Iterable[PriceRow]) -> PriceRow | None:
     """The most trustworthy, then newest, non-stale price for one billing mode (default region first)."""
-    rows = [p for p in prices if p.instance_type == instance_type and p.billing == billing]
-    if not rows:
-        return None
-    rows.sort(key=lambda p: (p.stale, p.region != "", _CONF_RANK[p.confidence], -p.as_of.toordinal()))
-    return rows[0]
+    return _indexed("best_price", prices, _best_prices).get((instance_type, billing))
 
 
 def instances_for(

@@ -63,8 +63,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def run() -> None:
         """`make run`: answer the guide's example question once, then serve on 127.0.0.1:8000."""
-        from service.planner.plan import plan
         from service.cli.render import print_plan
+        from service.planner.plan import plan
 
         typer.echo(f"Example: {EXAMPLE}")
         print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)

@@ -50,9 +50,8 @@ _LIGHTER = {"pretrain": ("lora", None), "full": ("lora", None), "freeze": ("lora
             "lora": ("qlora", 4), "qlora": ("qlora", 4)}
 
 
-def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> str:
-    """Say what would make an infeasible workload feasible: a lighter method, fewer filters."""
-    tried: list[str] = []
+def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> tuple[str, str]:
+    """(English, Chinese): what would make an infeasible workload feasible: a lighter method, fewer filters."""
     candidates: list[dict[str, Any]] = []
     method, bits = _LIGHTER[w.method]
     if (method, bits) != (w.method, w.quant_bits):
@@ -62,14 +61,17 @@ def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> str
     if w.gpu_include or w.gpu_exclude or w.gpu_count or w.clouds:
         candidates.append({"gpu_include": [], "gpu_exclude": [], "gpu_count": None, "clouds": []})
     for change in candidates:
-        alt = w.model_copy(update=change)
-        result = rerun(alt)
+        result = rerun(w.model_copy(update=change))
         if result.candidates:
             top = result.candidates[0]
-            what = ", ".join(f"{k}={v}" for k, v in change.items() if v not in (None, []) ) or "without your filters"
+            what = ", ".join(f"{k}={v}" for k, v in change.items() if v not in (None, [])) or "without your filters"
+            what_zh = what if what != "without your filters" else "去掉 GPU/云厂商筛选条件"
+            pick = (f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {{label}}), "
+                    f"{top.hours:.1f} h, {_fmt_cny(top.cost.total_cny)}")
             return (f"Nothing in the catalog runs this as asked. With {what} it fits: "
-                    f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {top.strategy.label()}), "
-                    f"{top.hours:.1f} h, {_fmt_cny(top.cost.total_cny)}.")
-        tried.append(str(change))
+                    + pick.format(label=top.strategy.label()) + ".",
+                    f"按当前条件目录中没有可行方案。改为 {what_zh} 即可：" + pick.format(label=top.strategy.label_zh())
+                    + "。")
     return ("Nothing in the catalog runs this workload, even with a lighter method. Reduce the sequence length "
-            "or micro-batch, or choose a smaller model.")
+            "or micro-batch, or choose a smaller model.",
+            "即使换用更省显存的方法，目录中也没有可行方案。请缩短序列长度或 micro-batch，或选择更小的模型。")

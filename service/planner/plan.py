@@ -60,6 +60,9 @@ class Candidate:
             "training_hours": round(self.hours, 2),
             "throughput_tokens_per_s": round(self.time.throughput_tokens_per_s, 1),
             "mfu": self.time.mfu.value, "mfu_source": self.time.mfu.source,
+            "flops_per_token": self.time.flops_per_token, "work_units": self.time.tokens_total,
+            "peak_tflops": self.gpu.dense_16bit_tflops, "total_gpus": self.strategy.total_gpus,
+            "slowdown": round(self.hours / self.time.hours, 3) if self.time.hours else 1.0,
             "scaling_efficiency": round(self.time.scaling_efficiency, 3),
             "cost_cny": {b: c.as_dict() for b, c in self.costs.items()},
             "billing": self.cost.billing, "total_cost_cny": round(self.cost.total_cny, 2),
@@ -79,6 +82,7 @@ class PlanResult:
     assumptions: tuple[str, ...]
     notes: tuple[Note, ...] = field(default=())
     infeasible: str = ""
+    infeasible_zh: str = ""
 
     def picks(self) -> dict[str, Candidate]:
         out: dict[str, Candidate] = {}
@@ -199,6 +203,6 @@ def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_day
             cands.append(cand)
     ranked = _rank(cands, w.objective)
     assumptions = (*filter_notes, *job.assumptions)
-    hint = "" if ranked else infeasible_hint(w, lambda alt: plan(alt, cat, today, max_price_age_days))
+    hint, hint_zh = ("", "") if ranked else infeasible_hint(w, lambda alt: plan(alt, cat, today, max_price_age_days))
     return PlanResult(w, job, tuple(ranked), tuple(rejected), tuple(assumptions),
-                      tuple(plan_notes(w, job, ranked)), hint)
+                      tuple(plan_notes(w, job, ranked)), hint, hint_zh)

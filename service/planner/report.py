@@ -28,4 +28,5 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
         "assumptions_zh": [*(a for a in r.assumptions if a not in job.assumptions), *job.assumptions_zh],
         "notes": [n.as_dict() for n in r.notes],
         "infeasible": r.infeasible or None,
+        "infeasible_zh": r.infeasible_zh or None,
     }

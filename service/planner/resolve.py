@@ -49,8 +49,25 @@ class Job:
         return self.seq_len
 
 
+# The same generic size is asked for again and again (an API process): one spec per (size, catalog) keeps the
+# sizing caches, which are keyed by the spec's identity, warm. Holds the models tuple so its id stays unique.
+_GENERIC: dict[tuple[float, int], tuple[tuple[ModelSpec, ...], ModelSpec]] = {}
+
+
 def generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
     """A decoder of the given size, with the dimensions of the closest dense Llama/Qwen model."""
+    hit = _GENERIC.get((params_b, id(models)))
+    if hit is not None and hit[0] is models:
+        return hit[1]
+    spec = _generic_decoder(params_b, models)
+    if isinstance(models, tuple):
+        if len(_GENERIC) >= 64:
+            _GENERIC.clear()  # rare; a single call, safe next to readers in other threads
+        _GENERIC[(params_b, id(models))] = (models, spec)
+    return spec
+
+
+def _generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
     dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None]
     if not dense:
         raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")

@@ -6,15 +6,16 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from service.catalog.schema import GpuSpec, InstanceRow
+from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec
 from service.planner.resolve import Job
 from service.sizing.memory import estimate_memory
-from service.sizing.types import MemoryBreakdown, TrainSetup
+from service.sizing.types import MemoryBreakdown, Offload, TrainSetup
 from service.workload import Workload
 
 HEADROOM = 0.92  # plan to use at most 92 % of GPU memory: spikes, allocator, driver reserve
 HOST_RAM_USABLE = 0.85
 NODE_STEPS = (1, 2, 4, 8, 16, 32, 64)
+MIN_GPUS_PER_NODE_MULTI = 4  # multi-node plans use whole 4- or 8-GPU servers
 OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
 
 
@@ -43,10 +44,24 @@ class Strategy:
             parts.append(f"{self.nodes} nodes")
         return " + ".join(parts)
 
+    def label_zh(self) -> str:
+        s = self.setup
+        parts = [{"full": "全参微调", "pretrain": "预训练", "freeze": "冻结微调（训练最后几层）",
+                  "lora": f"LoRA r{s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r{s.lora_rank}"}[s.method]]
+        if self.total_gpus > 1:
+            parts.append(f"ZeRO-{s.zero_stage}" if s.zero_stage else "DDP 数据并行")
+        if s.offload != "none":
+            parts.append({"optimizer": "优化器卸载到 CPU", "all": "参数与优化器卸载到 CPU"}[s.offload])
+        parts.append("梯度检查点" if s.grad_ckpt else "不开梯度检查点")
+        parts.append("BF16" if s.precision in ("bf16", "pure_bf16") else s.precision.upper())
+        if self.nodes > 1:
+            parts.append(f"{self.nodes} 节点")
+        return " + ".join(parts)
+
     def as_dict(self) -> dict[str, object]:
         s = self.setup
         return {
-            "label": self.label(), "method": s.method, "quant_bits": s.quant_bits, "zero_stage": s.zero_stage,
+            "label": self.label(), "label_zh": self.label_zh(), "method": s.method, "quant_bits": s.quant_bits, "zero_stage": s.zero_stage,
             "offload": s.offload, "grad_ckpt": s.grad_ckpt, "precision": s.precision,
             "micro_batch": s.micro_batch, "seq_len": s.seq_len,
             "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
@@ -82,8 +97,11 @@ def base_setup(job: Job, w: Workload, gpu: GpuSpec) -> TrainSetup:
     )
 
 
-def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[TrainSetup]:
-    """Setups from fastest to most memory-frugal; user-fixed knobs are kept."""
+Knobs = tuple[int, Offload, bool]  # ZeRO stage, offload, gradient checkpointing
+
+
+def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[Knobs]:
+    """Setups (as knobs on `base`) from fastest to most memory-frugal; user-fixed knobs are kept."""
     ckpts = [w.grad_ckpt] if w.grad_ckpt is not None else [False, True]
     sharded = base.method in ("full", "pretrain", "freeze")
     stages: list[int]
@@ -93,7 +111,7 @@ def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[TrainSetup]:
         stages = [0]
     else:
         stages = [2, 3] if sharded else [0, 3]
-    offloads = ["none", "optimizer", "all"] if sharded else ["none"]
+    offloads: list[Offload] = ["none", "optimizer", "all"] if sharded else ["none"]
     for off in offloads:
         stage_list = stages
         if n == 1 and w.zero_stage is None:
@@ -102,36 +120,80 @@ def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[TrainSetup]:
             if off == "all" and stage < 3 or off == "optimizer" and n > 1 and stage < 2:
                 continue
             for ck in ckpts:
-                yield replace(base, n_gpus=n, zero_stage=stage, offload=off, grad_ckpt=ck)  # type: ignore[arg-type]
+                yield stage, off, ck
 
 
-def _fits(mem: MemoryBreakdown, gpu_mem_gib: float, host_ram_gib: float, nodes: int) -> bool:
-    return (mem.per_gpu_gib <= HEADROOM * gpu_mem_gib
-            and mem.host_ram_gib / nodes <= HOST_RAM_USABLE * host_ram_gib)
+# The planner sizes the same setups for many instance types: per model and base setup, the sized variants for
+# each (GPU count, multi-node) in the order `_variants` yields them, with the smallest per-GPU need among them.
+# Keyed by the model's identity, holding the model so that its id cannot be reused while cached.
+Sized = tuple[tuple[tuple[TrainSetup, MemoryBreakdown, float], ...], float]
+_MemoTable = dict[tuple[int, bool], Sized]
+_MEMO: dict[tuple[int, TrainSetup, bool | None, int | None], tuple[ModelSpec, _MemoTable]] = {}
+_MEMO_MAX = 64
+
+
+def _memo_for(model: ModelSpec, base: TrainSetup, w: Workload) -> _MemoTable:
+    key = (id(model), base, w.grad_ckpt, w.zero_stage)  # the knobs `_variants` reads besides the base
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()  # rare; a single call, safe next to readers in other threads
+    table: _MemoTable = {}
+    _MEMO[key] = (model, table)
+    return table
+
+
+def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Workload) -> Sized:
+    """Every variant on n GPUs (multi-node: ZeRO-3 only) with its memory, and the smallest per-GPU need."""
+    out = []
+    for stage, off, ck in _variants(base, n, w):
+        if multi_node and stage < 3:
+            continue
+        setup = replace(base, n_gpus=n, zero_stage=stage, offload=off, grad_ckpt=ck)
+        mem = estimate_memory(model, setup)
+        out.append((setup, mem, mem.per_gpu_gib))
+    return tuple(out), min((x[2] for x in out), default=math.inf)
 
 
 def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> Fit | NoFit:
     per_node = max(1, math.floor(inst.gpu_count))
     fraction = min(1.0, inst.gpu_count)
     base = base_setup(job, w, gpu)
-    closest = math.inf
+    closest = host_short = math.inf
     node_steps = [1] if inst.is_slice else list(NODE_STEPS)
     if w.gpu_count is not None:
         if w.gpu_count % per_node:
             return NoFit(f"has {per_node} GPUs per node; {w.gpu_count} GPUs is not a whole number of nodes",
                          math.inf)
         node_steps = [w.gpu_count // per_node]
+    memo = _memo_for(job.model, base, w)
+    usable_gpu = HEADROOM * inst.gpu_memory_gib
     for nodes in node_steps:
         if nodes > 1 and job.method in ("lora", "qlora") and w.gpu_count is None:
             break  # adapters do not shard across nodes usefully; a bigger GPU is the answer
-        for setup in _variants(base, per_node * nodes, w):
-            if nodes > 1 and setup.zero_stage < 3:
+        if nodes > 1 and per_node < MIN_GPUS_PER_NODE_MULTI and w.gpu_count is None:
+            break  # clusters are built from whole multi-GPU servers, not many 1-2 GPU VMs
+        n = per_node * nodes
+        key = (n, nodes > 1)
+        sized = memo.get(key)
+        if sized is None:
+            sized = memo[key] = _sized(job.model, base, n, nodes > 1, w)
+        variants, floor = sized
+        closest = min(closest, floor)
+        if floor > usable_gpu:
+            continue  # not even the most frugal variant fits this GPU
+        for setup, mem, need in variants:
+            if need > usable_gpu:
                 continue
-            mem = estimate_memory(job.model, setup)
-            closest = min(closest, mem.per_gpu_gib)
-            if _fits(mem, inst.gpu_memory_gib, inst.memory_gib, nodes):
+            if mem.host_ram_gib / nodes <= HOST_RAM_USABLE * inst.memory_gib:
                 strat = Strategy(setup, per_node, nodes, fraction)
                 return Fit(strat, mem, OFFLOAD_SLOWDOWN[setup.offload])
+            host_short = min(host_short, mem.host_ram_gib / nodes)
     where = f"{per_node}x {gpu.id} ({inst.gpu_memory_gib:g} GiB each)"
+    if host_short < math.inf:
+        # The GPUs would do with CPU offload, but the host cannot hold the offloaded states.
+        return NoFit(f"fits {where} only with CPU offload, which needs {host_short:.0f} GiB of host RAM per node; "
+                     f"the instance has {inst.memory_gib:g} GiB ({HOST_RAM_USABLE:.0%} usable)", closest)
     return NoFit(f"needs {closest:.1f} GiB per GPU at best on {where}, over the "
                  f"{HEADROOM * inst.gpu_memory_gib:.1f} GiB usable", closest)

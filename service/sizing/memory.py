@@ -11,9 +11,11 @@ logits b*s*V*8 B (B7); CUDA context 0.9 GiB, NCCL 1.5 GiB, fragmentation 7 % (B8
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from service.catalog.schema import ModelSpec
 from service.sizing.params import ParamCounts, count_params, head_dim, lora_params
-from service.sizing.types import GIB, MemoryBreakdown, TrainSetup
+from service.sizing.types import GIB, MemoryBreakdown, Offload, TrainSetup
 
 CUDA_CONTEXT_GIB = 0.9  # torch 2.1 eager on A100 measured 0.92 GB (stas00, sizing.md B8)
 NCCL_GIB = 1.5  # torch.distributed init "expect ~1-2GB" (B8)
@@ -27,6 +29,7 @@ LOGIT_BYTES = 8  # b*s*V*4 B*2 (vram.asmirnov, B7)
 ACT_MIB_PER_GFLOP = 12.5
 DIFFUSION_ACT_GIB = 12.0
 CKPT_KEEP_NON_TRANSFORMER = 0.3
+DS_BUFFER_FACTOR = 1.5  # DeepSpeed estimator's additional_buffer_factor for CPU RAM (A3)
 
 
 def _weight_bytes_per_param(setup: TrainSetup) -> float:
@@ -121,10 +124,15 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         weights = weights / n + 4 * c.largest_layer / GIB  # gathered fp16 layer + its grads (DeepSpeed)
         notes.append("ZeRO-3 gathers the largest layer on every GPU (4 B/param)")
     if setup.offload in ("optimizer", "all"):
-        # DeepSpeed CPU RAM: params x 16 (optimizer) or 18 (all) x 1.5 buffer, per node share (A3)
+        # DeepSpeed CPU RAM x 1.5 buffer (A3): ZeRO-3 with zero.Init params x 16 (optimizer) or 18 (all), the
+        # job's total (the planner divides it over nodes); ZeRO-2 (one node here) params x max(4 x GPUs, 16),
+        # since every process first builds the fp32 model on the CPU. The fp32 gradients live on the CPU with
+        # the optimizer: DeepSpeed's GPU formulas keep no gradient partition on the GPU under offload.
         factor = 18 if setup.offload == "all" else 16
-        host = trainable * factor * 1.5 / GIB
+        host_bytes = trainable * factor if z >= 3 else max(4 * n * c.total, factor * trainable)
+        host = host_bytes * DS_BUFFER_FACTOR / GIB
         optim = 0.0
+        grads = 0.0
         if setup.offload == "all":
             weights = 4 * c.largest_layer / GIB
             notes.append("ZeRO-3 offload of parameters and optimizer to CPU RAM: slow, needs fast host memory")
@@ -134,7 +142,9 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
     acts = activation_gib(m, setup)
     overhead = CUDA_CONTEXT_GIB + (NCCL_GIB if n > 1 else 0.0)
     if setup.method == "qlora":
-        overhead += 2 * c.largest_layer * 2 / GIB  # dequantised bf16 copy of the largest layer, fwd + bwd
+        # dequantised bf16 copy of the largest quantised linear, fwd + bwd (embeddings stay 16-bit: no copy)
+        largest_quantised = max((x.d_in * x.d_out for x in c.linears), default=c.largest_layer)
+        overhead += 2 * largest_quantised * 2 / GIB
     overhead += FRAGMENTATION * (weights + grads + optim + acts)
     return MemoryBreakdown(
         weights_gib=weights,
@@ -146,3 +156,54 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         host_ram_gib=host,
         notes=tuple(notes),
     )
+
+
+@dataclass(frozen=True)
+class DeepSpeedStates:
+    """DeepSpeed's estimate of model-state memory (params + grads + Adam states, no activations), GiB."""
+
+    gpu_gib: float  # per GPU
+    cpu_gib: float  # per node
+
+
+def deepspeed_model_states_gib(
+    params: float,
+    largest_layer: float,
+    gpus_per_node: int,
+    stage: int,
+    offload: Offload = "none",
+    nodes: int = 1,
+    zero_init: bool = True,
+) -> DeepSpeedStates:
+    """The formulas of DeepSpeed's `estimate_zero{2,3}_model_states_mem_needs` (docs memory.rst, sizing.md A3).
+
+    DeepSpeed's convention differs from the ZeRO paper's that `estimate_memory` follows: it keeps the fp16
+    params and fp16 grads whole under ZeRO-2 (4 B/param) and counts fp32 grads (16 B/param sharded; 18 with the
+    fp16 params under ZeRO-3), where the paper counts 2 + 2 + 12 = 16 B/param in all.
+    """
+    total_gpus = gpus_per_node * nodes
+    if stage == 2:
+        if offload == "all":
+            raise ValueError("ZeRO-2 cannot offload parameters; use stage 3")
+        if offload == "optimizer":
+            gpu = 2 * params
+            cpu = params * max(4 * gpus_per_node, 16) * DS_BUFFER_FACTOR
+        else:
+            gpu = 4 * params + int(16 * params / total_gpus)
+            cpu = params * 4 * gpus_per_node * DS_BUFFER_FACTOR  # only while the model is first built
+    elif stage == 3:
+        gpus_factor = 1 / nodes
+        gathered = 4 * largest_layer  # fp16 params gathered + fp16 grads of the largest layer
+        if offload == "all":
+            gpu = gathered
+            cpu = params * (18 * gpus_factor if zero_init else max(4 * gpus_per_node, 18 * gpus_factor))
+        elif offload == "optimizer":
+            gpu = gathered + int(2 * params / total_gpus)
+            cpu = params * (16 * gpus_factor if zero_init else max(4 * gpus_per_node, 16 * gpus_factor))
+        else:
+            gpu = gathered + int(18 * params / total_gpus)
+            cpu = (largest_layer if zero_init else params) * 4 * gpus_per_node
+        cpu *= DS_BUFFER_FACTOR
+    else:
+        raise ValueError(f"DeepSpeed's estimator covers ZeRO stages 2 and 3, not {stage}")
+    return DeepSpeedStates(gpu / GIB, cpu / GIB)

@@ -114,8 +114,25 @@ def _head_params(m: ModelSpec) -> float:
     return h * 1000 + 1000  # ViT ImageNet-1k classifier
 
 
+# count_params runs thousands of times per plan for one model: keyed by the spec's identity, holding the spec
+# itself so that its id cannot be reused while cached (ModelSpec is frozen but not hashable: it has lists).
+_COUNTS_CACHE: dict[int, tuple[ModelSpec, ParamCounts]] = {}
+_COUNTS_CACHE_MAX = 256
+
+
 def count_params(m: ModelSpec) -> ParamCounts:
     """Count parameters from dimensions; non-transformer models use their published count."""
+    hit = _COUNTS_CACHE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    counts = _count_params(m)
+    if len(_COUNTS_CACHE) >= _COUNTS_CACHE_MAX:
+        _COUNTS_CACHE.clear()  # rare; a single call, safe next to readers in other threads
+    _COUNTS_CACHE[id(m)] = (m, counts)
+    return counts
+
+
+def _count_params(m: ModelSpec) -> ParamCounts:
     if m.kind in ("cnn", "diffusion"):
         total = m.params_published_b * 1e9
         return ParamCounts(total, 0, 0, total, total, total / 20, ())

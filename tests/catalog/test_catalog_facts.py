@@ -1,0 +1,74 @@
+"""Facts the shipped catalog must keep: the popular guide's errors stay corrected, every row is sourced."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+# Instance names the selection guide invented (shared/reference/clouds.md §6): none may appear in the catalog.
+INVENTED_EXACT = {"GN10X.2XLARGE4", "GN10X.4XLARGE8"}  # the real types are GN10X.2XLARGE40 / GN10X.4XLARGE80
+INVENTED_PATTERNS = [
+    re.compile(r"^GH100(\.|$)", re.IGNORECASE),  # "GH100 (H100)": no Tencent H100 family exists
+    re.compile(r"^GI3(\.|$)", re.IGNORECASE),  # "GI3 (L4)": the real family is GI3X, with T4
+    re.compile(r"^G[3-6](\.|$)", re.IGNORECASE),  # JD "G3=T4 ... G6=H100": JD's g.* prefix is general-purpose CPU
+]
+
+
+def test_no_invented_instance_names(catalog) -> None:
+    names = {r.instance_type for r in catalog.instances} | {r.family for r in catalog.instances}
+    assert not {n.upper() for n in names} & INVENTED_EXACT
+    for pattern in INVENTED_PATTERNS:
+        assert not [n for n in names if pattern.match(n)], pattern.pattern
+    prices = {p.instance_type for p in catalog.prices}
+    assert not {n.upper() for n in prices} & INVENTED_EXACT
+
+
+def test_the_real_types_the_guide_garbled_are_there(catalog) -> None:
+    by_name = {r.instance_type: r for r in catalog.instances}
+    assert by_name["GN10X.2XLARGE40"].gpu.startswith("V100")  # the guide called it "1x A10"
+    assert {r.gpu for r in catalog.instances if r.family == "GI3X"} == {"T4"}  # not L4 / L40S
+    assert {r.gpu for r in catalog.instances if r.family == "GN10Xp"} == {"V100-32G-SXM2"}  # not A100
+
+
+def test_jd_gpu_types_are_p_series(catalog) -> None:
+    jd = [r.instance_type for r in catalog.instances if r.cloud == "jdcloud"]
+    assert jd and all(name.startswith("p.") for name in jd)
+
+
+def test_every_instance_and_price_is_sourced_and_dated(catalog) -> None:
+    for r in catalog.instances:
+        assert r.source.strip() and r.as_of, r.instance_type
+    for p in catalog.prices:
+        assert p.source.strip() and p.as_of, (p.instance_type, p.billing)
+    for g in catalog.gpus:
+        assert g.source.strip() and g.as_of, g.id
+    for m in catalog.models:
+        assert m.source.strip() and m.as_of, m.id
+
+
+def test_every_instance_has_a_price(catalog) -> None:
+    priced = {p.instance_type for p in catalog.prices}
+    assert {r.instance_type for r in catalog.instances} <= priced
+
+
+def test_a10_has_no_fp8(catalog) -> None:
+    # The guide's "A10 supports FP8" is wrong: Ampere CC 8.6; FP8 needs CC >= 8.9 (Transformer Engine matrix).
+    a10 = catalog.gpu("A10")
+    assert a10.supports_fp8 is False and a10.fp8_tflops is None
+
+
+@pytest.mark.parametrize("arch", ["pascal", "volta", "turing", "ampere"])
+def test_no_fp8_before_ada(catalog, arch: str) -> None:
+    assert not [g.id for g in catalog.gpus if g.arch == arch and g.supports_fp8]
+
+
+def test_hopper_needs_cuda_11_8(catalog) -> None:
+    # CUDA 11.8 is the first toolkit with sm_90 (the guide said 12.0).
+    hopper = [g for g in catalog.gpus if g.arch == "hopper"]
+    assert hopper and {g.min_cuda for g in hopper} == {"11.8"}
+
+
+def test_bf16_only_from_ampere(catalog) -> None:
+    for g in catalog.gpus:
+        assert g.supports_bf16 is (g.arch not in ("pascal", "volta", "turing")), g.id

@@ -1,0 +1,40 @@
+"""Shared fixtures: the real, shipped catalog (loaded once per session) and small lookups into it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.catalog.loader import Catalog, load_catalog
+from service.catalog.queries import resolve_gpu, resolve_model
+from service.catalog.schema import GpuSpec, ModelSpec
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+KNOWLEDGE_DIR = REPO_ROOT / "knowledge"
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """knowledge/ as shipped: no synced overlay, no user price sheet."""
+    return load_catalog(KNOWLEDGE_DIR)
+
+
+@pytest.fixture(scope="session")
+def model(catalog: Catalog):
+    """model("Qwen2-7B") -> the catalog's ModelSpec."""
+
+    def get(name: str) -> ModelSpec:
+        return resolve_model(name, catalog.models)
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def gpu(catalog: Catalog):
+    """gpu("A100 80G") -> the catalog's GpuSpec (ambiguous names resolve as the CLI resolves them)."""
+
+    def get(name: str) -> GpuSpec:
+        return resolve_gpu(name, catalog.gpus)[0]
+
+    return get
