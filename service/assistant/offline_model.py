@@ -45,6 +45,23 @@ def previous_workload(messages: Sequence[BaseMessage]) -> Workload | None:
     return None
 
 
+_METHOD_WORDS = {
+    "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
+           "lora": "LoRA 显存", "qlora": "QLoRA 4-bit 显存"},
+    "en": {"full": "full fine-tune memory ZeRO-3", "pretrain": "pre-training multi-node RDMA",
+           "freeze": "freeze tuning memory", "lora": "LoRA memory", "qlora": "QLoRA 4-bit memory"},
+}
+
+
+def citation_query(slots: dict[str, Any], lang: str) -> str:
+    """A retrieval query about what the recommendation rests on: the method's memory and the GPU choice."""
+    words = _METHOD_WORDS["zh" if lang == "zh" else "en"]
+    method = str(slots.get("method") or "lora")
+    size = f"{slots['params_b']:g}B" if slots.get("params_b") else str(slots.get("model") or "")
+    tail = "按场景选GPU 费用 计费" if lang == "zh" else "choosing the GPU by scenario cost billing"
+    return f"{size} {words.get(method, '')} {tail}".strip()
+
+
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
 
@@ -104,7 +121,7 @@ class OfflinePlannerModel(BaseChatModel):
             calls.append(_call("plan_training", slots))
             names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
             calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]
-            calls.append(_call("search_knowledge", {"query": text, "k": 3, "lang": lang}))
+            calls.append(_call("search_knowledge", {"query": citation_query(slots, lang), "k": 3, "lang": lang}))
         elif parsed.wants_documents:
             return AIMessage(content=ph["need_workload_for_doc"])
         else:
