@@ -93,9 +93,10 @@ class Assistant:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
 
     def _default_retriever(self) -> Any:
+        from service.retrieval.config import RetrievalConfig
         from service.retrieval.hybrid import Retriever
 
-        return Retriever(refresh=False)
+        return Retriever(RetrievalConfig.from_settings(self.settings), refresh=False)
 
     def retriever(self) -> Any:
         if self._retriever is None:
@@ -116,20 +117,21 @@ class Assistant:
         self.sessions.delete(session_id)
         self.checkpointer.delete_thread(session_id)
 
-    def _session(self, message: str, session_id: str | None) -> str:
+    def _session(self, message: str, session_id: str | None, create: bool = False) -> str:
         if not message or not message.strip():
             raise InvalidInputError("The message is empty.", "Ask a question or describe a training job.")
         limit = self.settings.max_message_chars
         if len(message) > limit:
             raise InvalidInputError(f"The message has {len(message)} characters; the limit is {limit}.",
                                     "Shorten it or split it into several messages.")
-        if session_id is not None and not self.sessions.exists(session_id):
+        if session_id is not None and not create and not self.sessions.exists(session_id):
             raise SessionNotFoundError(session_id)
         return session_id or uuid.uuid4().hex
 
     # -- asking ------------------------------------------------------------------------------------
-    def ask(self, message: str, session_id: str | None = None) -> AskResult:
-        sid = self._session(message, session_id)
+    def ask(self, message: str, session_id: str | None = None, *, create: bool = False) -> AskResult:
+        """Answer one message. `create=True` starts a session under the caller's id when it is new."""
+        sid = self._session(message, session_id, create)
         backend, state = self._run(message, sid)
         self.sessions.touch(sid, message)
         return self._result(sid, message, state, backend)
@@ -146,8 +148,9 @@ class Assistant:
         backend = f"offline (fallback: {self.llm_error[:120]})" if self.llm_error else "offline"
         return backend, self.agent.invoke(inputs, config)
 
-    def stream(self, message: str, session_id: str | None = None) -> Iterator[StreamEvent]:
-        sid = self._session(message, session_id)
+    def stream(self, message: str, session_id: str | None = None, *, create: bool = False
+               ) -> Iterator[StreamEvent]:
+        sid = self._session(message, session_id, create)
         config = {"configurable": {"thread_id": sid}}
         agent = self.llm_agent or self.agent
         backend = "openai" if self.llm_agent is not None else "offline"
@@ -202,7 +205,7 @@ class Assistant:
                 docs["launch_bundle"] = art["files"]
             for p in art.get("passages", []):
                 cites.append(Citation(id=p["id"], title=p.get("title", ""), source=p.get("source", ""),
-                                      url=p.get("ref", "")))
+                                      url=citation_url(p)))
         lang: Literal["zh", "en"] = "zh" if language_of(message) == "zh" else "en"
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
@@ -214,5 +217,14 @@ class Assistant:
         )
 
 
-def build_assistant(settings: Settings | None = None) -> Assistant:
-    return Assistant(settings)
+def citation_url(passage: dict[str, Any]) -> str:
+    """Where a person reads the cited section: the API's /knowledge route, or the passage's external link."""
+    source, _, anchor = str(passage["id"]).partition("#")
+    if source.startswith(("guide/", "catalog/")) and source.endswith(".md"):
+        return f"/knowledge/{source}" + (f"#{anchor}" if anchor else "")
+    return str(passage.get("ref", ""))
+
+
+def build_assistant(settings: Settings | None = None, *, catalog: Catalog | None = None,
+                    retriever_factory: Any | None = None) -> Assistant:
+    return Assistant(settings, catalog=catalog, retriever_factory=retriever_factory)

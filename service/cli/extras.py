@@ -9,7 +9,7 @@ import typer
 EXAMPLE = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
 
 # Modules that add their own commands with `register(app)`; each imports its heavy libraries lazily.
-_REGISTRARS = ("service.retrieval.commands", "service.cli.ask_cmd", "service.evals_cli")
+_REGISTRARS = ("service.retrieval.commands", "service.cli.ask_cmd", "service.evals_cli", "service.slack.cli")
 
 
 def register_extras(app: typer.Typer) -> None:

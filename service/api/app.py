@@ -1,0 +1,121 @@
+"""The app factory: routers, one JSON error shape, and a lifespan that warms the resources up in the background.
+
+    app = create_app()                       # settings from the environment, real assistant built lazily
+    app = create_app(settings, assistant)    # tests inject settings and a fake assistant
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from service.api.errors import error_body, pydantic_message, status_for, validation_message
+from service.api.resources import Resources, RetrieverLike
+from service.errors import AdvisorError
+from service.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from service.assistant.types import AssistantProtocol
+    from service.catalog.loader import Catalog
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = (
+    "GPU cloud configurations (Tencent Cloud, JD Cloud) for ML training, verified by a deterministic engine. "
+    "Every /v1 route needs `Authorization: Bearer <key>` when the server sets GPU_ADVISOR_API_KEY. "
+    'Errors share one shape: `{"error": {"code", "message", "fix"}}`.'
+)
+
+
+def _lifespan(resources: Resources) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        thread = threading.Thread(target=resources.warm_up, name="gpu-advisor-warm-up", daemon=True)
+        thread.start()
+        yield
+
+    return lifespan
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AdvisorError)
+    async def advisor_error(_request: Request, exc: AdvisorError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.code == "unauthorized" else None
+        return JSONResponse(error_body(exc.code, exc.message, exc.fix), status_code=status_for(exc), headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        message = validation_message(list(exc.errors()))
+        return JSONResponse(error_body("invalid_input", message, "Fix the named field and send again."), 422)
+
+    @app.exception_handler(ValidationError)
+    async def model_invalid(_request: Request, exc: ValidationError) -> JSONResponse:
+        return JSONResponse(error_body("invalid_input", pydantic_message(exc), "Fix the named field and send again."), 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, f"http_{exc.status_code}")
+        message = str(exc.detail) if exc.status_code != 404 else f"No route {request.method} {request.url.path}."
+        fix = "See /docs for the routes." if exc.status_code in (404, 405) else ""
+        return JSONResponse(error_body(code, message, fix), exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse(
+            error_body("internal_error", "Internal server error.", "Try again; if it persists, see the server log."),
+            500,
+        )
+
+
+def create_app(
+    settings: Settings | None = None,
+    assistant: AssistantProtocol | None = None,
+    *,
+    catalog: Catalog | None = None,
+    retriever: RetrieverLike | None = None,
+) -> FastAPI:
+    """Build the app. Anything not injected loads lazily (warm-up thread or first use)."""
+    from service.api.deps import require_api_key
+    from service.api.routes import catalog as catalog_routes
+    from service.api.routes import (
+        chat,
+        documents,
+        health,
+        knowledge,
+        models_catalog,
+        openai_compat,
+        plan,
+        search,
+        sessions,
+    )
+    from service.web import mount_web
+
+    resources = Resources(settings or get_settings(), assistant=assistant, catalog=catalog, retriever=retriever)
+    app = FastAPI(
+        title="GPU Advisor",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=_lifespan(resources),
+    )
+    app.state.resources = resources
+    _install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(knowledge.router)
+    auth = [Depends(require_api_key)]
+    for module in (chat, openai_compat, plan, catalog_routes, models_catalog, search, documents, sessions):
+        app.include_router(module.router, prefix="/v1", dependencies=auth)
+    from service.slack.app import mount_slack
+
+    mount_slack(app, resources.settings, resources.assistant.get)  # only when the Slack secrets are set
+    mount_web(app)
+    return app

@@ -1,0 +1,62 @@
+"""Dependencies as `Annotated` aliases: route signatures read like plain typed functions."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from service.api.errors import UnauthorizedError
+from service.api.resources import Resources, RetrieverLike
+from service.assistant.types import AssistantProtocol
+from service.catalog.loader import Catalog
+from service.settings import Settings
+
+_bearer = HTTPBearer(auto_error=False, description="Required when the server sets GPU_ADVISOR_API_KEY.")
+
+
+def get_resources(request: Request) -> Resources:
+    resources: Resources = request.app.state.resources
+    return resources
+
+
+ResourcesDep = Annotated[Resources, Depends(get_resources)]
+
+
+def get_settings(resources: ResourcesDep) -> Settings:
+    return resources.settings
+
+
+def get_catalog(resources: ResourcesDep) -> Catalog:
+    return resources.catalog.get()
+
+
+def get_retriever(resources: ResourcesDep) -> RetrieverLike:
+    return resources.retriever.get()
+
+
+def get_assistant(resources: ResourcesDep) -> AssistantProtocol:
+    return resources.assistant.get()
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
+RetrieverDep = Annotated[RetrieverLike, Depends(get_retriever)]
+AssistantDep = Annotated[AssistantProtocol, Depends(get_assistant)]
+
+
+def require_api_key(
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """When settings.api_key is set, every /v1 route needs `Authorization: Bearer <key>`."""
+    if not settings.api_key:
+        return
+    if credentials is None:
+        raise UnauthorizedError(
+            "Missing API key.", "Send the header 'Authorization: Bearer <key>' (the server's GPU_ADVISOR_API_KEY)."
+        )
+    if not hmac.compare_digest(credentials.credentials.encode(), settings.api_key.encode()):
+        raise UnauthorizedError("Invalid API key.", "Check the key: it must equal the server's GPU_ADVISOR_API_KEY.")

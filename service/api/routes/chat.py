@@ -1,0 +1,76 @@
+"""POST /v1/chat: one turn with the assistant, as JSON (AskResult) or as server-sent events (`?stream=true`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from service.api.deps import AssistantDep, SettingsDep
+from service.api.errors import check_message, error_body, unknown_session
+from service.api.schemas import ChatRequest
+from service.assistant.types import AskResult, AssistantProtocol, StreamEvent
+from service.errors import AdvisorError
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["chat"])
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "AskResult JSON; with ?stream=true, server-sent events "
+        "`event: token|tool|final|error` whose `data:` is a StreamEvent (final's data is the AskResult).",
+        "content": {"text/event-stream": {}},
+    }
+}
+
+
+def sse(event: str, data: dict[str, Any]) -> str:
+    """One server-sent event: `event:` line, one `data:` line of JSON, blank line."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def error_event(exc: Exception) -> StreamEvent:
+    """A failure after the stream started: the same error shape, as an `error` event."""
+    if isinstance(exc, AdvisorError):
+        body = error_body(exc.code, exc.message, exc.fix)
+    else:
+        log.error("stream failed", exc_info=exc)
+        body = error_body("internal_error", "Internal server error.", "Try again; if it persists, see the server log.")
+    return StreamEvent(type="error", text=body["error"]["message"], data=body)
+
+
+def event_stream(assistant: AssistantProtocol, message: str, session_id: str | None) -> Iterator[str]:
+    try:
+        for event in assistant.stream(message, session_id):
+            yield sse(event.type, event.model_dump(mode="json"))
+    except Exception as exc:  # the status line is sent already: report the failure in the stream
+        err = error_event(exc)
+        yield sse(err.type, err.model_dump(mode="json"))
+
+
+def checked_session(assistant: AssistantProtocol, session_id: str | None) -> str | None:
+    if session_id is not None and not assistant.has_session(session_id):
+        raise unknown_session(session_id)
+    return session_id
+
+
+@router.post("/chat", response_model=AskResult, responses=SSE_DOC)
+def chat(
+    body: ChatRequest,
+    assistant: AssistantDep,
+    settings: SettingsDep,
+    stream: bool = Query(default=False, description="stream server-sent events instead of one JSON object"),
+) -> Any:
+    """Ask the assistant; the answer carries the engine's recommendation, citations and the session id."""
+    message = check_message(body.message, settings.max_message_chars)
+    session_id = checked_session(assistant, body.session_id)
+    if stream:
+        return StreamingResponse(
+            event_stream(assistant, message, session_id), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+    return assistant.ask(message, session_id)

@@ -1,0 +1,98 @@
+"""POST /v1/documents/request (Markdown or DOCX) and /v1/documents/launch (zip): documents for one plan.
+
+A plan sent by the client is re-planned from its `workload`: every figure in a document comes from the engine,
+never from the request body.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from pydantic import ValidationError
+
+from service.api.deps import CatalogDep, SettingsDep
+from service.api.schemas import DocumentIn, RequestDocumentIn
+from service.catalog.loader import Catalog
+from service.errors import DependencyUnavailableError, InvalidInputError
+from service.settings import Settings
+from service.workload import Workload
+
+router = APIRouter(prefix="/documents", tags=["documents"])
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def document_function(name: str, module: str) -> Any:
+    """`service.documents.<name>` (or from its submodule); 503 when document generation is not installed."""
+    import importlib
+
+    for where in ("service.documents", f"service.documents.{module}"):
+        try:
+            fn = getattr(importlib.import_module(where), name, None)
+        except ImportError:
+            continue
+        if fn is not None:
+            return fn
+    raise DependencyUnavailableError(f"Document generation is not available ({name} is missing).",
+                                     "Install the service extra: pip install -e '.[service]'.")
+
+
+def plan_for(body: DocumentIn, catalog: Catalog, settings: Settings) -> dict[str, Any]:
+    """The engine's plan for the body's workload (or for the workload inside the plan it sent)."""
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+
+    if (body.plan is None) == (body.workload is None):
+        raise InvalidInputError("Send exactly one of 'plan' and 'workload'.",
+                                "Pass the POST /v1/plan result as 'plan', or the workload as 'workload'.")
+    workload = body.workload
+    if workload is None:
+        raw = (body.plan or {}).get("workload")
+        if not isinstance(raw, dict):
+            raise InvalidInputError("plan.workload is missing.", "Send the whole POST /v1/plan result as 'plan'.")
+        try:
+            workload = Workload.model_validate(raw)
+        except ValidationError as exc:
+            raise InvalidInputError(f"plan.workload is invalid: {exc.errors()[0]['msg']}.",
+                                    "Send the POST /v1/plan result unchanged.") from exc
+    return plan_to_dict(plan(workload, catalog, max_price_age_days=settings.price_max_age_days))
+
+
+def _filename(plan: dict[str, Any], suffix: str) -> str:
+    model = str(plan.get("model", {}).get("id") or "plan") if isinstance(plan.get("model"), dict) else "plan"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"gpu-advisor-{model}{suffix}")
+
+
+def _attachment(content: bytes, media_type: str, filename: str) -> Response:
+    return Response(content, media_type=media_type,
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@router.post("/request", response_class=Response, responses={200: {"content": {
+    "text/markdown": {}, DOCX: {}}, "description": "the document, Markdown or DOCX"}})
+def request_document(body: RequestDocumentIn, catalog: CatalogDep, settings: SettingsDep) -> Response:
+    """The resource-request document 《AI训练资源申请说明》 (or its English version), Markdown or DOCX."""
+    plan = plan_for(body, catalog, settings)
+    options: dict[str, Any] = {"candidate_index": body.candidate_index, "catalog": catalog}
+    if body.format == "docx":
+        render_docx = document_function("render_request_docx", "request")
+        data: bytes = render_docx(plan, body.lang, body.applicant, **options)
+        return _attachment(data, DOCX, _filename(plan, f"-request.{body.lang}.docx"))
+    render_md = document_function("render_request_markdown", "request")
+    text: str = render_md(plan, body.lang, body.applicant, **options)
+    return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8", headers={
+        "Content-Disposition": f'inline; filename="{_filename(plan, f"-request.{body.lang}.md")}"'})
+
+
+@router.post("/launch", response_class=Response,
+             responses={200: {"content": {"application/zip": {}}, "description": "the launch bundle as a zip"}})
+def launch_bundle(body: DocumentIn, catalog: CatalogDep, settings: SettingsDep) -> Response:
+    """The launch bundle (LLaMA-Factory YAML, DeepSpeed JSON, launch and monitoring scripts) as a zip."""
+    build = document_function("build_launch_bundle", "launch")
+    as_zip = document_function("bundle_as_zip", "launch")
+    plan = plan_for(body, catalog, settings)
+    folder = _filename(plan, "-launch")
+    data: bytes = as_zip(build(plan, catalog, body.lang, candidate_index=body.candidate_index), root=folder)
+    return _attachment(data, "application/zip", f"{folder}.zip")

@@ -1,0 +1,134 @@
+"""Wiring: the Bolt app over the assistant, and its mount on the FastAPI app at POST /slack/events.
+
+    mount_slack(app, settings, resources.assistant.get)   # in service.api.app.create_app; False when not set up
+    build_slack_app(settings, assistant)                  # the Bolt app itself (HTTP or Socket Mode)
+
+One URL serves events, the slash command and button clicks (Slack sends all three as signed POSTs). Bolt
+verifies the signature and the timestamp (401 on a bad or stale request) and answers url_verification.
+Listeners acknowledge before any work (process_before_response=True, so nothing runs after the HTTP response
+except the lazy listeners, which Bolt runs in its thread pool); retries of an event already seen are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, cast
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from service.assistant.types import AssistantProtocol
+from service.errors import InvalidInputError
+from service.settings import Settings
+from service.slack.blocks import DOCUMENT_ACTIONS, usage_text
+from service.slack.dedup import SeenEvents, is_duplicate
+from service.slack.handlers import AssistantProvider, SlackHandlers
+from service.slack.threads import SlackDb, ThreadSessions
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from slack_bolt import App
+    from slack_sdk import WebClient
+
+log = logging.getLogger(__name__)
+EVENTS_PATH = "/slack/events"
+COMMAND = "/gpu-advisor"
+DB_FILE = "slack.sqlite"
+
+
+def _provider(assistant: AssistantProtocol | AssistantProvider) -> AssistantProvider:
+    """Accept the assistant itself or a zero-argument function that returns it (built on first use)."""
+    if callable(assistant) and not hasattr(assistant, "ask"):
+        return assistant
+    ready = cast(AssistantProtocol, assistant)
+    return lambda: ready
+
+
+def build_slack_app(settings: Settings, assistant: AssistantProtocol | AssistantProvider, *,
+                    client: WebClient | None = None, socket_mode: bool = False,
+                    listener_executor: Executor | None = None) -> App:
+    """The Bolt app. Makes no network call: Bolt checks the bot token (auth.test) on the first request.
+
+    `client` points the Web API elsewhere (tests: a loopback stub); `listener_executor` runs the lazy listeners
+    (default: Bolt's thread pool).
+    """
+    from slack_bolt import Ack, App, BoltRequest, BoltResponse
+    from slack_sdk import WebClient
+
+    if not settings.slack_bot_token and client is None:
+        raise InvalidInputError("SLACK_BOT_TOKEN is not set.", "Set it to the app's Bot User OAuth Token (xoxb-…).")
+    if not socket_mode and not settings.slack_signing_secret:
+        raise InvalidInputError("SLACK_SIGNING_SECRET is not set.",
+                                "Set it to the Signing Secret from the app's Basic Information page.")
+    db = SlackDb(settings.data_dir / DB_FILE)
+    handlers = SlackHandlers(_provider(assistant), ThreadSessions(db))
+    seen = SeenEvents(db)
+    app = App(
+        name="gpu-advisor",
+        client=client or WebClient(token=settings.slack_bot_token),
+        signing_secret=settings.slack_signing_secret,
+        request_verification_enabled=not socket_mode,  # Socket Mode payloads arrive unsigned over the socket
+        token_verification_enabled=False,
+        process_before_response=True,
+        listener_executor=listener_executor,
+    )
+
+    def drop_retries(body: dict[str, Any], request: BoltRequest, next: Callable[[], None]) -> BoltResponse | None:
+        if is_duplicate(seen, body, request.headers):
+            return BoltResponse(status=200, body="")
+        next()
+        return None
+
+    app.use(drop_retries)
+
+    def ack_now(ack: Ack) -> None:
+        ack()
+
+    def ack_command(ack: Ack, command: dict[str, Any]) -> None:
+        if str(command.get("text") or "").strip():
+            ack()
+        else:  # nothing asked: the usage, privately (the lazy listener does nothing)
+            ack(text=f"{usage_text('zh')}\n{usage_text('en')}")
+
+    app.event("app_mention")(ack=ack_now, lazy=[handlers.on_mention])
+    app.event("message")(ack=ack_now, lazy=[handlers.on_direct_message])
+    app.command(COMMAND)(ack=ack_command, lazy=[handlers.on_command])
+    for action_id in DOCUMENT_ACTIONS:
+        app.action(action_id)(ack=ack_now, lazy=[handlers.on_document])
+    return app
+
+
+def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantProtocol | AssistantProvider, *,
+                client: WebClient | None = None, listener_executor: Executor | None = None) -> bool:
+    """Add POST /slack/events when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are set; False (and why, logged) if not.
+
+    `assistant` may be a function returning the assistant, so the API's lazily built one is shared, not forced.
+    `client` and `listener_executor` are passed to build_slack_app.
+    """
+    missing = [name for name, value in (("SLACK_SIGNING_SECRET", settings.slack_signing_secret),
+                                        ("SLACK_BOT_TOKEN", settings.slack_bot_token)) if not value]
+    if missing:
+        log.info("Slack bot not mounted: %s not set (see docs/slack.md)", " and ".join(missing))
+        return False
+    try:
+        from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
+    except ImportError:
+        log.warning("Slack bot not mounted: slack_bolt is not installed (pip install -e '.[service]')")
+        return False
+    from starlette.concurrency import run_in_threadpool
+
+    bolt = build_slack_app(settings, assistant, client=client, listener_executor=listener_executor)
+
+    async def slack_events(request: Request) -> Response:
+        # The adapter's conversions, but App.dispatch (synchronous) runs off the event loop.
+        body = await request.body()
+        bolt_response = await run_in_threadpool(bolt.dispatch, to_bolt_request(request, body))
+        return to_starlette_response(bolt_response)
+
+    fastapi_app.add_api_route(EVENTS_PATH, slack_events, methods=["POST"], include_in_schema=False,
+                              name="slack_events")
+    fastapi_app.state.slack_app = bolt
+    log.info("Slack bot mounted at POST %s", EVENTS_PATH)
+    return True

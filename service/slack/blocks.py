@@ -1,0 +1,267 @@
+"""Block Kit builders: pure functions from an AskResult (or a document) to message payloads.
+
+One answer message: header, the top pick per cloud, one table of candidates (a Slack `table` block, or
+preformatted text where tables are not accepted), the answer text, warnings, sources, and two buttons.
+Every builder keeps Slack's limits: 50 blocks, 3000 characters per text, 10 fields or context elements.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from service.assistant.types import AskResult
+from service.slack.mrkdwn import bold, escape, markdown_to_mrkdwn, split_text, truncate
+
+Lang = Literal["zh", "en"]
+Block = dict[str, Any]
+
+MAX_BLOCKS = 50
+MAX_TEXT = 3000
+MAX_FIELDS = 10
+MAX_FIELD_TEXT = 2000
+MAX_CONTEXT_ELEMENTS = 10
+MAX_HEADER = 150
+MAX_TABLE_ROWS = 9  # header + 8 candidates (Slack allows 100)
+MAX_FALLBACK_TEXT = 3000  # top-level `text`, shown in notifications
+
+# Interactive ids are constants so that rendering and routing cannot drift apart.
+REQUEST_DOC_ACTION = "gpu_advisor_request_document"
+LAUNCH_BUNDLE_ACTION = "gpu_advisor_launch_bundle"
+DOCUMENT_ACTIONS = (REQUEST_DOC_ACTION, LAUNCH_BUNDLE_ACTION)
+
+CLOUDS = {"tencent": ("腾讯云", "Tencent Cloud"), "jdcloud": ("京东云", "JD Cloud")}
+BILLING = {"on_demand": ("按量计费", "on-demand"), "monthly": ("包年包月", "monthly"), "spot": ("竞价实例", "spot")}
+METHODS = {"lora": ("LoRA", "LoRA"), "qlora": ("QLoRA", "QLoRA"), "full": ("全参微调", "full fine-tune"),
+           "freeze": ("冻结微调", "freeze-tuning"), "pretrain": ("预训练", "pre-training")}
+
+
+def tr(lang: Lang, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def _label(table: Mapping[str, tuple[str, str]], key: str, lang: Lang) -> str:
+    pair = table.get(key)
+    return key if pair is None else tr(lang, *pair)
+
+
+def _num(x: Any) -> str:
+    try:
+        return f"{float(x):,.2f}".rstrip("0").rstrip(".")
+    except (TypeError, ValueError):
+        return "—"
+
+
+def _hours(x: Any) -> str:
+    try:
+        return f"{float(x):,.1f}"
+    except (TypeError, ValueError):
+        return "—"
+
+
+def _cny(x: Any) -> str:
+    try:
+        return f"¥{float(x):,.0f}"
+    except (TypeError, ValueError):
+        return "—"
+
+
+def _mrkdwn(text: str) -> dict[str, str]:
+    return {"type": "mrkdwn", "text": truncate(text, MAX_TEXT)}
+
+
+def section(text: str) -> Block:
+    return {"type": "section", "text": _mrkdwn(text)}
+
+
+def context(texts: Sequence[str]) -> Block:
+    return {"type": "context", "elements": [_mrkdwn(t) for t in texts[:MAX_CONTEXT_ELEMENTS]]}
+
+
+def thinking_text(lang: Lang) -> str:
+    return tr(lang, "🤔 正在计算…", "🤔 Thinking…")
+
+
+def usage_text(lang: Lang) -> str:
+    return tr(lang, "告诉我训练任务，例如：`/gpu-advisor 用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000`",
+              "Describe the training job, e.g. `/gpu-advisor LoRA fine-tune Qwen2-7B on 100k QA pairs, "
+              "budget ¥3000 a month`")
+
+
+def error_blocks(lang: Lang, detail: str = "") -> list[Block]:
+    """The friendly reply when the assistant fails; `detail` is a user-facing error (what was wrong, the fix)."""
+    head = tr(lang, "😵 抱歉，这次没能算出结果。", "😵 Sorry, I could not work that out.")
+    tail = detail or tr(lang, "请稍后重试；如果一直失败，请联系管理员查看服务日志。",
+                        "Please try again; if it keeps failing, ask an admin to check the service log.")
+    return [section(f"{head}\n{escape(tail)}")]
+
+
+def _candidates(plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The picks first (in the plan's cloud order), then the other candidates in rank order."""
+    cands = [c for c in plan.get("candidates") or [] if isinstance(c, Mapping)]
+    picked = list((plan.get("picks") or {}).values())
+    first = [c for t in picked for c in cands if c.get("instance_type") == t][: len(picked)]
+    return first + [c for c in cands if c.get("instance_type") not in picked]
+
+
+def _gpus(c: Mapping[str, Any]) -> str:
+    nodes = int(c.get("nodes") or 1)
+    per = f"{_num(c.get('gpu_count'))} × {c.get('gpu', '?')}"
+    return per if nodes <= 1 else f"{nodes} × ({per})"
+
+
+def _budget(c: Mapping[str, Any]) -> str:
+    ok = c.get("within_budget")
+    return "—" if ok is None else ("✅" if ok else "❌")
+
+
+def _pick_field(c: Mapping[str, Any], lang: Lang) -> str:
+    cloud = _label(CLOUDS, str(c.get("cloud", "")), lang)
+    hours = tr(lang, f"约 {_hours(c.get('training_hours'))} 小时", f"~{_hours(c.get('training_hours'))} h")
+    cost = f"{_cny(c.get('total_cost_cny'))} ({_label(BILLING, str(c.get('billing', '')), lang)})"
+    lines = [bold(cloud), f"`{escape(str(c.get('instance_type', '?')))}`", escape(_gpus(c)),
+             f"{hours} · {cost} {_budget(c)}".rstrip()]
+    return truncate("\n".join(lines), MAX_FIELD_TEXT)
+
+
+def _header(plan: Mapping[str, Any], lang: Lang) -> Block:
+    model, job = plan.get("model"), plan.get("job")
+    name = str(model.get("name") or model.get("id") or "") if isinstance(model, Mapping) else ""
+    method = _label(METHODS, str(job.get("method") or ""), lang) if isinstance(job, Mapping) else ""
+    title = tr(lang, "GPU 配置推荐", "GPU recommendation") + (f": {name}" if name else "") + (
+        f" · {method}" if method else "")
+    return {"type": "header", "text": {"type": "plain_text", "text": truncate(title, MAX_HEADER), "emoji": True}}
+
+
+def _table_header(lang: Lang) -> list[str]:
+    return [tr(lang, "云", "Cloud"), tr(lang, "实例", "Instance"), "GPU", tr(lang, "策略", "Strategy"),
+            tr(lang, "每卡显存", "Mem/GPU"), tr(lang, "时长", "Hours"), tr(lang, "费用", "Cost"),
+            tr(lang, "预算", "Budget")]
+
+
+def table_rows(plan: Mapping[str, Any], lang: Lang) -> list[list[str]]:
+    """The candidate table as text cells, header first; picks are starred."""
+    picked = set((plan.get("picks") or {}).values())
+    rows = [_table_header(lang)]
+    for c in _candidates(plan)[: MAX_TABLE_ROWS - 1]:
+        strategy = c.get("strategy") or {}
+        mem = f"{_num(c.get('memory_per_gpu_gib'))}/{_num(c.get('gpu_memory_gib'))} GiB"
+        rows.append([
+            _label(CLOUDS, str(c.get("cloud", "")), lang),
+            ("★ " if c.get("instance_type") in picked else "") + str(c.get("instance_type", "?")),
+            _gpus(c),
+            str(strategy.get("label", "—")) if isinstance(strategy, Mapping) else "—",
+            mem, _hours(c.get("training_hours")),
+            f"{_cny(c.get('total_cost_cny'))} {_label(BILLING, str(c.get('billing', '')), lang)}",
+            _budget(c),
+        ])
+    return [[truncate(cell or "—", 200) for cell in row] for row in rows]
+
+
+def candidate_table(plan: Mapping[str, Any], lang: Lang, *, native: bool = True) -> Block:
+    """A `table` block, or (native=False) the same rows as preformatted text in a section."""
+    rows = table_rows(plan, lang)
+    if native:
+        right = {4, 5, 6}
+        return {"type": "table",
+                "column_settings": [{"align": "right" if i in right else "left", "is_wrapped": i == 3}
+                                    for i in range(len(rows[0]))],
+                "rows": [[{"type": "raw_text", "text": cell} for cell in row] for row in rows]}
+    body = "\n".join(" | ".join(r) for r in rows)
+    return section("```\n" + truncate(escape(body), MAX_TEXT - 8) + "\n```")
+
+
+def _warnings(plan: Mapping[str, Any], lang: Lang) -> list[str]:
+    picked = set((plan.get("picks") or {}).values())
+    seen: dict[str, None] = {}
+    for c in _candidates(plan):
+        if c.get("instance_type") not in picked:
+            continue
+        for w in c.get("warnings") or []:
+            if isinstance(w, Mapping):
+                text = str(w.get("message_zh") if lang == "zh" and w.get("message_zh") else w.get("message", ""))
+                if text:
+                    seen.setdefault(f"⚠️ {escape(text)}", None)
+    return list(seen)
+
+
+def _sources(result: AskResult) -> list[str]:
+    out: dict[str, None] = {}
+    for c in result.citations:
+        title = escape(c.title or c.id)
+        if c.url.startswith(("http://", "https://")):
+            out.setdefault(f"📄 <{c.url}|{truncate(title, 200)}>", None)
+        else:
+            out.setdefault(f"📄 {truncate(title, 200)} · `{escape(c.source or c.id)}`", None)
+    return list(out)
+
+
+def action_value(session_id: str, lang: Lang) -> str:
+    return json.dumps({"session": session_id, "lang": lang}, separators=(",", ":"))
+
+
+def parse_action_value(value: str) -> tuple[str, Lang]:
+    """(session id, language) from a button's value; ("", "zh") when it cannot be read."""
+    try:
+        data = json.loads(value)
+    except (TypeError, ValueError):
+        return "", "zh"
+    if not isinstance(data, dict):
+        return "", "zh"
+    return str(data.get("session") or ""), "en" if data.get("lang") == "en" else "zh"
+
+
+def document_buttons(session_id: str, lang: Lang) -> Block:
+    value = action_value(session_id, lang)
+    return {"type": "actions", "block_id": "gpu_advisor_documents", "elements": [
+        {"type": "button", "action_id": REQUEST_DOC_ACTION, "value": value, "style": "primary",
+         "text": {"type": "plain_text", "text": "生成申请说明 / Request document", "emoji": True}},
+        {"type": "button", "action_id": LAUNCH_BUNDLE_ACTION, "value": value,
+         "text": {"type": "plain_text", "text": "启动脚本 / Launch bundle", "emoji": True}},
+    ]}
+
+
+def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = "") -> list[Block]:
+    """The whole answer message. `asked` (slash commands) quotes who asked what above the answer."""
+    lang: Lang = result.language
+    plan = result.recommendation or {}
+    has_plan = bool(plan.get("candidates"))
+    top: list[Block] = []
+    if asked:
+        top.append(context([truncate(asked, MAX_TEXT)]))
+    if has_plan:
+        top.append(_header(plan, lang))
+        fields = [_pick_field(c, lang) for c in _candidates(plan)[: len(plan.get("picks") or {})]]
+        if fields:
+            top.append({"type": "section", "fields": [_mrkdwn(f) for f in fields[:MAX_FIELDS]]})
+        top.append(candidate_table(plan, lang, native=native_table))
+    tail: list[Block] = []
+    if warnings := _warnings(plan, lang):
+        tail.append(context(warnings))
+    if sources := _sources(result):
+        tail.append(context([bold(tr(lang, "来源", "Sources")), *sources][:MAX_CONTEXT_ELEMENTS]))
+    if has_plan:
+        tail.append(document_buttons(result.session_id, lang))
+    text = markdown_to_mrkdwn(result.answer_markdown, drop_tables=has_plan)
+    room = MAX_BLOCKS - len(top) - len(tail)
+    chunks = split_text(text, MAX_TEXT) or [tr(lang, "（没有文字回答）", "(no text answer)")]
+    if len(chunks) > room:
+        chunks = chunks[: room - 1] + [tr(lang, "…（回答过长，已截断）", "… (answer too long, cut here)")]
+    return top + [section(c) for c in chunks] + tail
+
+
+def fallback_text(result: AskResult) -> str:
+    """The message's top-level `text`: what notifications and screen readers show."""
+    return truncate(markdown_to_mrkdwn(result.answer_markdown), MAX_FALLBACK_TEXT)
+
+
+def document_messages(title: str, files: Mapping[str, str]) -> list[list[Block]]:
+    """Documents as code blocks, for when a file upload fails: one or more messages of at most 50 blocks."""
+    blocks: list[Block] = [section(bold(escape(title)))]
+    for name, content in files.items():
+        safe = escape(content).replace("```", "ˋˋˋ")  # a fence inside the file would end ours
+        for i, chunk in enumerate(split_text(safe, MAX_TEXT - 200)):
+            label = f"`{escape(name)}`" + (f" ({i + 1})" if i else "")
+            blocks.append(section(f"{label}\n```\n{chunk}\n```"))
+    return [blocks[i:i + MAX_BLOCKS] for i in range(0, len(blocks), MAX_BLOCKS)]

@@ -1,0 +1,38 @@
+// h("a", {href, class: "x", onclick}, "text", child): elements built from text, never from HTML strings.
+export function h(tag, attrs = {}, ...children) {
+  const svg = tag.startsWith("svg:");
+  const el = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag.slice(4)) : document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+let announceTimer = 0;
+
+/** Say `text` through the page's polite status region (screen readers). */
+export function announce(text) {
+  const region = document.getElementById("announcer");
+  if (!region) return;
+  region.textContent = "";
+  clearTimeout(announceTimer);
+  announceTimer = setTimeout(() => { region.textContent = text; }, 50);
+}
+
+/** An error box with the server's message and its fix. */
+export function errorBox(err, prefix, fixPrefix) {
+  return h("div", { class: "alert error", role: "alert" },
+    h("strong", {}, prefix), err.message || String(err),
+    err.fix ? h("div", { class: "small" }, fixPrefix, err.fix) : null);
+}

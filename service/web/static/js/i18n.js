@@ -1,0 +1,131 @@
+// Interface strings in Chinese and English. The language comes from localStorage, else navigator.language.
+const KEY = "gpu-advisor.lang";
+
+const STRINGS = {
+  zh: {
+    skip: "跳到输入框", tagline: "GPU 训练资源顾问", sessions: "会话", modes: "模式", tabChat: "对话",
+    tabForm: "表单规划", newChat: "＋ 新对话", noSessions: "还没有会话。", apiKey: "API 密钥",
+    apiKeyHelp: "服务器设置了 GPU_ADVISOR_API_KEY 时填写", conversation: "对话记录",
+    welcome: "描述你的训练任务：模型、方法、数据量、预算和期限。回答中的配置、时长和价格都由规划引擎计算并注明来源。",
+    example: "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000",
+    yourMessage: "你的消息", enterHint: "Enter 发送，Shift+Enter 换行", stop: "停止", send: "发送",
+    fModel: "模型", fModelHint: "输入以搜索，例如 Qwen2-7B、Llama-3-8B", fMethod: "训练方法", mFull: "全参微调",
+    mFreeze: "Freeze（冻结部分层）", mPretrain: "预训练", fDataset: "数据集大小", fDatasetAmount: "数量",
+    fDatasetUnit: "单位", uSamples: "条样本", fBudget: "预算（¥）", fBudgetAmount: "金额（元）",
+    fBudgetPeriod: "预算周期", pMonth: "每月", pTotal: "总计", fDeadline: "期限（小时内完成）", fBilling: "计费方式",
+    bAuto: "自动（最省）", bOnDemand: "按量计费", bMonthly: "包年包月", bSpot: "竞价实例", fClouds: "云厂商",
+    cTencent: "腾讯云", cJdcloud: "京东云", fObjective: "优先", oCheapest: "最便宜", oFastest: "最快",
+    oBalanced: "均衡", fMore: "更多选项", fEpochs: "训练轮数", fAvgTokens: "平均每条 tokens", plan: "计算方案",
+    explain: "让助手解释", knowledge: "知识库", rawMarkdown: "原始 Markdown", close: "关闭", you: "你",
+    assistant: "助手", thinking: "正在思考…", calling: "调用工具：{name}", answerDone: "回答完成",
+    stopped: "已停止。", rename: "重命名", del: "删除", save: "保存", cancel: "取消",
+    renameLabel: "会话标题", confirmDelete: "删除会话“{title}”及其记录？", continuing:
+      "继续会话“{title}”：新消息会接着这段对话（此处不显示之前的记录）。", newSession: "新对话",
+    turns: "{n} 轮", copy: "复制", copied: "已复制", copyFailed: "复制失败",
+    errorPrefix: "出错了：", fixPrefix: "解决办法：", unknownSession: "这个会话已不存在，已开始新对话。",
+    needCloud: "至少选择一个云厂商。", needModel: "请填写模型。", needSize: "请填写数据集大小（大于 0）。",
+    planning: "正在计算…", planDone: "方案已更新", langName: "English", langSwitch: "Switch to English",
+    // plan view
+    recTitle: "推荐配置", pick: "推荐", faster: "更快", cheaper: "更便宜", shownOf: "显示 {shown} / 共 {total} 个可行配置",
+    colInstance: "实例规格", colGpu: "GPU / 主机", colStrategy: "训练策略",
+    colMemory: "每卡显存 需要/可用", colHours: "预计时长", colCost: "费用",
+    colPrice: "单价与来源", colFit: "预算 / 期限", quote: "官方报价", hours: "{h} 小时", days: "约 {d} 天",
+    perHour: "/小时", perMonth: "/月", withinBudget: "在预算内", overBudget: "超预算", meetsDeadline: "按期完成",
+    missesDeadline: "超期", nodes: "{n} 台", confidence_official: "官方", confidence_third_party: "第三方",
+    confidence_estimate: "估算", confidence_user: "用户提供", stale: "价格已过期",
+    warningsTitle: "注意事项", notesTitle: "建议", assumptionsTitle: "估算假设", citationsTitle: "参考资料",
+    infeasible: "没有可行方案", chartCost: "费用（¥）", chartTime: "训练时长（小时）",
+    chartDesc: "每个候选配置的费用与训练时长", downloads: "下载", dlRequestMd: "《AI训练资源申请说明》Markdown",
+    dlRequestDocx: "《AI训练资源申请说明》DOCX", dlLaunch: "启动脚本包（zip）", downloading: "正在生成…",
+    downloaded: "已下载 {name}", external: "外部链接", openKnowledge: "打开知识库章节", loading: "加载中…",
+    sectionMissing: "（没有找到这一节，显示整页）", tencent: "腾讯云", jdcloud: "京东云",
+    on_demand: "按量计费", monthly: "包年包月", spot: "竞价实例", epochsN: "{n} 轮", budgetMonth: "预算每月 {amount}",
+    budgetTotal: "总预算 {amount}", source: "来源",
+  },
+  en: {
+    skip: "Skip to the message box", tagline: "GPU training advisor", sessions: "Sessions", modes: "Mode",
+    tabChat: "Chat", tabForm: "Plan form", newChat: "+ New chat", noSessions: "No sessions yet.",
+    apiKey: "API key", apiKeyHelp: "Needed when the server sets GPU_ADVISOR_API_KEY", conversation: "Conversation",
+    welcome: "Describe your training job: model, method, data size, budget and deadline. Every configuration, " +
+      "time and price in the answer comes from the planning engine, with its source.",
+    example: "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000",
+    yourMessage: "Your message", enterHint: "Enter to send, Shift+Enter for a new line", stop: "Stop",
+    send: "Send", fModel: "Model", fModelHint: "Type to search, e.g. Qwen2-7B, Llama-3-8B", fMethod: "Method",
+    mFull: "Full fine-tuning", mFreeze: "Freeze (some layers frozen)", mPretrain: "Pre-training",
+    fDataset: "Dataset size", fDatasetAmount: "Amount", fDatasetUnit: "Unit", uSamples: "samples",
+    fBudget: "Budget (¥)", fBudgetAmount: "Amount (CNY)", fBudgetPeriod: "Budget period", pMonth: "per month",
+    pTotal: "in total", fDeadline: "Deadline (hours)", fBilling: "Billing", bAuto: "Automatic (cheapest)",
+    bOnDemand: "On-demand", bMonthly: "Monthly", bSpot: "Spot", fClouds: "Clouds", cTencent: "Tencent Cloud",
+    cJdcloud: "JD Cloud", fObjective: "Prefer", oCheapest: "Cheapest", oFastest: "Fastest", oBalanced: "Balanced",
+    fMore: "More options", fEpochs: "Epochs", fAvgTokens: "Average tokens per sample", plan: "Plan",
+    explain: "Explain this in the chat", knowledge: "Knowledge base", rawMarkdown: "Raw Markdown", close: "Close",
+    you: "You", assistant: "Assistant", thinking: "Thinking…", calling: "Calling tool: {name}",
+    answerDone: "Answer complete", stopped: "Stopped.", rename: "Rename", del: "Delete", save: "Save",
+    cancel: "Cancel", renameLabel: "Session title", confirmDelete: "Delete the session “{title}” and its history?",
+    continuing: "Continuing “{title}”: new messages follow on from it (its earlier messages are not shown here).",
+    newSession: "New chat", turns: "{n} turns", copy: "Copy", copied: "Copied", copyFailed: "Copy failed",
+    errorPrefix: "Error: ", fixPrefix: "How to fix: ", unknownSession: "That session no longer exists; a new chat has started.",
+    needCloud: "Choose at least one cloud.", needModel: "Enter a model.", needSize: "Enter the dataset size (above 0).",
+    planning: "Planning…", planDone: "Plan updated", langName: "中文", langSwitch: "切换到中文",
+    recTitle: "Recommended configurations", pick: "Pick", faster: "Faster", cheaper: "Cheaper",
+    shownOf: "Showing {shown} of {total} feasible configurations", colInstance: "Instance", colGpu: "GPU / host",
+    colStrategy: "Strategy", colMemory: "Memory per GPU need/have", colHours: "Time",
+    colCost: "Cost", colPrice: "Price and source", colFit: "Budget / deadline",
+    quote: "Official quote", hours: "{h} h", days: "≈ {d} days", perHour: "/hour", perMonth: "/month",
+    withinBudget: "within budget", overBudget: "over budget", meetsDeadline: "on time", missesDeadline: "late",
+    nodes: "{n} nodes", confidence_official: "official", confidence_third_party: "third party",
+    confidence_estimate: "estimate", confidence_user: "user supplied", stale: "stale price",
+    warningsTitle: "Warnings", notesTitle: "Advice", assumptionsTitle: "Assumptions", citationsTitle: "Sources",
+    infeasible: "No feasible configuration", chartCost: "Cost (¥)", chartTime: "Training time (hours)",
+    chartDesc: "Cost and training time of each candidate configuration", downloads: "Downloads",
+    dlRequestMd: "Resource request 《AI训练资源申请说明》 (Markdown)",
+    dlRequestDocx: "Resource request 《AI训练资源申请说明》 (DOCX)", dlLaunch: "Launch bundle (zip)",
+    downloading: "Generating…", downloaded: "Downloaded {name}", external: "external link",
+    openKnowledge: "Open the knowledge section", loading: "Loading…",
+    sectionMissing: "(section not found; showing the whole page)", tencent: "Tencent Cloud", jdcloud: "JD Cloud",
+    on_demand: "On-demand", monthly: "Monthly", spot: "Spot", epochsN: "{n} epochs",
+    budgetMonth: "budget {amount} per month", budgetTotal: "budget {amount} in total", source: "source",
+  },
+};
+
+let current = initialLang();
+const listeners = [];
+const TRANSLATED_ATTRS = new Set(["aria-label", "title", "placeholder"]);
+
+function initialLang() {
+  const saved = safeGet(KEY);
+  if (saved === "zh" || saved === "en") return saved;
+  const nav = (navigator.languages && navigator.languages[0]) || navigator.language || "en";
+  return nav.toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+function safeGet(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+export function getLang() { return current; }
+
+export function setLang(lang) {
+  current = lang;
+  try { localStorage.setItem(KEY, lang); } catch { /* private mode: the switch still works for this page */ }
+  applyStatic(document);
+  listeners.forEach((fn) => fn(lang));
+}
+
+export function onLangChange(fn) { listeners.push(fn); }
+
+/** The string for `key` in the current language, `{name}` placeholders filled from `vars`. */
+export function t(key, vars = {}) {
+  const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => String(vars[name] ?? ""));
+}
+
+/** Fill every `data-i18n` element under `root` (its text, or the attribute named by `data-i18n-attr`). */
+export function applyStatic(root) {
+  document.documentElement.lang = current === "zh" ? "zh-CN" : "en";
+  root.querySelectorAll("[data-i18n]").forEach((el) => {
+    const attr = el.getAttribute("data-i18n-attr");
+    if (attr && TRANSLATED_ATTRS.has(attr)) el.setAttribute(attr, t(el.dataset.i18n));
+    else el.textContent = t(el.dataset.i18n);
+  });
+}

@@ -1,0 +1,215 @@
+// The engine's plan (POST /v1/plan, AskResult.recommendation) as one comparison table per cloud, a cost and
+// time chart, warnings, assumptions, sources and downloads. Used by the chat and by the form.
+import { barChart } from "./chart.js";
+import { downloadButtons } from "./documents.js";
+import { h } from "./dom.js";
+import { getLang, t } from "./i18n.js";
+import { knowledgeLink, splitKnowledgeRef } from "./markdown.js";
+
+const ROWS_PER_CLOUD = 5;
+const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 };
+let counter = 0;
+
+const zh = () => getLang() === "zh";
+const msg = (w) => (zh() && w.message_zh ? w.message_zh : w.message);
+const count = (n) => Number.isInteger(Number(n)) ? String(Number(n)) : String(n);
+
+export function formatCny(value) {
+  const n = Number(value);
+  const digits = Math.abs(n) >= 100 ? 0 : 2;
+  return `¥${n.toLocaleString(zh() ? "zh-CN" : "en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+}
+
+export function formatHours(hours) {
+  const n = Number(hours);
+  const text = t("hours", { h: n < 10 ? n.toFixed(1) : n.toLocaleString("en-US", { maximumFractionDigits: 1 }) });
+  return n >= 48 ? `${text} (${t("days", { d: (n / 24).toFixed(1) })})` : text;
+}
+
+function formatTokens(n) {
+  if (!n) return "";
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B tokens`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(0)}M tokens`;
+  return `${Math.round(n).toLocaleString("en-US")} tokens`;
+}
+
+function badges(c, plan) {
+  const out = [];
+  if (plan.picks && plan.picks[c.cloud] === c.instance_type) out.push(h("span", { class: "badge pick" }, `★ ${t("pick")}`));
+  for (const [kind, inst] of Object.entries(plan.alternatives || {})) {
+    if (inst === c.instance_type) out.push(h("span", { class: "badge alt" }, t(kind)));
+  }
+  return out;
+}
+
+function seriousWarnings(c) {
+  return (c.warnings || []).filter((w) => w.severity === "warning" || w.severity === "error");
+}
+
+/** The candidates shown for `cloud`: its pick, the alternatives on it, then the best-ranked others. */
+function rowsFor(plan, cloud) {
+  const mine = (plan.candidates || []).filter((c) => c.cloud === cloud);
+  const wanted = [plan.picks && plan.picks[cloud], ...Object.values(plan.alternatives || {})].filter(Boolean);
+  const first = wanted.map((it) => mine.find((c) => c.instance_type === it)).filter(Boolean);
+  const rest = mine.filter((c) => !first.includes(c));
+  return [...new Set([...first, ...rest])].slice(0, Math.max(ROWS_PER_CLOUD, first.length));
+}
+
+function priceCell(c) {
+  const p = c.price || {};
+  const unit = p.unit === "month" ? t("perMonth") : p.unit === "hour" ? t("perHour") : p.unit ? `/${p.unit}` : "";
+  const confidence = p.confidence ? t(`confidence_${p.confidence}`) : "";
+  const source = [p.source, p.note].filter(Boolean).join(" — ");
+  return h("td", { class: "price" },
+    h("span", { title: source }, `${formatCny(p.price_cny)}${unit}`),
+    p.stale ? h("span", { class: "badge warn" }, t("stale")) : null,
+    h("div", { class: "small muted" }, [p.as_of, confidence].filter(Boolean).join(" · ")),
+    h("div", {},
+      h("details", { class: "source" }, h("summary", { class: "small" }, t("source")), h("p", { class: "small" }, source)),
+      c.quote_link ? h("a", { href: c.quote_link, target: "_blank", rel: "noopener noreferrer", class: "small" }, `${t("quote")} ↗`) : null));
+}
+
+function fitCell(c) {
+  const mark = (value, yes, no) => (value === true ? h("div", { class: "ok" }, `✓ ${t(yes)}`)
+    : value === false ? h("div", { class: "bad-text" }, `✗ ${t(no)}`) : null);
+  const budget = mark(c.within_budget, "withinBudget", "overBudget");
+  const deadline = mark(c.meets_deadline, "meetsDeadline", "missesDeadline");
+  return h("td", {}, budget, deadline, !budget && !deadline ? "—" : null);
+}
+
+function candidateRow(c, plan, warnId) {
+  const serious = seriousWarnings(c);
+  const isPick = plan.picks && plan.picks[c.cloud] === c.instance_type;
+  const nodes = Number(c.nodes || 1);
+  const gpu = `${count(c.gpu_count)} × ${c.gpu}${nodes > 1 ? ` × ${t("nodes", { n: nodes })}` : ""}`;
+  const strategy = c.strategy ? (zh() ? c.strategy.label_zh : c.strategy.label) : "";
+  const cls = [isPick ? "is-pick" : "", serious.length ? "warn" : "", c.within_budget === false ? "over" : ""];
+  return h("tr", { class: cls.filter(Boolean).join(" ") || null, dataset: { instance: c.instance_type } },
+    h("th", { scope: "row" }, h("span", { class: "mono" }, c.instance_type), " ", badges(c, plan),
+      serious.length ? h("a", { href: `#${warnId}`, class: "badge warn", title: serious.map(msg).join("\n") }, `⚠ ${serious.length}`) : null),
+    h("td", { class: "gpu", title: c.gpu_name || "" }, gpu,
+      h("div", { class: "small muted" }, `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
+    h("td", { class: "strategy" }, strategy),
+    h("td", { class: "nowrap" }, `${c.memory_per_gpu_gib} / ${Number(c.gpu_memory_gib)} GiB`),
+    h("td", { class: "nowrap" }, formatHours(c.training_hours)),
+    h("td", { class: "cost" }, h("strong", {}, formatCny(c.total_cost_cny)), h("div", { class: "small muted" }, t(c.billing))),
+    priceCell(c),
+    fitCell(c));
+}
+
+function cloudTable(plan, cloud, rows, warnId) {
+  const head = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
+  const caption = `${t(cloud)} — ${t("recTitle")}`;
+  return h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": caption },
+    h("table", { class: "plan-table", dataset: { cloud } },
+      h("caption", { class: "visually-hidden" }, caption),
+      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, rows.map((c) => candidateRow(c, plan, warnId)))));
+}
+
+/** Warnings of the rows shown: every one for the pick, the serious ones (warning, error) for the others. */
+function warningList(plan, rows, warnId) {
+  const items = [];
+  for (const c of rows) {
+    const seen = new Set();
+    const isPick = plan.picks && plan.picks[c.cloud] === c.instance_type;
+    const sorted = (isPick ? [...(c.warnings || [])] : seriousWarnings(c))
+      .sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
+    for (const w of sorted) {
+      const text = msg(w);
+      if (seen.has(text)) continue;
+      seen.add(text);
+      items.push(h("li", { class: `sev-${w.severity}` }, h("span", { class: "mono" }, c.instance_type), ": ", text));
+    }
+  }
+  if (!items.length) return null;
+  return h("details", { class: "warnings", id: warnId, open: items.some((li) => !li.classList.contains("sev-info")) },
+    h("summary", {}, `${t("warningsTitle")} (${items.length})`), h("ul", {}, items));
+}
+
+function chartFor(plan, shown) {
+  const rows = shown.map((c) => ({
+    label: `${c.instance_type} · ${t(c.cloud)}`, cloud: c.cloud,
+    pick: plan.picks && plan.picks[c.cloud] === c.instance_type,
+  }));
+  const cost = shown.map((c, i) => ({ ...rows[i], value: Number(c.total_cost_cny), valueText: formatCny(c.total_cost_cny), bad: c.within_budget === false }));
+  const time = shown.map((c, i) => ({ ...rows[i], value: Number(c.training_hours), valueText: t("hours", { h: Number(c.training_hours).toFixed(1) }), bad: c.meets_deadline === false }));
+  return h("div", { class: "charts" }, barChart(t("chartCost"), cost), barChart(t("chartTime"), time));
+}
+
+function summaryLine(plan) {
+  const w = plan.workload || {};
+  const job = plan.job || {};
+  const model = (plan.model && plan.model.name) || w.model || (w.params_b ? `${w.params_b}B` : "");
+  const parts = [model, (job.method || w.method || "").toUpperCase(), formatTokens(job.tokens_total),
+    job.epochs ? t("epochsN", { n: job.epochs }) : ""];
+  if (w.budget_cny) {
+    parts.push(t(w.budget_period === "total" ? "budgetTotal" : "budgetMonth", { amount: formatCny(w.budget_cny) }));
+  }
+  if (w.deadline_hours) parts.push(`≤ ${formatHours(w.deadline_hours)}`);
+  return parts.filter(Boolean).join(" · ");
+}
+
+/** An answer's citations as links that open the cited knowledge section. */
+export function citationList(citations) {
+  if (!citations || !citations.length) return null;
+  return h("div", { class: "citations" }, h("h4", { dataset: { i18n: "citationsTitle" } }, t("citationsTitle")), h("ol", {}, citations.map((c) => {
+    const ref = splitKnowledgeRef(c.url) || splitKnowledgeRef(c.id) || splitKnowledgeRef(c.source);
+    const external = /^https?:\/\//.test(c.url || "") ? c.url : "";
+    return h("li", {},
+      ref ? knowledgeLink(ref[0], ref[1] || (splitKnowledgeRef(c.id) || [])[1], c.title || c.id, t("openKnowledge")) : h("span", {}, c.title || c.id),
+      h("span", { class: "small muted" }, ` — ${c.source}`),
+      external ? h("a", { href: external, target: "_blank", rel: "noopener noreferrer", class: "small", title: t("external") }, " ↗") : null);
+  })));
+}
+
+/** The whole recommendation block: tables, chart, warnings, assumptions and downloads. */
+export function renderPlan(plan) {
+  counter += 1;
+  const block = h("section", { class: "plan", "aria-label": t("recTitle") },
+    h("h3", {}, t("recTitle")), h("p", { class: "plan-summary" }, summaryLine(plan)));
+  if (plan.infeasible) {
+    block.append(h("div", { class: "alert error", role: "alert" }, h("strong", {}, `${t("infeasible")}: `), plan.infeasible));
+  }
+  for (const note of (plan.notes || []).filter((n) => n.severity !== "info")) {
+    block.append(h("div", { class: `alert ${note.severity === "error" ? "error" : "warn"}` }, `⚠ ${msg(note)}`));
+  }
+  const clouds = [...new Set([...Object.keys(plan.picks || {}), ...(plan.candidates || []).map((c) => c.cloud)])];
+  const charted = [];
+  let listed = 0;
+  clouds.forEach((cloud, i) => {
+    const rows = rowsFor(plan, cloud);
+    if (!rows.length) return;
+    const warnId = `plan-${counter}-warn-${i}`;
+    charted.push(...rows.slice(0, 3));
+    listed += rows.length;
+    block.append(h("h4", { class: `cloud-title ${cloud}` }, t(cloud)), cloudTable(plan, cloud, rows, warnId), warningList(plan, rows, warnId));
+  });
+  if (charted.length) {
+    const total = plan.n_candidates ?? (plan.candidates || []).length;
+    block.append(chartFor(plan, charted), h("p", { class: "small muted" }, t("shownOf", { shown: listed, total })));
+  }
+  const infoNotes = (plan.notes || []).filter((n) => n.severity === "info");
+  if (infoNotes.length) block.append(h("details", { class: "notes" }, h("summary", {}, t("notesTitle")), h("ul", {}, infoNotes.map((n) => h("li", {}, msg(n))))));
+  const assumptions = zh() ? plan.assumptions_zh : plan.assumptions;
+  if (assumptions && assumptions.length) {
+    block.append(h("details", { class: "assumptions" }, h("summary", {}, t("assumptionsTitle")), h("ul", {}, assumptions.map((a) => h("li", {}, a)))));
+  }
+  if (plan.workload && !plan.infeasible) block.append(downloadButtons(plan.workload));
+  return block;
+}
+
+/** Re-render every plan block on the page in the current language (after the language switch). */
+export function rerenderPlans() {
+  document.querySelectorAll("[data-plan-host]").forEach((host) => {
+    const state = host.planState;
+    if (state) host.replaceChildren(renderPlan(state.plan));
+  });
+}
+
+/** Show `plan` inside `host`, remembering it so the language switch can redraw it. */
+export function showPlan(host, plan) {
+  host.dataset.planHost = "";
+  host.planState = { plan };
+  host.replaceChildren(renderPlan(plan));
+}

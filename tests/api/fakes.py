@@ -1,0 +1,90 @@
+"""Small stand-ins for the assistant and the retriever, implementing the protocols the API is built against."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from service.assistant.types import AskResult, Citation, SessionInfo, StreamEvent
+from service.errors import AdvisorError
+from service.retrieval.types import Passage
+
+ANSWER_TOKENS = ["需要 ", "2×H100", "。"]
+
+
+class FakeSessionNotFound(AdvisorError):
+    code = "session_not_found"
+
+
+@dataclass
+class FakeAssistant:
+    """Answers with a fixed text in fixed tokens; keeps sessions in memory; records what it was asked."""
+
+    tokens: list[str] = field(default_factory=lambda: list(ANSWER_TOKENS))
+    fail_with: Exception | None = None  # raised by ask and by stream after the first token
+    sessions: dict[str, SessionInfo] = field(default_factory=dict)
+    asked: list[tuple[str, str | None]] = field(default_factory=list)
+
+    def _turn(self, message: str, session_id: str | None, create: bool = False) -> str:
+        if session_id is not None and not create and session_id not in self.sessions:
+            raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
+        self.asked.append((message, session_id))
+        sid = session_id or uuid.uuid4().hex
+        old = self.sessions.get(sid)
+        self.sessions[sid] = SessionInfo(
+            session_id=sid, title=old.title if old else message[:40], created_at="2026-01-01T00:00:00+00:00",
+            updated_at="2026-01-01T00:00:00+00:00", turns=(old.turns if old else 0) + 1,
+        )
+        return sid
+
+    def _result(self, sid: str) -> AskResult:
+        return AskResult(
+            session_id=sid, answer_markdown="".join(self.tokens), language="zh", backend="fake",
+            recommendation={"picks": {"tencent": "GN10Xp.20XLARGE320"}},
+            citations=[Citation(id="guide/04-training-memory.zh.md#x", title="显存", source="guide/04.zh.md")],
+        )
+
+    def ask(self, message: str, session_id: str | None = None, *, create: bool = False) -> AskResult:
+        if self.fail_with is not None:
+            raise self.fail_with
+        return self._result(self._turn(message, session_id, create))
+
+    def stream(self, message: str, session_id: str | None = None, *, create: bool = False) -> Iterator[StreamEvent]:
+        sid = self._turn(message, session_id, create)
+        yield StreamEvent(type="tool", name="plan_training", data={"args": {"model": "Qwen2-7B"}})
+        for n, tok in enumerate(self.tokens):
+            if n == 1 and self.fail_with is not None:
+                raise self.fail_with
+            yield StreamEvent(type="token", text=tok)
+        yield StreamEvent(type="final", data=self._result(sid).model_dump())
+
+    def has_session(self, session_id: str) -> bool:
+        return session_id in self.sessions
+
+    def list_sessions(self) -> list[SessionInfo]:
+        return list(self.sessions.values())
+
+    def rename_session(self, session_id: str, title: str) -> SessionInfo:
+        info = self.sessions[session_id].model_copy(update={"title": title})
+        self.sessions[session_id] = info
+        return info
+
+    def delete_session(self, session_id: str) -> None:
+        del self.sessions[session_id]
+
+
+@dataclass
+class FakeRetriever:
+    """Returns one passage per call, echoing the filters it was given."""
+
+    warnings: list[str] = field(default_factory=list)
+    calls: list[dict[str, object]] = field(default_factory=list)
+
+    def search(
+        self, query: str, k: int = 5, lang: str | None = None, cloud: str | None = None, topic: str | None = None
+    ) -> list[Passage]:
+        self.calls.append({"query": query, "k": k, "lang": lang, "cloud": cloud, "topic": topic})
+        return [Passage(id="guide/03-gpu-specs-precision.zh.md#fp8", source="guide/03-gpu-specs-precision.zh.md",
+                        title="精度", section="FP8", text="A10 不支持 FP8。", score=0.03, dense_rank=1,
+                        bm25_rank=2, lang="zh", ref="guide/03-gpu-specs-precision.zh.md#fp8")][:k]

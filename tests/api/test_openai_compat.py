@@ -1,0 +1,97 @@
+"""/v1/chat/completions and /v1/models: the OpenAI Chat Completions shapes, plain and streamed."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from service.settings import Settings
+from tests.api.fakes import ANSWER_TOKENS, FakeAssistant
+from tests.api.sse import parse_sse
+
+ANSWER = "".join(ANSWER_TOKENS)
+
+
+def _body(*messages: tuple[str, str], **extra: object) -> dict[str, object]:
+    return {"model": "gpu-advisor", "messages": [{"role": r, "content": c} for r, c in messages], **extra}
+
+
+def test_models_lists_gpu_advisor(client: TestClient) -> None:
+    body = client.get("/v1/models").json()
+    assert body["object"] == "list" and [m["id"] for m in body["data"]] == ["gpu-advisor"]
+    assert body["data"][0]["object"] == "model"
+
+
+def test_completion_shape(client: TestClient, assistant: FakeAssistant) -> None:
+    r = client.post("/v1/chat/completions", json=_body(("system", "be brief"), ("user", "用Qwen2-7B做LoRA"),
+                                                       temperature=0.2, max_tokens=100, n=1))
+    assert r.status_code == 200
+    body = r.json()
+    assert body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-") and body["model"] == "gpu-advisor"
+    choice = body["choices"][0]
+    assert choice["message"] == {"role": "assistant", "content": ANSWER, "refusal": None}
+    assert choice["finish_reason"] == "stop" and choice["index"] == 0
+    u = body["usage"]
+    assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"] > 0
+    assert r.headers["x-session-id"] in assistant.sessions
+
+
+def test_only_the_last_user_message_is_sent(client: TestClient, assistant: FakeAssistant) -> None:
+    client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "answer"), ("user", "second"),
+                                                   ("assistant", "trailing")))
+    assert [m for m, _ in assistant.asked] == ["second"]  # the server names a new session for the request
+
+
+def test_content_parts_are_joined(client: TestClient, assistant: FakeAssistant) -> None:
+    parts = [{"type": "text", "text": "用Qwen2-7B"}, {"type": "image_url", "image_url": {"url": "x"}},
+             {"type": "text", "text": "做LoRA"}]
+    client.post("/v1/chat/completions", json={"model": "gpu-advisor", "messages": [{"role": "user", "content": parts}]})
+    assert [m for m, _ in assistant.asked] == ["用Qwen2-7B\n做LoRA"]
+
+
+def test_session_from_user_field_or_header(client: TestClient, assistant: FakeAssistant) -> None:
+    sid = client.post("/v1/chat", json={"message": "hi"}).json()["session_id"]
+    client.post("/v1/chat/completions", json=_body(("user", "via user"), user=sid))
+    client.post("/v1/chat/completions", json=_body(("user", "via header")), headers={"X-Session-Id": sid})
+    assert assistant.asked[1:] == [("via user", sid), ("via header", sid)]
+    assert assistant.sessions[sid].turns == 3
+
+
+def test_without_a_session_each_request_is_new(client: TestClient, assistant: FakeAssistant) -> None:
+    a = client.post("/v1/chat/completions", json=_body(("user", "one"))).headers["x-session-id"]
+    b = client.post("/v1/chat/completions", json=_body(("user", "two"))).headers["x-session-id"]
+    assert a != b and len(assistant.sessions) == 2
+
+
+def test_stream_chunks_and_done(client: TestClient) -> None:
+    r = client.post("/v1/chat/completions", json=_body(("user", "hi"), stream=True,
+                                                       stream_options={"include_usage": True}))
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+    events = [data for _, data in parse_sse(r.text)]
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    assert len({c["id"] for c in chunks}) == 1 and all(c["object"] == "chat.completion.chunk" for c in chunks)
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    assert text == ANSWER
+    assert chunks[-2]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop", "logprobs": None}
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+
+
+def test_stream_failure_sends_an_error_payload(client: TestClient, assistant: FakeAssistant) -> None:
+    assistant.fail_with = RuntimeError("boom")
+    events = [d for _, d in parse_sse(client.post("/v1/chat/completions", json=_body(("user", "hi"), stream=True)).text)]
+    assert events[-1]["error"]["code"] == "internal_error" and "[DONE]" not in events
+
+
+def test_errors(client: TestClient, settings: Settings) -> None:
+    r = client.post("/v1/chat/completions", json={**_body(("user", "hi")), "model": "gpt-4o"})
+    assert r.status_code == 404 and "gpu-advisor" in r.json()["error"]["fix"]
+    r = client.post("/v1/chat/completions", json=_body(("system", "only a system prompt")))
+    assert r.status_code == 422 and "user" in r.json()["error"]["message"]
+    r = client.post("/v1/chat/completions", json=_body(("user", "x" * (settings.max_message_chars + 1))))
+    assert r.status_code == 413
+    # a conversation id the server has not seen starts that session (Open WebUI / Chatbox name their own)
+    r = client.post("/v1/chat/completions", json=_body(("user", "hi"), user="client-chosen-id"))
+    assert r.status_code == 200 and r.headers["X-Session-Id"] == "client-chosen-id"
+    r = client.post("/v1/chat/completions", json={"model": "gpu-advisor", "messages": []})
+    assert r.status_code == 422 and "messages" in r.json()["error"]["message"]

@@ -1,0 +1,63 @@
+"""The bot over the real offline Assistant (planner model, real catalog, SQLite sessions; a fixed retriever)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.assistant.service import Assistant
+from service.retrieval.types import Passage
+from service.settings import Settings
+from service.slack.blocks import REQUEST_DOC_ACTION
+from tests.slack.conftest import SlackHarness, build_harness
+from tests.slack.stub import SlackStub
+from tests.slack.test_commands_actions import button
+from tests.slack.test_events import assert_valid_blocks
+
+EXAMPLE = "<@UBOT> 用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
+
+
+class FixedRetriever:
+    warnings: list[str] = []
+
+    def search(self, query: str, k: int = 4, lang: str | None = None, cloud: str | None = None,
+               topic: str | None = None) -> list[Passage]:
+        lang = lang or "zh"
+        return [Passage(id=f"guide/04-training-memory.{lang}.md#lora", source="guide/04-training-memory.md",
+                        title="LoRA memory", section="LoRA", text="LoRA trains adapters only.", score=1.0,
+                        dense_rank=1, bm25_rank=1, lang=lang, ref="")]
+
+
+@pytest.fixture
+def real(tmp_path: Path) -> Assistant:
+    return Assistant(Settings(data_dir=tmp_path / "assistant", llm="offline"), retriever_factory=FixedRetriever)
+
+
+@pytest.fixture
+def harness(tmp_path: Path, stub: SlackStub, real: Assistant) -> SlackHarness:
+    return build_harness(tmp_path, stub, real)
+
+
+def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> None:
+    harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.1", "text": EXAMPLE})
+    [update] = harness.stub.to("chat.update")
+    blocks = update["blocks"]
+    assert_valid_blocks(blocks)
+    table = next(b for b in blocks if b["type"] == "table")
+    instances = [row[1]["text"] for row in table["rows"][1:]]
+    assert instances[:2] == ["★ GT4.4XLARGE96", "★ p.n1v100.2xlarge"]  # Tencent's and JD's picks
+    assert "¥321" in str(blocks[1]) and "腾讯云" in str(blocks[1])
+
+    # a follow-up in the thread continues the same session
+    harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.2", "thread_ts": "70.1",
+                   "text": "<@UBOT> 只看京东云"})
+    [session] = real.list_sessions()
+    assert session.turns == 2
+
+    # the request-document button uploads the real document into the thread
+    message = {"ts": update["ts"], "thread_ts": "70.1", "blocks": blocks}
+    harness.click(button(message, REQUEST_DOC_ACTION), message)
+    [upload] = [c for c in harness.stub.calls if c.method.startswith("upload/")]
+    assert "AI训练资源申请说明" in upload.raw.decode()
+    assert harness.stub.to("files.completeUploadExternal")[0]["thread_ts"] == "70.1"
