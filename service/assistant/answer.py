@@ -104,6 +104,24 @@ def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
     return out
 
 
+def _host(c: Artifact, ph: Artifact) -> list[str]:
+    h = c.get("host")
+    if not h:
+        return []
+    ok = h["vcpu_ok"] and h["ram_ok"]
+    out = [str(ph["host_line"]).format(instance=c["instance_type"], vcpus=c["vcpus"], ram=f"{c['memory_gib']:g}",
+                                       vpg=f"{h['vcpu_per_gpu']:g}", need=h["ram_recommended_gib"],
+                                       verdict=ph["host_ok"] if ok else ph["host_low"])]
+    if h["nodes"] > 1:
+        key = "net_multi_rdma" if h["rdma"] else "net_multi_tcp"
+        out.append(str(ph[key]).format(nodes=h["nodes"], link=h["interconnect"]))
+    elif c["gpu_count"] <= 1:
+        out.append(str(ph["net_one_gpu"]))
+    else:
+        out.append(str(ph["net_single"]).format(link=h["interconnect"]))
+    return out
+
+
 def _msg(note: Artifact, lang: str) -> str:
     return str(note["message_zh"] if lang == "zh" else note["message"])
 
@@ -125,7 +143,7 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
     warn = [f"- ⚠️ {_msg(n, lang)}" for n in codes.values()]
     if warn:
         lines += [ph["warn_title"], *warn, ""]
-    lines += [ph["advice_title"], *[f"- {_msg(n, lang)}" for n in plan["notes"]], ""]
+    lines += [ph["advice_title"], *_host(top, ph), *[f"- {_msg(n, lang)}" for n in plan["notes"]], ""]
     assumptions = plan.get("assumptions_zh") if lang == "zh" else None
     assumptions = assumptions or plan["assumptions"]
     if assumptions:

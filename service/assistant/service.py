@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import uuid
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -59,7 +58,8 @@ class Assistant:
     def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None,
                  llm: Any | None = None, retriever_factory: Any | None = None) -> None:
         from langchain.agents import create_agent
-        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from service.assistant.checkpoints import open_checkpointer
 
         self.settings = s = settings or get_settings()
         self.catalog = catalog or load_catalog(s.knowledge_dir, s.catalog_overlay_dir, s.prices_file)
@@ -70,7 +70,7 @@ class Assistant:
         s.data_dir.mkdir(parents=True, exist_ok=True)
         db = s.data_dir / "sessions.sqlite"
         self.sessions = SessionStore(db)
-        self.checkpointer = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+        self.checkpointer, self.checkpoint_store = open_checkpointer(s.database_url, db)
         self.offline_model = OfflinePlannerModel.from_catalog(self.catalog, s.prompts_dir)
         self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"),
                                   checkpointer=self.checkpointer)

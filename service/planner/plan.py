@@ -23,7 +23,7 @@ from service.planner.costing import (
 from service.planner.resolve import Job, resolve_job
 from service.planner.strategy import Fit, NoFit, Strategy, choose
 from service.sizing.compute import scaling_efficiency, training_time
-from service.sizing.host import Note, gpu_notes, host_notes
+from service.sizing.host import RAM_PER_GPU_MEMORY, VCPU_PER_GPU, Note, gpu_notes, host_notes
 from service.sizing.types import MemoryBreakdown, TimeEstimate
 from service.workload import Workload
 
@@ -45,6 +45,16 @@ class Candidate:
     @property
     def ok(self) -> bool:
         return self.within_budget is not False and self.meets_deadline is not False
+
+    def host_check(self) -> dict[str, object]:
+        """The host rules (>= 8 vCPU per GPU, RAM >= 2x GPU memory) and the GPU interconnect of this pick."""
+        i, g = self.inst, self.gpu
+        gpus = max(1.0, i.gpu_count)
+        link = f"NVLink {g.nvlink_gb_s:g} GB/s" if g.nvlink_gb_s else f"PCIe Gen{g.pcie_gen}"
+        return {"vcpu_per_gpu": round(i.vcpus / gpus, 1), "vcpu_ok": i.vcpus >= VCPU_PER_GPU * gpus,
+                "ram_recommended_gib": round(RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib),
+                "ram_ok": i.memory_gib >= RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib,
+                "interconnect": link, "rdma": i.rdma, "nodes": self.strategy.nodes}
 
     def as_dict(self) -> dict[str, object]:
         i = self.inst
@@ -68,6 +78,7 @@ class Candidate:
             "billing": self.cost.billing, "total_cost_cny": round(self.cost.total_cny, 2),
             "monthly_cost_cny": round(self.cost.monthly_cny, 2),
             "price": price_dict(self.cost.price), "quote_link": QUOTE_LINKS[i.cloud],
+            "host": self.host_check(),
             "within_budget": self.within_budget, "meets_deadline": self.meets_deadline,
             "warnings": [n.as_dict() for n in self.warnings],
         }

@@ -87,6 +87,20 @@ SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
     ("DeepSeek-R1-Distill-Qwen-7B LoRA, 500M tokens", {"model": "DeepSeek-R1-Distill-Qwen-7B", "tokens": 5e8},
      "en"),
     ("Fine-tune BERT-base on 100k samples, full fine-tune", {"model": "BERT-base", "method": "full"}, "en"),
+    # more Chinese phrasings: 全量, 半个月, 按量, 性价比, 8卡
+    ("Qwen2.5-14B 全量微调，2万条，半个月内", {"model": "Qwen2.5-14B", "method": "full", "deadline_hours": 360}, "zh"),
+    ("Mistral-7B LoRA，按量计费，性价比优先，3万条", {"billing": "on_demand", "objective": "balanced"}, "zh"),
+    ("Qwen2-7B LoRA 微调，8卡，1万条", {"gpu_count": 8}, "zh"),
+    ("InternLM2-7B 冻结微调，5000条，2轮", {"method": "freeze", "epochs": 2}, "zh"),
+    ("Llama-2-7B QLoRA 8bit，数据500GB", {"method": "qlora", "quant_bits": 8, "dataset_gb": 500}, "zh"),
+    ("通义千问2-7B LoRA，1万条，上下文长度8192", {"model": "Qwen2-7B", "seq_len": 8192}, "zh"),
+    # more English phrasings
+    ("Fine-tune Qwen2-7B, 15k samples, avg 300 tokens per sample, 2 epochs",
+     {"samples": 15000, "avg_tokens_per_sample": 300, "epochs": 2}, "en"),
+    ("LoRA on Yi-6B with 10k samples, exclude V100, fastest", {"gpu_exclude": ["V100-32G-SXM2"],
+                                                               "objective": "fastest"}, "en"),
+    ("QLoRA on Qwen2-72B with 20k samples on JD Cloud only", {"clouds": ["jdcloud"], "method": "qlora"}, "en"),
+    ("Full fine-tune of ChatGLM3-6B on 8 GPUs with 30k samples", {"gpu_count": 8, "method": "full"}, "en"),
 ]
 
 
@@ -236,3 +250,10 @@ def test_prose_check_accepts_artifact_figures_and_rejects_others() -> None:
     known = {"GT4.4XLARGE96", "PNV4.7XLARGE116"}
     assert prose_check("GT4.4XLARGE96 costs ¥321", art, known) == []
     assert prose_check("PNV4.7XLARGE116 costs 500元", art, known) == ["instance PNV4.7XLARGE116", "yuan 500元"]
+
+
+def test_unreachable_postgres_degrades_to_sqlite(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, llm="offline", DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
+    a = Assistant(settings, retriever_factory=FakeRetriever)
+    assert a.checkpoint_store == "sqlite"
+    assert a.ask("Fine-tune Qwen2-7B on 100k samples with LoRA").recommendation is not None
