@@ -1,0 +1,73 @@
+"""Ground truth from the rule engine, and the engine's own check of an answer's top pick.
+
+The truth is the planner on the gold workload (`Workload(**gold)`: the schema's defaults fill what the
+conversation did not state, as they do for the assistant). Feasibility re-sizes the answer's top pick with
+`estimate_memory` for the setup it names and checks it against the planner's headroom (92 % of GPU memory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pydantic import ValidationError
+
+from service.catalog.loader import Catalog
+from service.errors import AdvisorError
+from service.workload import Workload
+
+
+@dataclass(frozen=True)
+class Truth:
+    plan: dict[str, Any] | None
+    error: str = ""
+
+
+def truth_plan(gold: dict[str, Any], catalog: Catalog, today: date | None = None,
+               max_price_age_days: int = 180) -> Truth:
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+
+    try:
+        result = plan(Workload.model_validate(gold), catalog, today, max_price_age_days)
+    except (AdvisorError, ValidationError) as exc:
+        return Truth(None, f"{type(exc).__name__}: {exc}")
+    return Truth(plan_to_dict(result, max_candidates=10))
+
+
+def top(plan: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The first-ranked candidate of a plan dict, None when the plan has none."""
+    if not plan or not plan.get("n_candidates") or not plan.get("candidates"):
+        return None
+    first: dict[str, Any] = plan["candidates"][0]
+    return first
+
+
+@dataclass(frozen=True)
+class FitCheck:
+    fits: bool
+    need_gib: float
+    usable_gib: float
+    detail: str
+
+
+def recheck_fit(candidate: dict[str, Any], workload: dict[str, Any], catalog: Catalog) -> FitCheck:
+    """Size the candidate's setup again with the sizing engine: per-GPU need within 92 % of its GPU memory."""
+    from service.planner.resolve import resolve_job
+    from service.planner.strategy import HEADROOM
+    from service.sizing.memory import estimate_memory
+    from service.sizing.types import TrainSetup
+
+    s = candidate["strategy"]
+    job = resolve_job(Workload.model_validate(workload), catalog.models)
+    setup = TrainSetup(
+        method=s["method"], quant_bits=s.get("quant_bits"), n_gpus=int(s["gpus_per_node"]) * int(s["nodes"]),
+        zero_stage=int(s["zero_stage"]), offload=s["offload"], precision=s["precision"], seq_len=int(s["seq_len"]),
+        micro_batch=int(s["micro_batch"]), grad_ckpt=bool(s["grad_ckpt"]), lora_rank=int(s.get("lora_rank") or 8),
+    )
+    need = estimate_memory(job.model, setup).per_gpu_gib
+    usable = HEADROOM * float(candidate["gpu_memory_gib"])
+    detail = (f"{candidate['instance_type']}: {need:.2f} GiB per GPU needed, {usable:.2f} usable "
+              f"({HEADROOM:.0%} of {candidate['gpu_memory_gib']:g} GiB)")
+    return FitCheck(need <= usable + 1e-9, need, usable, detail)

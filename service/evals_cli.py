@@ -1,0 +1,99 @@
+"""`gpu-advisor eval`: the scenario suite against the rule engine's ground truth, plus the sizing anchors and the
+retrieval eval, written as Markdown and HTML reports. Registered by service.cli.extras; imports lazily."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from service.cli.common import emit_json, guarded
+
+Backend = Literal["offline", "openai"]
+RetrieverKind = Literal["hybrid", "bm25"]
+
+
+def _progress(n: int, total: int, result: Any) -> None:
+    mark = "ok  " if result.passed else "FAIL"
+    typer.echo(f"[{n:>3}/{total}] {mark} {result.id}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    @guarded
+    def eval_cmd(
+        backend: Annotated[Backend, typer.Option(help="the in-process assistant's model")] = "offline",
+        base_url: Annotated[str | None, typer.Option("--base-url", help="ask a running API, e.g. "
+                                                     "http://127.0.0.1:8000")] = None,
+        api_key: Annotated[str | None, typer.Option("--api-key", help="API key for --base-url (default: "
+                                                    "GPU_ADVISOR_API_KEY)")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
+        out: Annotated[Path | None, typer.Option("--out", help="report directory (default "
+                                                 "evals/reports/<timestamp>/)")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="ask only the first N scenarios")] = None,
+        only: Annotated[list[str] | None, typer.Option("--only", help="scenario id or tag (repeatable)")] = None,
+        scenarios: Annotated[Path | None, typer.Option("--scenarios", help="scenario file")] = None,
+        retriever: Annotated[RetrieverKind, typer.Option(help="in-process knowledge search; bm25 loads no "
+                                                         "embedding model")] = "hybrid",
+        anchors: Annotated[bool, typer.Option("--anchors/--no-anchors", help="evaluate the sizing anchors")] = True,
+        retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="fold in the retrieval "
+                                                "eval")] = True,
+        judge: Annotated[bool, typer.Option("--judge", help="LLM judge of the prose (needs "
+                                            "GPU_ADVISOR_LLM=openai)")] = False,
+        history_on: Annotated[bool, typer.Option("--history/--no-history", help="compare with the previous run "
+                                                 "and append this one to the history file")] = True,
+        history_file: Annotated[Path | None, typer.Option("--history-file", help="default "
+                                                          "evals/reports/history.jsonl")] = None,
+        fail_under: Annotated[float | None, typer.Option("--fail-under", min=0, max=1, help="exit 1 when slot "
+                                                         "accuracy or config match is below this")] = None,
+    ) -> None:
+        """Score the assistant's answers against the rule engine's ground truth (evals/scenarios.yaml)."""
+        from service.evals.anchors import DEFAULT_ANCHORS
+        from service.evals.dataset import DEFAULT_SCENARIOS
+        from service.evals.reports import default_out_dir, write_reports
+        from service.evals.runner import DEFAULT_HISTORY, RunOptions, run_eval
+        from service.settings import get_settings
+
+        settings = get_settings()
+        options = RunOptions(
+            scenarios_file=scenarios or DEFAULT_SCENARIOS, only=tuple(only or ()), limit=limit,
+            backend=backend, base_url=base_url, api_key=settings.api_key if api_key is None else api_key,
+            retriever=retriever, anchors_file=DEFAULT_ANCHORS if anchors else None,
+            retrieval=retrieval, judge=judge, history_file=(history_file or DEFAULT_HISTORY) if history_on else None,
+        )
+        run = run_eval(options, settings, progress=_progress)
+        paths = write_reports(run, out or default_out_dir(run), options.history_file)
+        if json_out:
+            emit_json(run.to_dict())
+        else:
+            _print_summary(run.to_dict(), paths)
+        m = run.metrics
+        if fail_under is not None and min(m["slot_accuracy"] or 0.0, m["config_match"] or 0.0) < fail_under:
+            typer.echo(f"slot accuracy {m['slot_accuracy']} / config match {m['config_match']} under {fail_under}",
+                       err=True)
+            raise typer.Exit(1)
+
+
+def _print_summary(data: dict[str, Any], paths: dict[str, Path]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from service.evals.metrics import EXTRA, HEADLINE
+    from service.evals.report_md import LABELS, fmt
+
+    m = data["metrics"]
+    table = Table(title=f"Eval: {data['n_scenarios']} scenarios on {data['run']['target']}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in HEADLINE + EXTRA:
+        table.add_row(LABELS[key], fmt(m.get(key)))
+    table.add_row("latency p50 / p95 (s)", f"{fmt(m.get('latency_p50_s'))} / {fmt(m.get('latency_p95_s'))}")
+    con = Console()
+    con.print(table)
+    reg = data.get("regressions") or {}
+    if reg.get("regressed"):
+        con.print(f"[red]Regressions since {reg['previous_run']}: {', '.join(reg['newly_failing']) or 'metrics'}[/]")
+    for note in data["run"]["notes"]:
+        con.print(f"[dim]{note}[/]")
+    con.print(f"Reports: {paths['markdown']}  {paths['html']}")

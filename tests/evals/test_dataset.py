@@ -1,0 +1,79 @@
+"""evals/scenarios.yaml: its shape (size, languages, kinds) and that every expectation holds on the ground truth,
+so a failing expectation in a run always points at the assistant, never at the dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import resolve_gpu, resolve_model
+from service.errors import InvalidInputError
+from service.evals.checks import expectation_failures, warning_codes
+from service.evals.dataset import Scenario, load_scenarios, select
+from service.evals.truth import top, truth_plan
+
+SCENARIOS = load_scenarios()
+
+
+def test_size_and_mix() -> None:
+    assert len(SCENARIOS) >= 80
+    zh = sum(s.lang == "zh" for s in SCENARIOS)
+    assert zh == len(SCENARIOS) - zh  # half Chinese, half English
+    assert sum(len(s.turns) > 1 for s in SCENARIOS) >= 10  # follow-ups
+    assert sum(s.gold is None for s in SCENARIOS) >= 10  # questions without a workload
+    assert sum(s.expect.infeasible is True for s in SCENARIOS) >= 2
+
+
+@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.gold is not None], ids=lambda s: s.id)
+def test_expectations_hold_on_the_ground_truth(sc: Scenario, catalog: Catalog) -> None:
+    truth = truth_plan(sc.gold or {}, catalog)
+    assert truth.error == ""
+    assert expectation_failures(sc.expect, truth.plan) == []
+    missing = [c for c in sc.expect.must_warn if c not in warning_codes(top(truth.plan))]
+    assert missing == []
+
+
+def test_gold_names_are_catalog_names(catalog: Catalog) -> None:
+    for sc in SCENARIOS:
+        gold = sc.gold or {}
+        if "model" in gold:
+            assert resolve_model(gold["model"], catalog.models).id == gold["model"], sc.id
+        for name in gold.get("gpu_include", []) + gold.get("gpu_exclude", []):
+            resolve_gpu(name, catalog.gpus)  # raises on a GPU the catalog does not know
+
+
+def test_gold_values_are_typed() -> None:
+    # YAML 1.1 reads '1.0e10' as a string; the schema turns it into a float before any comparison
+    sc = Scenario(id="t", lang="en", turns=["x"], gold={"model": "Qwen2-7B", "tokens": "1.0e10"})
+    assert sc.gold == {"model": "Qwen2-7B", "tokens": 1e10}
+
+
+@pytest.mark.parametrize(
+    "gold",
+    [
+        {"model": "Qwen2-7B", "gpu": "A100"},  # not a workload field
+        {"samples": 1000},  # neither model nor size
+        {"model": "Qwen2-7B", "method": "full", "quant_bits": 4},  # bits only with QLoRA
+    ],
+)
+def test_a_gold_the_engine_cannot_take_is_refused(gold: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        Scenario(id="t", lang="en", turns=["x"], gold=gold)
+
+
+def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    one = "  - {id: a, lang: en, turns: [x], gold: null}\n"
+    path.write_text("scenarios:\n" + one + one, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="duplicate"):
+        load_scenarios(path)
+
+
+def test_select_by_id_tag_and_limit() -> None:
+    assert [s.id for s in select(SCENARIOS, ("en-ask-zero3",))] == ["en-ask-zero3"]
+    assert all("multi-turn" in s.tags for s in select(SCENARIOS, ("multi-turn",)))
+    assert len(select(SCENARIOS, limit=3)) == 3
+    with pytest.raises(InvalidInputError):
+        select(SCENARIOS, ("no-such-id",))
