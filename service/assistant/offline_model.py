@@ -148,6 +148,11 @@ class OfflinePlannerModel(BaseChatModel):
 
     # -- second step: write the answer from the tool artifacts --------------------------------------
     def compose(self, human: str, results: Sequence[ToolMessage]) -> str:
+        notes = parse_message(human, self.model_aliases, self.gpu_aliases).unparsed_notes
+        body = self._compose(human, results)
+        return "\n".join(f"> {n}" for n in notes) + "\n\n" + body if notes else body
+
+    def _compose(self, human: str, results: Sequence[ToolMessage]) -> str:
         lang = language_of(human)
         ph = phrases(self.prompts_dir, lang)
         arts: dict[str, list[dict[str, Any]]] = {}

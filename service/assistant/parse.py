@@ -50,7 +50,7 @@ from service.workload import Workload
 MAX_CHARS = 4000
 ALL_CLOUDS = ("tencent", "jdcloud")
 # Slots that only narrow the search; on their own, in a plain question, they are not a workload.
-_SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective"})
+_SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective", "method", "quant_bits"})
 _DATA_SIZE = ("samples", "tokens", "dataset_gb")
 
 _CJK = re.compile(r"[\u3400-\u9fff]")

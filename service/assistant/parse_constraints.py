@@ -149,7 +149,7 @@ _KEYWORD = _c(r"预算|花费|成本|开销|经费|费用|一共|总共|共计|�
               r"|(?<![A-Za-z])(?:budget|spend(?:ing)?|cost|cap|at most|up to|no more than)(?![A-Za-z])")
 _BARE_AMOUNT = _c(_AMOUNT)
 _NOT_MONEY_AFTER = _c(
-    r"^\s*(?:条|个|张|块\s*(?:卡|GPU|显卡)|卡|天|日|小时|h(?![a-z])|周|星期|轮|遍|epoch|tokens?|词元|[GT]i?B?(?![a-z])|MB|GPU"
+    r"^\s*(?:共|起|条|个|张|块\s*(?:卡|GPU|显卡)|卡|天|日|小时|h(?![a-z])|周|星期|轮|遍|epoch|tokens?|词元|[GT]i?B?(?![a-z])|MB|GPU"
     r"|%|倍|样本|行|人|次|年|samples?|examples?|rows?|days?|hours?|weeks?|" + GPU_MARK + ")"
 )
 _PRICE_AFTER = _c(r"^\s*(?:/\s*(?:小时|h|hr|hour|卡时|卡\s*/\s*小时)|每小时|一小时|per\s+(?:hour|hr|gpu)|an?\s+hour)")

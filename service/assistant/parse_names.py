@@ -150,10 +150,12 @@ def other_clouds(text: str) -> list[str]:
 # --- stance: is a mention a constraint, and which way? -------------------------------------------------------
 
 _CLAUSE = re.compile(r"[，。；;！!？?\n]|[,.](?=\s)")
-_COUNT = r"(?:(?:\d+|[一二两三四五六七八九十]+)\s*(?:张|块|个|台|卡|x|×|\*)?\s*)"
+_COUNT = (r"(?:(?:\d+|[一二两三四五六七八九十]+|(?i:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen)"
+          r"(?![A-Za-z]))\s*(?:张|块|个|台|卡|x|×|\*)?\s*)")
 _EXCLUDE_BEFORE = re.compile(
     r"(?:(?:不要|不用|别用|别|不考虑|排除|除了|除去|不想用|不想要|不能用|避开|去掉|不选|拒绝|禁用|不含)(?:用|使用|选|要)?"
     r"|(?<![A-Za-z])(?:no|not|without|exclude|excluding|avoid|except|skip|other than|don'?t use|do not use"
+    r"|can'?t use|cannot use|can not use|won'?t use|must not use|shouldn'?t use"
     r"|never use|never|but not)\s+(?:(?:use|using|any|the)\s+)*)\s*$",
     re.IGNORECASE,
 )

@@ -79,6 +79,8 @@ def parse_number(text: str) -> float | None:
     """A NUM match, optionally with an English magnitude suffix: '100k' -> 1e5, '2T' -> 2e12, '3w' -> 3e4."""
     s = text.strip()
     mult = 1.0
+    if s.lower() in EN_WORDS:  # 'eight' is a number word, not 'eigh' + the trillion suffix
+        return float(EN_WORDS[s.lower()])
     m = _SUFFIX.match(s)
     if m and m.group(1):
         s, mult = m.group(1), _EN_MULT[m.group(2).lower()]

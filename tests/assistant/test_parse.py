@@ -408,3 +408,31 @@ def test_slots_always_fit_the_schema(text: str) -> None:
     merged = merge_slots(None, parsed)
     merged.setdefault("params_b", 7.0)  # the schema needs a model or a size; the slots may name neither
     Workload.model_validate(merged)
+
+
+# Regressions found by the eval suite (evals/scenarios.yaml), each naming the bug.
+READER_REGRESSIONS = [
+    # 一共 after 预算 was read as a budget of ¥1 (the 一 of 一共)
+    ("Qwen2.5-7B QLoRA，2万条，预算一共两万元", {"budget_cny": 20000.0, "budget_period": "total"}),
+    # 'eight' lost its final 't' to the trillion suffix, so it never parsed as a count
+    ("Full fine-tune Qwen2.5-7B on eight A100s, 20k samples", {"gpu_count": 8, "gpu_include": ["A100-40G-SXM"]}),
+    ("train for eight epochs on Qwen2-7B", {"epochs": 8.0}),
+    # "can't use" was read as 'use' -> include, the opposite of what the user said
+    ("Baichuan2-13B LoRA, 10k samples, we can't use V100 or T4", {"gpu_exclude": ["V100-32G-SXM2", "T4"]}),
+    ("Qwen2-7B LoRA, we cannot use T4", {"gpu_exclude": ["T4"]}),
+    # English number words before a GPU name set the count and the include
+    ("using two A100s for Qwen2-7B LoRA", {"gpu_count": 2, "gpu_include": ["A100-40G-SXM"]}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), READER_REGRESSIONS)
+def test_reader_regressions(text: str, expected: dict[str, object]) -> None:
+    slots = parse_message(text, MODELS, GPUS).slots
+    for key, value in expected.items():
+        assert slots.get(key) == value, (key, slots)
+
+
+@pytest.mark.parametrize("question", ["LoRA和QLoRA有什么区别？", "What is the difference between LoRA and QLoRA?"])
+def test_method_named_in_a_pure_question_is_not_a_workload(question: str) -> None:
+    # the LoRA-vs-QLoRA question used to become a workload without a model, so nothing was cited
+    assert not parse_message(question, MODELS, GPUS).has_workload
