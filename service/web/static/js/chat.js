@@ -4,7 +4,8 @@ import { streamChat } from "./api.js";
 import { announce, errorBox, h } from "./dom.js";
 import { t } from "./i18n.js";
 import { addCopyButtons, linkKnowledgeRefs, renderMarkdown } from "./markdown.js";
-import { citationList, showPlan } from "./plan-view.js";
+import { citationList } from "./citations.js";
+import { showPlan } from "./plan-view.js";
 
 function copyLabels() {
   return { copy: t("copy"), copied: t("copied"), copyFailed: t("copyFailed") };
@@ -24,19 +25,21 @@ function fillMarkdown(target, markdown, { final }) {
   }
 }
 
-function documentsBlock(documents) {
+/** Documents the answer carries but does not already show in its text (the offline answer usually does). */
+function documentsBlock(documents, answer) {
+  const shown = (text) => answer.includes(String(text).trim().slice(0, 200));
   const parts = [];
-  if (typeof documents.request_document === "string") {
+  if (typeof documents.request_document === "string" && !shown(documents.request_document)) {
     const body = h("div", { class: "markdown" });
     fillMarkdown(body, documents.request_document, { final: true });
     parts.push(h("details", { class: "document" }, h("summary", {}, t("dlRequestMd")), body));
   }
   if (documents.launch_bundle && typeof documents.launch_bundle === "object") {
-    const files = Object.entries(documents.launch_bundle).map(([name, text]) =>
+    const files = Object.entries(documents.launch_bundle).filter(([, text]) => !shown(text)).map(([name, text]) =>
       h("div", { class: "bundle-file" }, h("h5", { class: "mono" }, name), h("pre", {}, h("code", {}, String(text)))));
     const body = h("div", {}, files);
     addCopyButtons(body, copyLabels(), announce);
-    parts.push(h("details", { class: "document" }, h("summary", {}, t("dlLaunch")), body));
+    if (files.length) parts.push(h("details", { class: "document" }, h("summary", {}, t("dlLaunch")), body));
   }
   return parts;
 }
@@ -106,7 +109,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
       if (result.prose_check && result.prose_check.length) {
         extras.append(h("div", { class: "alert warn" }, `⚠ ${result.prose_check.join("; ")}`));
       }
-      extras.append(...documentsBlock(result.documents || {}));
+      extras.append(...documentsBlock(result.documents || {}, result.answer_markdown || text));
       const cites = citationList(result.citations);
       if (cites) extras.append(cites);
       if (result.backend) extras.append(h("p", { class: "small muted backend" }, `backend: ${result.backend}`));

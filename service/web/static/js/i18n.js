@@ -21,7 +21,7 @@ const STRINGS = {
     stopped: "已停止。", rename: "重命名", del: "删除", save: "保存", cancel: "取消",
     renameLabel: "会话标题", confirmDelete: "删除会话“{title}”及其记录？", continuing:
       "继续会话“{title}”：新消息会接着这段对话（此处不显示之前的记录）。", newSession: "新对话",
-    turns: "{n} 轮", copy: "复制", copied: "已复制", copyFailed: "复制失败",
+    turns: "{n} 轮", turns1: "1 轮", copy: "复制", copied: "已复制", copyFailed: "复制失败",
     errorPrefix: "出错了：", fixPrefix: "解决办法：", unknownSession: "这个会话已不存在，已开始新对话。",
     needCloud: "至少选择一个云厂商。", needModel: "请填写模型。", needSize: "请填写数据集大小（大于 0）。",
     planning: "正在计算…", planDone: "方案已更新", langName: "English", langSwitch: "Switch to English",
@@ -63,7 +63,7 @@ const STRINGS = {
     answerDone: "Answer complete", stopped: "Stopped.", rename: "Rename", del: "Delete", save: "Save",
     cancel: "Cancel", renameLabel: "Session title", confirmDelete: "Delete the session “{title}” and its history?",
     continuing: "Continuing “{title}”: new messages follow on from it (its earlier messages are not shown here).",
-    newSession: "New chat", turns: "{n} turns", copy: "Copy", copied: "Copied", copyFailed: "Copy failed",
+    newSession: "New chat", turns: "{n} turns", turns1: "1 turn", copy: "Copy", copied: "Copied", copyFailed: "Copy failed",
     errorPrefix: "Error: ", fixPrefix: "How to fix: ", unknownSession: "That session no longer exists; a new chat has started.",
     needCloud: "Choose at least one cloud.", needModel: "Enter a model.", needSize: "Enter the dataset size (above 0).",
     planning: "Planning…", planDone: "Plan updated", langName: "中文", langSwitch: "切换到中文",

@@ -44,13 +44,17 @@ function setUpSidebar() {
   return { close: () => set(false) };
 }
 
-function setUpApiKey() {
+function setUpApiKey(onChange) {
   const input = document.getElementById("api-key-input");
   input.value = getApiKey();
-  input.addEventListener("change", () => setApiKey(input.value.trim()));
+  const save = () => {
+    setApiKey(input.value.trim());
+    onChange();
+  };
+  input.addEventListener("change", save);
   document.getElementById("api-key-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    setApiKey(input.value.trim());
+    save();
   });
   return () => {
     const details = input.closest("details");
@@ -78,9 +82,10 @@ function main() {
   setUpKnowledgePanel();
   const tabs = setUpTabs();
   const sidebar = setUpSidebar();
-  const askForKey = setUpApiKey();
-  const onError = (err) => { if (err && err.status === 401) askForKey(); };
   let sessions = null;
+  let form = null;
+  const askForKey = setUpApiKey(() => { sessions.refresh(); form.loadModels(); });
+  const onError = (err) => { if (err && err.status === 401) askForKey(); };
   const chat = createChat({
     onSession: () => sessions.render(),
     onTurnDone: () => sessions.refresh(),
@@ -105,7 +110,7 @@ function main() {
     sidebar.close();
   });
   document.getElementById("example-question").addEventListener("click", () => chat.ask(t("example")));
-  const form = setUpForm({ onExplain: (message) => { tabs.showChat(); chat.ask(message); }, onError });
+  form = setUpForm({ onExplain: (message) => { tabs.showChat(); chat.ask(message); }, onError });
   form.loadModels();
   sessions.refresh();
 }

@@ -4,7 +4,6 @@ import { barChart } from "./chart.js";
 import { downloadButtons } from "./documents.js";
 import { h } from "./dom.js";
 import { getLang, t } from "./i18n.js";
-import { knowledgeLink, splitKnowledgeRef } from "./markdown.js";
 
 const ROWS_PER_CLOUD = 5;
 const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 };
@@ -12,12 +11,16 @@ let counter = 0;
 
 const zh = () => getLang() === "zh";
 const msg = (w) => (zh() && w.message_zh ? w.message_zh : w.message);
-const count = (n) => Number.isInteger(Number(n)) ? String(Number(n)) : String(n);
+const count = (n) => (Number.isInteger(Number(n)) ? String(Number(n)) : String(n));
+const METHOD_LABEL = { lora: "LoRA", qlora: "QLoRA", freeze: "Freeze" };
+const methodLabel = (m) => METHOD_LABEL[m] || (m === "full" ? t("mFull") : m === "pretrain" ? t("mPretrain") : m || "");
+const isPick = (plan, c) => Boolean(plan.picks && plan.picks[c.cloud] === c.instance_type);
 
 export function formatCny(value) {
   const n = Number(value);
   const digits = Math.abs(n) >= 100 ? 0 : 2;
-  return `¥${n.toLocaleString(zh() ? "zh-CN" : "en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+  const locale = zh() ? "zh-CN" : "en-US";
+  return `¥${n.toLocaleString(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
 }
 
 export function formatHours(hours) {
@@ -35,7 +38,7 @@ function formatTokens(n) {
 
 function badges(c, plan) {
   const out = [];
-  if (plan.picks && plan.picks[c.cloud] === c.instance_type) out.push(h("span", { class: "badge pick" }, `★ ${t("pick")}`));
+  if (isPick(plan, c)) out.push(h("span", { class: "badge pick" }, `★ ${t("pick")}`));
   for (const [kind, inst] of Object.entries(plan.alternatives || {})) {
     if (inst === c.instance_type) out.push(h("span", { class: "badge alt" }, t(kind)));
   }
@@ -60,13 +63,16 @@ function priceCell(c) {
   const unit = p.unit === "month" ? t("perMonth") : p.unit === "hour" ? t("perHour") : p.unit ? `/${p.unit}` : "";
   const confidence = p.confidence ? t(`confidence_${p.confidence}`) : "";
   const source = [p.source, p.note].filter(Boolean).join(" — ");
+  const quote = c.quote_link
+    ? h("a", { href: c.quote_link, target: "_blank", rel: "noopener noreferrer", class: "small" }, `${t("quote")} ↗`)
+    : null;
   return h("td", { class: "price" },
     h("span", { title: source }, `${formatCny(p.price_cny)}${unit}`),
     p.stale ? h("span", { class: "badge warn" }, t("stale")) : null,
     h("div", { class: "small muted" }, [p.as_of, confidence].filter(Boolean).join(" · ")),
     h("div", {},
       h("details", { class: "source" }, h("summary", { class: "small" }, t("source")), h("p", { class: "small" }, source)),
-      c.quote_link ? h("a", { href: c.quote_link, target: "_blank", rel: "noopener noreferrer", class: "small" }, `${t("quote")} ↗`) : null));
+      quote));
 }
 
 function fitCell(c) {
@@ -77,34 +83,61 @@ function fitCell(c) {
   return h("td", {}, budget, deadline, !budget && !deadline ? "—" : null);
 }
 
+/** "⚠ 2": opens and shows the warning list under the table. */
+function warningBadge(serious, warnId) {
+  if (!serious.length) return null;
+  return h("a", { href: `#${warnId}`, class: "badge warn", title: serious.map(msg).join("\n"),
+    onclick: (event) => {
+      const list = document.getElementById(warnId);
+      if (!list) return;
+      event.preventDefault();
+      list.open = true;
+      list.scrollIntoView({ block: "nearest" });
+      list.querySelector("summary").focus();
+    } }, `⚠ ${serious.length}`);
+}
+
 function candidateRow(c, plan, warnId) {
   const serious = seriousWarnings(c);
-  const isPick = plan.picks && plan.picks[c.cloud] === c.instance_type;
   const nodes = Number(c.nodes || 1);
   const gpu = `${count(c.gpu_count)} × ${c.gpu}${nodes > 1 ? ` × ${t("nodes", { n: nodes })}` : ""}`;
   const strategy = c.strategy ? (zh() ? c.strategy.label_zh : c.strategy.label) : "";
-  const cls = [isPick ? "is-pick" : "", serious.length ? "warn" : "", c.within_budget === false ? "over" : ""];
+  const cls = [isPick(plan, c) ? "is-pick" : "", serious.length ? "warn" : "", c.within_budget === false ? "over" : ""];
   return h("tr", { class: cls.filter(Boolean).join(" ") || null, dataset: { instance: c.instance_type } },
     h("th", { scope: "row" }, h("span", { class: "mono" }, c.instance_type), " ", badges(c, plan),
-      serious.length ? h("a", { href: `#${warnId}`, class: "badge warn", title: serious.map(msg).join("\n") }, `⚠ ${serious.length}`) : null),
+      warningBadge(serious, warnId)),
     h("td", { class: "gpu", title: c.gpu_name || "" }, gpu,
       h("div", { class: "small muted" }, `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
     h("td", { class: "strategy" }, strategy),
     h("td", { class: "nowrap" }, `${c.memory_per_gpu_gib} / ${Number(c.gpu_memory_gib)} GiB`),
     h("td", { class: "nowrap" }, formatHours(c.training_hours)),
-    h("td", { class: "cost" }, h("strong", {}, formatCny(c.total_cost_cny)), h("div", { class: "small muted" }, t(c.billing))),
+    h("td", { class: "cost" }, h("strong", {}, formatCny(c.total_cost_cny)),
+      h("div", { class: "small muted" }, t(c.billing))),
     priceCell(c),
     fitCell(c));
 }
 
+const HEAD = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
+
+/** Each cell names its column (data-label): at phone width the rows show as cards, one labelled line per cell. */
+function labelCells(row) {
+  [...row.children].forEach((cell, i) => {
+    cell.dataset.label = t(HEAD[i]);
+    const content = h("div", { class: "cell" });
+    content.append(...cell.childNodes);
+    cell.append(content);
+  });
+  return row;
+}
+
 function cloudTable(plan, cloud, rows, warnId) {
-  const head = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
+  const head = HEAD;
   const caption = `${t(cloud)} — ${t("recTitle")}`;
   return h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": caption },
     h("table", { class: "plan-table", dataset: { cloud } },
       h("caption", { class: "visually-hidden" }, caption),
       h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
-      h("tbody", {}, rows.map((c) => candidateRow(c, plan, warnId)))));
+      h("tbody", {}, rows.map((c) => labelCells(candidateRow(c, plan, warnId))))));
 }
 
 /** Warnings of the rows shown: every one for the pick, the serious ones (warning, error) for the others. */
@@ -112,8 +145,7 @@ function warningList(plan, rows, warnId) {
   const items = [];
   for (const c of rows) {
     const seen = new Set();
-    const isPick = plan.picks && plan.picks[c.cloud] === c.instance_type;
-    const sorted = (isPick ? [...(c.warnings || [])] : seriousWarnings(c))
+    const sorted = (isPick(plan, c) ? [...(c.warnings || [])] : seriousWarnings(c))
       .sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
     for (const w of sorted) {
       const text = msg(w);
@@ -128,12 +160,11 @@ function warningList(plan, rows, warnId) {
 }
 
 function chartFor(plan, shown) {
-  const rows = shown.map((c) => ({
-    label: `${c.instance_type} · ${t(c.cloud)}`, cloud: c.cloud,
-    pick: plan.picks && plan.picks[c.cloud] === c.instance_type,
-  }));
-  const cost = shown.map((c, i) => ({ ...rows[i], value: Number(c.total_cost_cny), valueText: formatCny(c.total_cost_cny), bad: c.within_budget === false }));
-  const time = shown.map((c, i) => ({ ...rows[i], value: Number(c.training_hours), valueText: t("hours", { h: Number(c.training_hours).toFixed(1) }), bad: c.meets_deadline === false }));
+  const base = (c) => ({ label: `${c.instance_type} · ${t(c.cloud)}`, cloud: c.cloud, pick: isPick(plan, c) });
+  const cost = shown.map((c) => ({ ...base(c), value: Number(c.total_cost_cny), valueText: formatCny(c.total_cost_cny),
+    bad: c.within_budget === false }));
+  const time = shown.map((c) => ({ ...base(c), value: Number(c.training_hours),
+    valueText: t("hours", { h: Number(c.training_hours).toFixed(1) }), bad: c.meets_deadline === false }));
   return h("div", { class: "charts" }, barChart(t("chartCost"), cost), barChart(t("chartTime"), time));
 }
 
@@ -141,7 +172,7 @@ function summaryLine(plan) {
   const w = plan.workload || {};
   const job = plan.job || {};
   const model = (plan.model && plan.model.name) || w.model || (w.params_b ? `${w.params_b}B` : "");
-  const parts = [model, (job.method || w.method || "").toUpperCase(), formatTokens(job.tokens_total),
+  const parts = [model, methodLabel(job.method || w.method), formatTokens(job.tokens_total),
     job.epochs ? t("epochsN", { n: job.epochs }) : ""];
   if (w.budget_cny) {
     parts.push(t(w.budget_period === "total" ? "budgetTotal" : "budgetMonth", { amount: formatCny(w.budget_cny) }));
@@ -150,26 +181,14 @@ function summaryLine(plan) {
   return parts.filter(Boolean).join(" · ");
 }
 
-/** An answer's citations as links that open the cited knowledge section. */
-export function citationList(citations) {
-  if (!citations || !citations.length) return null;
-  return h("div", { class: "citations" }, h("h4", { dataset: { i18n: "citationsTitle" } }, t("citationsTitle")), h("ol", {}, citations.map((c) => {
-    const ref = splitKnowledgeRef(c.url) || splitKnowledgeRef(c.id) || splitKnowledgeRef(c.source);
-    const external = /^https?:\/\//.test(c.url || "") ? c.url : "";
-    return h("li", {},
-      ref ? knowledgeLink(ref[0], ref[1] || (splitKnowledgeRef(c.id) || [])[1], c.title || c.id, t("openKnowledge")) : h("span", {}, c.title || c.id),
-      h("span", { class: "small muted" }, ` — ${c.source}`),
-      external ? h("a", { href: external, target: "_blank", rel: "noopener noreferrer", class: "small", title: t("external") }, " ↗") : null);
-  })));
-}
-
 /** The whole recommendation block: tables, chart, warnings, assumptions and downloads. */
 export function renderPlan(plan) {
   counter += 1;
   const block = h("section", { class: "plan", "aria-label": t("recTitle") },
     h("h3", {}, t("recTitle")), h("p", { class: "plan-summary" }, summaryLine(plan)));
   if (plan.infeasible) {
-    block.append(h("div", { class: "alert error", role: "alert" }, h("strong", {}, `${t("infeasible")}: `), plan.infeasible));
+    block.append(h("div", { class: "alert error", role: "alert" },
+      h("strong", {}, `${t("infeasible")}: `), plan.infeasible));
   }
   for (const note of (plan.notes || []).filter((n) => n.severity !== "info")) {
     block.append(h("div", { class: `alert ${note.severity === "error" ? "error" : "warn"}` }, `⚠ ${msg(note)}`));
@@ -183,18 +202,20 @@ export function renderPlan(plan) {
     const warnId = `plan-${counter}-warn-${i}`;
     charted.push(...rows.slice(0, 3));
     listed += rows.length;
-    block.append(h("h4", { class: `cloud-title ${cloud}` }, t(cloud)), cloudTable(plan, cloud, rows, warnId), warningList(plan, rows, warnId));
+    block.append(h("h4", { class: `cloud-title ${cloud}` }, t(cloud)), cloudTable(plan, cloud, rows, warnId),
+      warningList(plan, rows, warnId));
   });
   if (charted.length) {
     const total = plan.n_candidates ?? (plan.candidates || []).length;
     block.append(chartFor(plan, charted), h("p", { class: "small muted" }, t("shownOf", { shown: listed, total })));
   }
-  const infoNotes = (plan.notes || []).filter((n) => n.severity === "info");
-  if (infoNotes.length) block.append(h("details", { class: "notes" }, h("summary", {}, t("notesTitle")), h("ul", {}, infoNotes.map((n) => h("li", {}, msg(n))))));
-  const assumptions = zh() ? plan.assumptions_zh : plan.assumptions;
-  if (assumptions && assumptions.length) {
-    block.append(h("details", { class: "assumptions" }, h("summary", {}, t("assumptionsTitle")), h("ul", {}, assumptions.map((a) => h("li", {}, a)))));
-  }
+  const folded = (cls, title, items) => (items && items.length
+    ? h("details", { class: cls }, h("summary", {}, title), h("ul", {}, items.map((text) => h("li", {}, text))))
+    : null);
+  block.append(...[
+    folded("notes", t("notesTitle"), (plan.notes || []).filter((n) => n.severity === "info").map(msg)),
+    folded("assumptions", t("assumptionsTitle"), zh() ? plan.assumptions_zh : plan.assumptions),
+  ].filter(Boolean));
   if (plan.workload && !plan.infeasible) block.append(downloadButtons(plan.workload));
   return block;
 }

@@ -25,7 +25,7 @@ export function createSessions({ getCurrent, onSelect, onDeleted, onError }) {
     const select = h("button", { type: "button", class: "session-select", "aria-current": current ? "true" : null,
       onclick: () => onSelect(s) },
     h("span", { class: "session-title" }, s.title || t("newSession")),
-    h("span", { class: "small muted" }, `${t("turns", { n: s.turns })} · ${dateText(s.updated_at)}`));
+    h("span", { class: "small muted" }, `${s.turns === 1 ? t("turns1") : t("turns", { n: s.turns })} · ${dateText(s.updated_at)}`));
     const rename = h("button", { type: "button", class: "icon-button", "aria-label": `${t("rename")}: ${s.title}`,
       title: t("rename"), onclick: () => startRename(li, s) }, "✎");
     const remove = h("button", { type: "button", class: "icon-button danger", "aria-label": `${t("del")}: ${s.title}`,
