@@ -36,12 +36,22 @@ DESCRIPTION = (
 )
 
 
+WARM_UP_JOIN_S = 300.0
+
+
 def _lifespan(resources: Resources) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        thread = threading.Thread(target=resources.warm_up, name="gpu-advisor-warm-up", daemon=True)
+        stop = threading.Event()
+        thread = threading.Thread(target=resources.warm_up, args=(stop,), name="gpu-advisor-warm-up", daemon=True)
         thread.start()
         yield
+        # Shutdown: start no further loads, and let a load in progress (an index build runs native torch/Chroma
+        # threads) finish, so the process never exits under it (that aborts with std::terminate).
+        stop.set()
+        thread.join(timeout=WARM_UP_JOIN_S)
+        if thread.is_alive():
+            log.warning("warm-up still running at shutdown after %.0f s", WARM_UP_JOIN_S)
 
     return lifespan
 

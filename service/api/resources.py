@@ -141,9 +141,12 @@ class Resources:
     def all(self) -> tuple[Lazy[Any], ...]:
         return (self.catalog, self.assistant, self.retriever)
 
-    def warm_up(self) -> None:
-        """Load everything (the lifespan runs this in a background thread); failures stay visible in /readyz."""
+    def warm_up(self, stop: threading.Event | None = None) -> None:
+        """Load everything (the lifespan runs this in a background thread); failures stay visible in /readyz.
+        `stop` (set at shutdown) keeps it from starting another load after the app has stopped."""
         for lazy in self.all():
+            if stop is not None and stop.is_set():
+                return
             try:
                 lazy.get()
             except AdvisorError as exc:

@@ -12,9 +12,11 @@ from fastapi.testclient import TestClient
 from service.api.app import create_app
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
+from service.evals.bm25_retriever import Bm25Retriever
 from service.evals.dataset import load_scenarios, select
 from service.evals.runner import run_scenarios
 from service.evals.targets import AssistantTarget, HttpTarget, converse
+from service.retrieval.config import RetrievalConfig
 from service.settings import Settings
 
 
@@ -51,7 +53,10 @@ def test_a_failing_turn_stops_the_scenario() -> None:
 
 @pytest.fixture(scope="module")
 def http_target(eval_settings: Settings, eval_target: AssistantTarget, catalog: Catalog) -> Iterator[HttpTarget]:
-    app = create_app(eval_settings, eval_target.assistant, catalog=catalog)
+    # The app gets the same BM25 search the assistant uses: its warm-up must not build the embedding index here
+    # (a build still running at interpreter exit aborted the whole test run).
+    retriever = Bm25Retriever(RetrievalConfig.from_settings(eval_settings))
+    app = create_app(eval_settings, eval_target.assistant, catalog=catalog, retriever=retriever)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         yield HttpTarget("http://127.0.0.1", client=client)
 

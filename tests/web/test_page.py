@@ -28,8 +28,9 @@ def ask(page: Any, message: str) -> Any:
     page.fill("#composer-input", message)
     page.press("#composer-input", "Enter")
     answer = page.locator("article.message.assistant").last
-    answer.locator(".backend").wait_for()
-    assert answer.get_attribute("aria-busy") == "false"
+    answer.locator(".backend").wait_for()  # the final event arrived
+    # the stream closes just after the final event: aria-busy flips then (it raced the assertion under load)
+    page.locator("article.message.assistant").last.and_(page.locator("[aria-busy='false']")).wait_for()
     return answer
 
 
