@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,8 @@ from service.retrieval.config import RetrievalConfig
 from service.retrieval.types import Chunk
 
 CORPUS_FILE = "chunks.json"
+LOCK_FILE = ".lock"
+_thread_lock = threading.Lock()
 FORMAT = 2
 
 
@@ -30,6 +35,24 @@ class Corpus:
     chunks: tuple[Chunk, ...]
     tokens: tuple[tuple[str, ...], ...]  # BM25 tokens, parallel to chunks
     inputs: str = ""  # inputs_signature of the files it was built from
+
+
+@contextmanager
+def corpus_lock(index_dir: Path) -> Iterator[None]:
+    """Serialize corpus refreshes across threads and processes sharing a data dir (an API server and a CLI, say):
+    one regenerates the catalog documents and rewrites chunks.json while the others wait, then reuse its work."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    with _thread_lock, (index_dir / LOCK_FILE).open("a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # no flock on this platform: threads are still serialized
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def corpus_files(config: RetrievalConfig) -> tuple[list[Path], list[Path]]:
@@ -81,7 +104,7 @@ def save_corpus(path: Path, corpus: Corpus, tokenizer: Tokenizer) -> None:
         "chunks": [{**c.to_dict(), "tokens": list(t)} for c, t in zip(corpus.chunks, corpus.tokens, strict=True)],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
 

@@ -6,9 +6,11 @@ so an unchanged index can be checked cheaply and a changed model forces a rebuil
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -83,6 +85,27 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
+_loaded: weakref.WeakSet[Embedder] = weakref.WeakSet()
+_EXIT_WAIT_S = 30.0
+_exit_hook = False
+
+
+def _quiesce_at_exit() -> None:
+    """Let a model call in flight on another thread (say an API warm-up thread) finish, and refuse new ones, before
+    the interpreter tears down: a daemon thread still inside torch then aborts the process ("terminate called
+    without an active exception")."""
+    for embedder in list(_loaded):
+        embedder.close(timeout_s=_EXIT_WAIT_S)
+
+
+def _track(embedder: Embedder) -> None:
+    global _exit_hook
+    if not _exit_hook:
+        atexit.register(_quiesce_at_exit)
+        _exit_hook = True
+    _loaded.add(embedder)
+
+
 class Embedder:
     """One sentence-transformers model, loaded lazily and once (thread-safe), normalized vectors."""
 
@@ -91,6 +114,13 @@ class Embedder:
         self.batch_size = batch_size
         self._model: Any = None
         self._lock = threading.RLock()
+        self._closed = False
+
+    def close(self, timeout_s: float = _EXIT_WAIT_S) -> None:
+        """Wait for a model call in progress, then refuse further ones."""
+        if self._lock.acquire(timeout=timeout_s):
+            self._closed = True
+            self._lock.release()
 
     @property
     def model_id(self) -> str:
@@ -101,6 +131,9 @@ class Embedder:
     def model(self) -> Any:
         with self._lock:
             if self._model is None:
+                if self._closed:
+                    raise RuntimeError("the embedding model is closed (the process is exiting)")
+                _track(self)
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
@@ -125,6 +158,8 @@ class Embedder:
             return []
         model = self.model
         with self._lock, _torch_threads(threads):
+            if self._closed:
+                raise RuntimeError("the embedding model is closed (the process is exiting)")
             vectors = model.encode(
                 texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )

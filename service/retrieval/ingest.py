@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from service.retrieval.corpus import (
     Corpus,
     collect_chunks,
     corpus_files,
+    corpus_lock,
     inputs_signature,
     load_corpus,
     save_corpus,
@@ -30,7 +31,7 @@ from service.retrieval.store import VectorStore, chroma_client
 from service.retrieval.types import Chunk
 
 MANIFEST_FILE = "manifest.json"
-_EMBED_BATCH = 64
+_EMBED_BATCH = 32  # one model call per batch: short, so exit and progress are never held up for long
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class IndexReport:
     seconds: float
     rebuilt: bool = False  # the embedding model changed (or --rebuild): everything re-embedded
     total: int = 0
-    warnings: tuple[str, ...] = field(default=())
 
     @property
     def changed(self) -> bool:
@@ -76,7 +76,12 @@ def open_store(config: RetrievalConfig, embedder: Embedder) -> VectorStore:
 
 def refresh_corpus(config: RetrievalConfig, force: bool = False) -> tuple[Corpus, Tokenizer]:
     """Chunk the knowledge files and save them with BM25 tokens. Unchanged files (same size and mtime) are not
-    re-chunked unless `force`; unchanged chunks keep their tokens."""
+    re-chunked unless `force`; unchanged chunks keep their tokens. Safe to call from several threads or processes."""
+    with corpus_lock(config.index_dir):
+        return _refresh_corpus(config, force)
+
+
+def _refresh_corpus(config: RetrievalConfig, force: bool) -> tuple[Corpus, Tokenizer]:
     guide, docs = corpus_files(config)
     inputs = inputs_signature(config, guide + docs)
     path = config.index_dir / CORPUS_FILE

@@ -87,3 +87,14 @@ def test_unchanged_files_are_not_chunked_again(
     path.write_text(path.read_text() + "\nOne more line.\n")
     with pytest.raises(AssertionError, match="re-chunked"):
         build_index(config, embedder)  # a changed file is chunked again
+
+
+def test_concurrent_refreshes_do_not_trip_over_each_other(config: RetrievalConfig) -> None:
+    # Regression: an API server and the assistant refreshing one data dir at once made rmtree of the catalog
+    # documents fail with "Directory not empty".
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: ingest.refresh_corpus(config, force=True), range(8)))
+    ids = {tuple(c.id for c in corpus.chunks) for corpus, _ in results}
+    assert len(ids) == 1 and len(next(iter(ids))) > 0
