@@ -11,7 +11,10 @@ from service.planner.plan import PlanResult
 
 
 def _console() -> Console:
-    return Console()
+    con = Console()
+    if not con.is_terminal:  # logs and pipes: wide enough that the plan table does not fold into slivers
+        con = Console(width=170)
+    return con
 
 
 def print_estimate(r: dict[str, Any]) -> None:
@@ -40,17 +43,21 @@ def print_plan(result: PlanResult, top: int = 8) -> None:
               f"({job.epochs:g} epochs) · seq {job.seq_len}")
     if not result.candidates:
         con.print(f"[red]No feasible option.[/] {result.infeasible}")
-    t = Table("#", "cloud", "instance", "GPUs", "vCPU/RAM", "strategy", "GiB/GPU", "hours", "billing",
-              "cost ¥", "price (source, date, confidence)", "budget", "deadline")
+    t = Table("#", "instance", "GPUs · vCPU/RAM", "strategy", "GiB/GPU", "hours", "cost ¥", "price",
+              "budget", "deadline")
     for i, c in enumerate(result.candidates[:top], 1):
         p = c.cost.price
-        t.add_row(str(i), c.inst.cloud, c.inst.instance_type, f"{c.inst.gpu_count:g}x {c.gpu.id}"
-                  + (f" x{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""),
-                  f"{c.inst.vcpus}/{c.inst.memory_gib:g}", c.strategy.label(),
-                  f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}", f"{c.hours:,.1f}", c.cost.billing,
-                  f"{c.cost.total_cny:,.0f}", f"¥{p.price_cny:g}/{p.unit} {p.as_of} {p.confidence}",
+        nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
+        t.add_row(str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
+                  f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{c.inst.vcpus} vCPU / {c.inst.memory_gib:g} GiB",
+                  c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}",
+                  f"{c.hours:,.1f}", f"{c.cost.total_cny:,.0f}\n{c.cost.billing}",
+                  f"¥{p.price_cny:g}/{p.unit}\n{p.as_of} · {p.confidence}",
                   _verdict(c.within_budget), _verdict(c.meets_deadline))
     con.print(t)
+    for cloud, c in result.picks().items():
+        con.print(f"pick on {cloud}: [bold]{c.inst.instance_type}[/] ({c.inst.gpu_count:g}× {c.gpu.id}) · "
+                  f"{c.hours:,.1f} h · ¥{c.cost.total_cny:,.0f} {c.cost.billing}")
     for kind, c in result.alternatives().items():
         con.print(f"{kind}: {c.inst.instance_type} · {c.hours:,.1f} h · ¥{c.cost.total_cny:,.0f}")
     if result.candidates:
