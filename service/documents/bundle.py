@@ -144,7 +144,7 @@ def _readme(view: PlanView, c: CandidateView, t: TrainSettings, files: Mapping[s
 def build_launch_bundle(plan: Mapping[str, Any], catalog: Catalog, lang: Lang,
                         candidate_index: int = 0) -> LaunchBundle:
     """Files to train the plan's candidate `candidate_index` (0 = recommended) with LLaMA-Factory."""
-    view = read_plan(plan)
+    view = read_plan(plan, lang)
     c = view.chosen(candidate_index)
     gpu = _gpu(c, catalog)
     t = train_settings(view, c, _model(view, catalog), gpu)

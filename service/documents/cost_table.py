@@ -14,7 +14,7 @@ BILLING_ORDER = ("on_demand", "monthly", "spot")
 
 def render_cost_table(plan: Mapping[str, Any], lang: Lang, limit: int | None = None) -> str:
     """One row per candidate in the plan's rank order: cloud, instance, GPUs, hours, billing, cost, price source."""
-    view = read_plan(plan)
+    view = read_plan(plan, lang)
     cands = view.candidates if limit is None else view.candidates[:limit]
     headers = [tr(lang, "排名", "Rank"), tr(lang, "云厂商", "Cloud"), tr(lang, "实例规格", "Instance"),
                "GPU", tr(lang, "训练时长（小时）", "Hours"), tr(lang, "计费方式", "Billing"),

@@ -62,7 +62,7 @@ def _branch(i: int, c: CandidateView, view: PlanView, lang: Lang) -> list[str]:
 
 def render_decision_mermaid(plan: Mapping[str, Any], lang: Lang) -> str:
     """Mermaid `flowchart TD` source (no code fence) for the plan's per-cloud picks."""
-    view = read_plan(plan)
+    view = read_plan(plan, lang)
     m = view.model
     model = tr(lang, f"模型：{m.name}\n{fmt.ratio(m.params_b)}B 参数", f"Model: {m.name}\n{fmt.ratio(m.params_b)}B params")
     lines = ["flowchart TD", f"    {_node('model', model)} --> {_node('method', _method(view, lang))}"]

@@ -192,10 +192,25 @@ class PlanView(_View):
         return self.candidates[index]
 
 
-def read_plan(plan: Mapping[str, Any]) -> PlanView:
+def _localized(plan: Mapping[str, Any], lang: str) -> Mapping[str, Any]:
+    """Chinese documents take the engine's Chinese strategy labels and assumptions where the plan has them."""
+    if lang != "zh":
+        return plan
+    out = dict(plan)
+    out["candidates"] = [
+        {**c, "strategy": {**c["strategy"], "label": c["strategy"].get("label_zh") or c["strategy"].get("label")}}
+        if isinstance(c, dict) and isinstance(c.get("strategy"), dict) else c
+        for c in plan.get("candidates", [])
+    ]
+    if plan.get("assumptions_zh"):
+        out["assumptions"] = plan["assumptions_zh"]
+    return out
+
+
+def read_plan(plan: Mapping[str, Any], lang: str = "en") -> PlanView:
     """Validate a plan dict; a malformed one raises DocumentInputError listing the bad fields."""
     try:
-        return PlanView.model_validate(plan)
+        return PlanView.model_validate(_localized(plan, lang))
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",

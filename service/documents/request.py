@@ -31,7 +31,7 @@ def render_request_markdown(plan: Mapping[str, Any], lang: Lang, applicant: Mapp
     left as blank lines to fill in. `candidate_index` picks the configuration requested (0 = the plan's
     recommendation). With `catalog`, the time arithmetic also cites the GPU's peak TFLOPS and its source.
     """
-    view = read_plan(plan)
+    view = read_plan(plan, lang)
     chosen = view.chosen(candidate_index)
     who = {k: str(v) for k, v in (applicant or {}).items() if k in APPLICANT_KEYS and v}
     values = {
