@@ -132,8 +132,14 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
         return str(ph["infeasible"].format(reason=reason))
     job, model = plan["job"], plan["model"]
     top = plan["candidates"][0]
-    lines = [ph["title"].format(model=model["name"], method=ph["method_names"][job["method"]],
-                                tokens=_tokens(job["tokens_total"]), epochs=f"{job['epochs']:g}"), ""]
+    if model.get("kind") in ("cnn", "diffusion", "vision_transformer"):
+        title = ph["title_images"].format(model=model["name"], method=ph["method_names"][job["method"]],
+                                          samples=_tokens(job["samples_per_epoch"] * job["epochs"]),
+                                          epochs=f"{job['epochs']:g}")
+    else:
+        title = ph["title"].format(model=model["name"], method=ph["method_names"][job["method"]],
+                                   tokens=_tokens(job["tokens_total"]), epochs=f"{job['epochs']:g}")
+    lines = [title, ""]
     lines += _pick_rows(plan, ph) + [""] + _verdicts(plan, top, ph) + [""]
     lines += _memory(top, ph) + [""] + _time(top, ph) + [""] + _cost(top, ph) + [""]
     lines += _alternatives(plan, ph) + [""]

@@ -70,6 +70,7 @@ class OfflinePlannerModel(BaseChatModel):
     model_aliases: dict[str, str]
     gpu_aliases: dict[str, str]
     instance_names: dict[str, str]
+    model_kinds: dict[str, str]
     prompts_dir: Path
 
     @classmethod
@@ -78,6 +79,7 @@ class OfflinePlannerModel(BaseChatModel):
             model_aliases={k: m.id for k, m in model_index(catalog.models).items()},
             gpu_aliases={k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()},
             instance_names={normalize(r.instance_type): r.instance_type for r in catalog.instances},
+            model_kinds={m.id: m.kind for m in catalog.models},
             prompts_dir=prompts_dir,
         )
 
@@ -118,6 +120,9 @@ class OfflinePlannerModel(BaseChatModel):
             slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
             if not slots.get("model") and not slots.get("params_b"):
                 return AIMessage(content=self._need_model(lang, parsed))
+            if "method" not in parsed.slots and prev is None and \
+                    self.model_kinds.get(str(slots.get("model"))) in ("encoder", "vision_transformer", "cnn"):
+                slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
             calls.append(_call("plan_training", slots))
             names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
             calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]

@@ -75,7 +75,12 @@ _NOTES = {
                     "{0} 不在范围内，目前只覆盖腾讯云和京东云。"),
     "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
     "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
+    "negative": ("'{0}' is negative and was ignored: budgets, data sizes, epochs and deadlines must be positive.",
+                 "“{0}”是负数，已忽略：预算、数据量、轮数和期限都必须是正数。"),
 }
+# A minus sign before a number that starts a value ("预算-500", "budget -500", "= -5"), not a range ("3000-5000")
+# or a name ("Qwen2-7B", "Llama-2", "4-bit").
+_NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−]\s?\d[\d,.]*(?:\s?[kKwW万千])?")
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,9 @@ def parse_message(
     slots: dict[str, object] = {}
     notes: list[tuple[str, tuple[object, ...]]] = []
 
+    for m in _NEGATIVE.finditer(text):
+        notes.append(("negative", (m.group(0).strip(),)))
+    text = _NEGATIVE.sub(lambda m: " " * len(m.group(0)), text)
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes)
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)

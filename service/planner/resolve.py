@@ -144,6 +144,15 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
     if w.method == "qlora" and model.kind != "decoder":
         raise InvalidInputError(f"QLoRA applies to LLM decoders, not {model.name}.",
                                 "Use method full or lora for this model.")
+    method = w.method
+    if model.kind == "cnn" and method == "lora":
+        method = "full"  # LoRA adapts linear layers of transformers; a CNN trains its weights
+        notes.append((f"{model.name} is a CNN: planned as full training (LoRA applies to transformers).",
+                      f"{model.name} 是卷积网络：按全量训练规划（LoRA 适用于 Transformer）。"))
+    elif model.kind in ("encoder", "vision_transformer") and method == "lora" and "method" not in w.model_fields_set:
+        method = "full"  # BERT / ViT fine-tuning is usually full; the default (LoRA) is for LLMs
+        notes.append((f"No method given: {model.name} planned as a full fine-tune (usual for encoders).",
+                      f"未指定训练方式：{model.name} 按全量微调规划（编码器模型的常见做法）。"))
     default_seq = {"decoder": DEFAULT_SEQ_LEN, "encoder": 512}.get(model.kind, model.max_position_embeddings or 1)
     seq = w.seq_len or default_seq
     if model.kind == "vision_transformer":
@@ -154,11 +163,11 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
                       f"序列长度 {seq} 超过 {model.name} 的上下文 {model.max_position_embeddings}，需要 RoPE 扩展（估算按你的长度）。"))
     if w.seq_len is None and model.kind in ("decoder", "encoder"):
         notes.append((f"Sequence length (cutoff) assumed {seq} tokens.", f"序列长度（cutoff_len）假设为 {seq} tokens。"))
-    epochs = w.epochs or (1.0 if w.method == "pretrain" else DEFAULT_EPOCHS)
+    epochs = w.epochs or (1.0 if method == "pretrain" else DEFAULT_EPOCHS)
     if w.epochs is None:
         notes.append((f"Epochs assumed {epochs:g}.", f"训练轮数假设为 {epochs:g} 轮。"))
     samples, tokens = _dataset(w, model, seq, notes)
-    return Job(model, w.method, w.effective_quant_bits, seq, tokens, epochs, samples,
+    return Job(model, method, w.effective_quant_bits, seq, tokens, epochs, samples,
                tuple(en for en, _ in notes), tuple(zh for _, zh in notes))
 
 

@@ -29,6 +29,7 @@ LOGIT_BYTES = 8  # b*s*V*4 B*2 (vram.asmirnov, B7)
 ACT_MIB_PER_GFLOP = 12.5
 DIFFUSION_ACT_GIB = 12.0
 CKPT_KEEP_NON_TRANSFORMER = 0.3
+UNET_LORA_FRACTION = 0.01  # estimate: rank 8-32 LoRA on a diffusion UNet's attention layers, ~1 % of its weights
 DS_BUFFER_FACTOR = 1.5  # DeepSpeed estimator's additional_buffer_factor for CPU RAM (A3)
 
 
@@ -62,6 +63,8 @@ def trainable_params(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
         layers = max(1, m.num_layers or 1)
         per_layer = c.linear / layers
         return per_layer * min(setup.freeze_trainable_layers, layers)
+    if m.kind in ("cnn", "diffusion"):
+        return c.total * UNET_LORA_FRACTION  # no per-layer shapes in the catalog for these
     return lora_params(c, setup.lora_rank)
 
 

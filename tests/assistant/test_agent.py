@@ -257,3 +257,15 @@ def test_unreachable_postgres_degrades_to_sqlite(tmp_path: Path) -> None:
     a = Assistant(settings, retriever_factory=FakeRetriever)
     assert a.checkpoint_store == "sqlite"
     assert a.ask("Fine-tune Qwen2-7B on 100k samples with LoRA").recommendation is not None
+
+
+def test_encoder_without_a_method_is_planned_in_full(assistant: Assistant) -> None:
+    # LoRA is the default for LLMs only; a BERT fine-tune without a method used to come back as LoRA
+    r = assistant.ask("Fine-tune BERT-base on 100k samples")
+    assert r.workload is not None and r.workload["method"] == "full"
+
+
+def test_negative_budget_is_reported_not_used(assistant: Assistant) -> None:
+    r = assistant.ask("预算-500，用Qwen2-7B微调")
+    assert r.workload is not None and r.workload["budget_cny"] is None
+    assert "负数" in r.answer_markdown

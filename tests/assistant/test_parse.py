@@ -436,3 +436,23 @@ def test_reader_regressions(text: str, expected: dict[str, object]) -> None:
 def test_method_named_in_a_pure_question_is_not_a_workload(question: str) -> None:
     # the LoRA-vs-QLoRA question used to become a workload without a model, so nothing was cited
     assert not parse_message(question, MODELS, GPUS).has_workload
+
+
+@pytest.mark.parametrize(("text", "dropped"), [
+    ("预算-500，用Qwen2-7B微调", "budget_cny"),  # the sign used to be dropped: a budget of ¥500
+    ("budget -500 yuan, qwen2 7b LoRA", "budget_cny"),
+    ("qwen2 7b LoRA with -5 epochs", "epochs"),
+])
+def test_negative_numbers_are_reported_not_flipped(text: str, dropped: str) -> None:
+    parsed = parse_message(text, MODELS, GPUS)
+    assert dropped not in parsed.slots
+    assert any("-5" in n or "负数" in n for n in parsed.unparsed_notes)
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    ("Qwen2-7B LoRA，预算3000-5000元", "budget_cny", 5000.0),  # a range, not a negative number
+    ("qwen2 7b QLoRA 4-bit", "quant_bits", 4),
+])
+def test_dashes_in_ranges_and_names_are_not_negative(text: str, slot: str, value: object) -> None:
+    parsed = parse_message(text, MODELS, GPUS)
+    assert parsed.slots.get(slot) == value and not parsed.unparsed_notes

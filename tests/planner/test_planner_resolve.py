@@ -125,3 +125,16 @@ def test_hf_config_missing_fields_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as err:
         model_from_hf_config(bad)
     assert "num_hidden_layers" in str(err.value)
+
+
+@pytest.mark.parametrize(("fields", "method"), [
+    ({"model": "ResNet-50", "method": "lora"}, "full"),  # LoRA has no meaning for a CNN: planned in full, said so
+    ({"model": "BERT-base"}, "full"),  # no method given: encoders fine-tune in full
+    ({"model": "BERT-base", "method": "lora"}, "lora"),  # an explicit LoRA on an encoder is kept
+    ({"model": "Qwen2-7B"}, "lora"),  # LLMs keep the LoRA default
+])
+def test_method_defaults_by_model_kind(catalog, fields: dict[str, object], method: str) -> None:
+    job = resolve_job(Workload.model_validate(fields), catalog.models)
+    assert job.method == method
+    if method != fields.get("method", "lora"):
+        assert any("full" in a for a in job.assumptions)
