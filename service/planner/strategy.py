@@ -19,6 +19,16 @@ MIN_GPUS_PER_NODE_MULTI = 4  # multi-node plans use whole 4- or 8-GPU servers
 OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
 
 
+_LABEL_WORDS = {
+    "en": {"full": "Full fine-tune", "pretrain": "Pre-training", "freeze": "Freeze (last layers)", "ddp": "DDP",
+           "offload_optimizer": "offload optimizer to CPU", "offload_all": "offload all to CPU",
+           "ckpt": "grad checkpointing", "no_ckpt": "no checkpointing", "nodes": "{} nodes"},
+    "zh": {"full": "全参微调", "pretrain": "预训练", "freeze": "冻结微调（训练最后几层）", "ddp": "DDP 数据并行",
+           "offload_optimizer": "优化器卸载到 CPU", "offload_all": "参数与优化器卸载到 CPU",
+           "ckpt": "梯度检查点", "no_ckpt": "不开梯度检查点", "nodes": "{} 节点"},
+}
+
+
 @dataclass(frozen=True)
 class Strategy:
     setup: TrainSetup
@@ -30,38 +40,29 @@ class Strategy:
     def total_gpus(self) -> int:
         return self.gpus_per_node * self.nodes
 
-    def label(self) -> str:
-        s = self.setup
-        parts = [{"full": "Full fine-tune", "pretrain": "Pre-training", "freeze": "Freeze (last layers)",
-                  "lora": f"LoRA r{s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r{s.lora_rank}"}[s.method]]
+    def label(self, lang: str = "en") -> str:
+        """'LoRA r8 + DDP + grad checkpointing + BF16' in English or Chinese."""
+        s, w = self.setup, _LABEL_WORDS["zh" if lang == "zh" else "en"]
+        lora = {"lora": f"LoRA r{s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r{s.lora_rank}"}
+        parts = [lora.get(s.method) or w[s.method]]
         if self.total_gpus > 1:
-            parts.append(f"ZeRO-{s.zero_stage}" if s.zero_stage else "DDP")
+            parts.append(f"ZeRO-{s.zero_stage}" if s.zero_stage else w["ddp"])
         if s.offload != "none":
-            parts.append(f"offload {s.offload} to CPU")
-        parts.append("grad checkpointing" if s.grad_ckpt else "no checkpointing")
+            parts.append(w[f"offload_{s.offload}"])
+        parts.append(w["ckpt"] if s.grad_ckpt else w["no_ckpt"])
         parts.append("BF16" if s.precision in ("bf16", "pure_bf16") else s.precision.upper())
         if self.nodes > 1:
-            parts.append(f"{self.nodes} nodes")
+            parts.append(w["nodes"].format(self.nodes))
         return " + ".join(parts)
 
     def label_zh(self) -> str:
-        s = self.setup
-        parts = [{"full": "全参微调", "pretrain": "预训练", "freeze": "冻结微调（训练最后几层）",
-                  "lora": f"LoRA r{s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r{s.lora_rank}"}[s.method]]
-        if self.total_gpus > 1:
-            parts.append(f"ZeRO-{s.zero_stage}" if s.zero_stage else "DDP 数据并行")
-        if s.offload != "none":
-            parts.append({"optimizer": "优化器卸载到 CPU", "all": "参数与优化器卸载到 CPU"}[s.offload])
-        parts.append("梯度检查点" if s.grad_ckpt else "不开梯度检查点")
-        parts.append("BF16" if s.precision in ("bf16", "pure_bf16") else s.precision.upper())
-        if self.nodes > 1:
-            parts.append(f"{self.nodes} 节点")
-        return " + ".join(parts)
+        return self.label("zh")
 
     def as_dict(self) -> dict[str, object]:
         s = self.setup
         return {
-            "label": self.label(), "label_zh": self.label_zh(), "method": s.method, "quant_bits": s.quant_bits, "zero_stage": s.zero_stage,
+            "label": self.label(), "label_zh": self.label_zh(), "method": s.method, "quant_bits": s.quant_bits,
+            "zero_stage": s.zero_stage,
             "offload": s.offload, "grad_ckpt": s.grad_ckpt, "precision": s.precision,
             "micro_batch": s.micro_batch, "seq_len": s.seq_len,
             "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
