@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
@@ -29,13 +28,6 @@ def normalize(name: str) -> str:
     s = s.replace("显存", "")
     return _SEP.sub("", s)
 
-
-@dataclass(frozen=True)
-class Resolved:
-    """A resolved name and, when the name was ambiguous, the note saying which form we took."""
-
-    id: str
-    note: str = ""
 
 
 _T = TypeVar("_T")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -92,11 +91,7 @@ def build_catalog_app() -> typer.Typer:
         typer.echo(f"ok: {len(cat.gpus)} GPUs, {len(cat.models)} models, instances {per_cloud}, "
                    f"prices {len(cat.prices)} by confidence {by_conf}")
 
-    register_sync: Callable[[typer.Typer], None] | None
-    try:
-        from service.catalog.sync_cli import register as register_sync
-    except ImportError:  # the sync module is optional at runtime (its SDKs are an extra)
-        register_sync = None
-    if register_sync is not None:
-        register_sync(cat_app)
+    from service.catalog.sync_cli import register as register_sync  # the SDKs load only when sync runs
+
+    register_sync(cat_app)
     return cat_app
