@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.planner.estimate import EstimateRequest
 from service.workload import Workload
 
@@ -16,7 +17,10 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     message: str = Field(min_length=1, description="the user's question, Chinese or English")
-    session_id: str | None = Field(default=None, description="continue this session; omit to start a new one")
+    session_id: str | None = Field(
+        default=None, max_length=SESSION_ID_MAX, pattern=SESSION_ID_PATTERN,
+        description="continue this session; omit to start a new one",
+    )
 
 
 class RenameRequest(BaseModel):
@@ -92,7 +96,11 @@ class ChatCompletionRequest(BaseModel):
     messages: list[CompatMessage] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    user: str | None = Field(default=None, description="a session id to continue (or send X-Session-Id)")
+    user: str | None = Field(
+        default=None,
+        description="the session to continue (or send X-Session-Id): a session id is used as is, any other text "
+        "(a name, an email) names a stable session of its own",
+    )
 
     def last_user_text(self) -> str | None:
         for m in reversed(self.messages):

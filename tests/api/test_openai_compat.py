@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from service.settings import Settings
@@ -95,3 +99,32 @@ def test_errors(client: TestClient, settings: Settings) -> None:
     assert r.status_code == 200 and r.headers["X-Session-Id"] == "client-chosen-id"
     r = client.post("/v1/chat/completions", json={"model": "gpu-advisor", "messages": []})
     assert r.status_code == 422 and "messages" in r.json()["error"]["message"]
+
+
+def test_any_user_text_gets_a_normal_answer_and_a_stable_session(client: TestClient, assistant: FakeAssistant) -> None:
+    # `user` is OpenAI's free-text end-user id: a name in Chinese or text with CR/LF must not reach a header
+    for user in ("张三", "a\r\nX-Evil: 1", "x" * 1000):
+        first = client.post("/v1/chat/completions", json=_body(("user", "hi"), user=user))
+        again = client.post("/v1/chat/completions", json=_body(("user", "more"), user=user))
+        assert first.status_code == again.status_code == 200
+        sid = first.headers["x-session-id"]
+        assert sid == again.headers["x-session-id"] and sid.isascii() and len(sid) <= 128
+        assert "X-Evil" not in first.headers
+        assert assistant.sessions[sid].turns == 2
+
+
+def test_cr_lf_user_on_a_live_server(live_server_factory: Any, app: FastAPI) -> None:
+    server = live_server_factory(app)
+    r = httpx.post(f"{server.base_url}/v1/chat/completions", json=_body(("user", "hi"), user="张三\r\nX-Evil: 1"))
+    assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == ANSWER
+    assert "x-evil" not in r.headers
+
+
+def test_invalid_session_ids_are_a_422(client: TestClient, assistant: FakeAssistant) -> None:
+    for bad in ("a" * 129, "a b", "../x"):
+        r = client.post("/v1/chat/completions", json=_body(("user", "hi")), headers={"X-Session-Id": bad})
+        assert r.status_code == 422, bad
+        assert "X-Session-Id" in r.json()["error"]["message"]
+        r = client.post("/v1/chat", json={"message": "hi", "session_id": bad})
+        assert r.status_code == 422 and "session_id" in r.json()["error"]["message"]
+    assert assistant.asked == []

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from service.api.deps import AssistantDep, SettingsDep
 from service.api.errors import ModelNotFoundError, check_message
+from service.api.ids import check_session_id, session_for_user
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.schemas import ChatCompletionRequest
 from service.assistant.types import AssistantProtocol
@@ -95,7 +96,14 @@ def chat_completions(
         raise InvalidInputError("messages: no message with role 'user'.", "Send at least one user message.")
     message = check_message(text, settings.max_message_chars)
     # OpenAI clients (Open WebUI, Chatbox) name their own conversation ids: an unseen id starts that session.
-    session_id = x_session_id or body.user or uuid.uuid4().hex
+    # The header must be a valid id (422 otherwise); `user` is free text (OpenAI's end-user id), so any other text
+    # maps to a stable derived id. Either way the X-Session-Id response header is plain ASCII.
+    if x_session_id is not None:
+        session_id = check_session_id(x_session_id, "X-Session-Id")
+    elif body.user:
+        session_id = session_for_user(body.user)
+    else:
+        session_id = uuid.uuid4().hex
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         return StreamingResponse(completion_stream(assistant, message, session_id, include_usage),
