@@ -19,6 +19,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "session_not_found": 404,
     "model_not_found": 404,
     "message_too_long": 413,
+    "payload_too_large": 413,
     "catalog_invalid": 500,
     "template_error": 500,
     "internal_error": 500,

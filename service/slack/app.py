@@ -3,8 +3,9 @@
     mount_slack(app, settings, resources.assistant.get)   # in service.api.app.create_app; False when not set up
     build_slack_app(settings, assistant)                  # the Bolt app itself (HTTP or Socket Mode)
 
-One URL serves events, the slash command and button clicks (Slack sends all three as signed POSTs). Bolt
-verifies the signature and the timestamp (401 on a bad or stale request) and answers url_verification.
+One URL serves events, the slash command and button clicks (Slack sends all three as signed POSTs). The raw
+bytes are checked first (service.slack.verify: size 413, signature and timestamp 401, then a garbled signed body
+400, all in the API's error shape); then Bolt verifies again and answers url_verification.
 Listeners acknowledge before any work (process_before_response=True, so nothing runs after the HTTP response
 except the lazy listeners, which Bolt runs in its thread pool); retries of an event already seen are dropped.
 """
@@ -12,13 +13,15 @@ except the lazy listeners, which Bolt runs in its thread pool); retries of an ev
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, cast
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
+from service.api.errors import error_body
 from service.assistant.types import AssistantProtocol
 from service.errors import InvalidInputError
 from service.settings import Settings
@@ -26,6 +29,7 @@ from service.slack.blocks import DOCUMENT_ACTIONS, usage_text
 from service.slack.dedup import SeenEvents, is_duplicate
 from service.slack.handlers import AssistantProvider, SlackHandlers
 from service.slack.threads import SlackDb, ThreadSessions
+from service.slack.verify import MAX_BODY_BYTES, TOO_LARGE, Problem, check_request
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -100,6 +104,20 @@ def build_slack_app(settings: Settings, assistant: AssistantProtocol | Assistant
     return app
 
 
+async def read_capped(request: Request) -> tuple[bytes, Problem | None]:
+    """The body, read up to MAX_BODY_BYTES: a larger one (by Content-Length or as it arrives) is refused unread."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return b"", TOO_LARGE
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return b"", TOO_LARGE
+        chunks.append(chunk)
+    return b"".join(chunks), None
+
+
 def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantProtocol | AssistantProvider, *,
                 client: WebClient | None = None, listener_executor: Executor | None = None) -> bool:
     """Add POST /slack/events when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are set; False (and why, logged) if not.
@@ -122,8 +140,12 @@ def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantPr
     bolt = build_slack_app(settings, assistant, client=client, listener_executor=listener_executor)
 
     async def slack_events(request: Request) -> Response:
-        # The adapter's conversions, but App.dispatch (synchronous) runs off the event loop.
-        body = await request.body()
+        # Size, signature and shape are checked on the raw bytes first (Bolt would parse before verifying: a
+        # garbled unsigned post was a 500); then the adapter's conversions, with App.dispatch off the event loop.
+        body, problem = await read_capped(request)
+        problem = problem or check_request(request.headers, body, settings.slack_signing_secret, time.time())
+        if problem is not None:
+            return JSONResponse(error_body(problem.code, problem.message, problem.fix), problem.status)
         bolt_response = await run_in_threadpool(bolt.dispatch, to_bolt_request(request, body))
         return to_starlette_response(bolt_response)
 

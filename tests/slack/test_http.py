@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,59 @@ def test_assistant_may_be_given_as_a_provider(tmp_path: Path, stub: SlackStub) -
     harness = SlackHarness(app, stub)
     harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "1.1", "text": "<@UBOT> Qwen2-7B LoRA"})
     assert built and built[0].asked == [("Qwen2-7B LoRA", None)]
+
+
+TRUNCATED = '{"type": "event_callback", "event_id": '
+
+
+@pytest.mark.parametrize(("body", "headers"), [
+    (TRUNCATED, {"Content-Type": "application/json"}),                                       # truncated, unsigned
+    (TRUNCATED, {**signed_headers(TRUNCATED), "X-Slack-Signature": "v0=00"}),                # truncated, forged
+    ("{}", {**signed_headers("{}"), "X-Slack-Request-Timestamp": "abc"}),                    # timestamp "abc"
+    ("{}", {**signed_headers("{}"), "X-Slack-Request-Timestamp": "-1e9"}),                  # not digits
+    (b"\xff\xfe\x00garbage", {"Content-Type": "application/json", "X-Slack-Signature": "v0=1",
+                              "X-Slack-Request-Timestamp": str(int(time.time()))}),          # non-UTF-8, unsigned
+    ("payload=%7Bnot-json", {"Content-Type": "application/x-www-form-urlencoded"}),         # bad form, unsigned
+])
+def test_garbled_unsigned_posts_are_401_in_our_shape(slack: SlackHarness, body: str | bytes,
+                                                     headers: dict[str, str]) -> None:
+    r = slack.client.post(EVENTS_PATH, content=body, headers=headers)
+    assert r.status_code == 401, r.text
+    assert r.json()["error"]["code"] == "unauthorized" and r.json()["error"]["fix"]
+    assert slack.stub.methods() == []
+
+
+@pytest.mark.parametrize(("body", "content_type"), [
+    (TRUNCATED, "application/json"),
+    ("[1, 2]", "application/json"),
+    ("payload=%7Bnot-json", "application/x-www-form-urlencoded"),
+])
+def test_garbled_but_signed_posts_are_400_not_500(slack: SlackHarness, body: str, content_type: str) -> None:
+    r = slack.client.post(EVENTS_PATH, content=body, headers=signed_headers(body, content_type=content_type))
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "bad_request"
+
+
+def test_non_utf8_signed_body_is_400(slack: SlackHarness) -> None:
+    from service.slack.verify import signature
+
+    body, ts = b"\xff\xfe{garbage", str(int(time.time()))
+    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts,
+               "X-Slack-Signature": signature(SECRET, ts, body)}
+    r = slack.client.post(EVENTS_PATH, content=body, headers=headers)
+    assert r.status_code == 400 and "UTF-8" in r.json()["error"]["message"]
+
+
+def test_oversized_body_is_413_before_verification(slack: SlackHarness) -> None:
+    body = '{"a": "' + "x" * (10 << 20) + '"}'
+    r = slack.client.post(EVENTS_PATH, content=body, headers=signed_headers(body))
+    assert r.status_code == 413 and r.json()["error"]["code"] == "payload_too_large"
+
+
+def test_oversized_chunked_body_is_413(slack: SlackHarness) -> None:
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the cap applies as the bytes arrive
+        for _ in range(20):
+            yield b"x" * (100 << 10)
+
+    r = slack.client.post(EVENTS_PATH, content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
