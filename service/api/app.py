@@ -105,6 +105,7 @@ def create_app(
         models_catalog,
         openai_compat,
         plan,
+        responses,
         search,
         sessions,
     )
@@ -122,7 +123,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(knowledge.router)
     auth = [Depends(require_api_key)]
-    for module in (chat, openai_compat, plan, catalog_routes, models_catalog, search, documents, sessions):
+    for module in (chat, openai_compat, responses, plan, catalog_routes, models_catalog, search, documents, sessions):
         app.include_router(module.router, prefix="/v1", dependencies=auth)
     from service.slack.app import mount_slack
 

@@ -104,15 +104,17 @@ class OfflinePlannerModel(BaseChatModel):
         if last < 0:
             return AIMessage(content="")
         human = str(messages[last].content)
+        asked = messages[last].additional_kwargs.get("answer_language")  # the caller's choice (a system message)
+        lang = asked if asked in ("zh", "en") else None
         results = [m for m in messages[last + 1:] if isinstance(m, ToolMessage)]
         if results:
-            return AIMessage(content=self.compose(human, results))
-        return self.plan_calls(human, messages[:last])
+            return AIMessage(content=self.compose(human, results, lang))
+        return self.plan_calls(human, messages[:last], lang)
 
     # -- first step: which tools to call ------------------------------------------------------------
-    def plan_calls(self, text: str, history: Sequence[BaseMessage]) -> AIMessage:
+    def plan_calls(self, text: str, history: Sequence[BaseMessage], answer_lang: str | None = None) -> AIMessage:
         parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
-        lang = parsed.language
+        lang = answer_lang or parsed.language
         prev = previous_workload(history)
         ph = phrases(self.prompts_dir, lang)
         calls: list[dict[str, Any]] = []
@@ -152,13 +154,13 @@ class OfflinePlannerModel(BaseChatModel):
         return found
 
     # -- second step: write the answer from the tool artifacts --------------------------------------
-    def compose(self, human: str, results: Sequence[ToolMessage]) -> str:
+    def compose(self, human: str, results: Sequence[ToolMessage], answer_lang: str | None = None) -> str:
         notes = parse_message(human, self.model_aliases, self.gpu_aliases).unparsed_notes
-        body = self._compose(human, results)
+        body = self._compose(human, results, answer_lang)
         return "\n".join(f"> {n}" for n in notes) + "\n\n" + body if notes else body
 
-    def _compose(self, human: str, results: Sequence[ToolMessage]) -> str:
-        lang = language_of(human)
+    def _compose(self, human: str, results: Sequence[ToolMessage], answer_lang: str | None = None) -> str:
+        lang = answer_lang or language_of(human)
         ph = phrases(self.prompts_dir, lang)
         arts: dict[str, list[dict[str, Any]]] = {}
         for m in results:

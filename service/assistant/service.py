@@ -7,7 +7,7 @@ import logging
 import re
 import uuid
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
@@ -15,7 +15,7 @@ from service.assistant.offline_model import OfflinePlannerModel, language_of
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.sessions import SessionNotFoundError, SessionStore
 from service.assistant.tools import ToolContext, make_tools
-from service.assistant.types import AskResult, Citation, SessionInfo, StreamEvent
+from service.assistant.types import AskResult, Citation, Language, SessionInfo, StreamEvent
 from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
 from service.settings import Settings, get_settings
@@ -129,16 +129,18 @@ class Assistant:
         return session_id or uuid.uuid4().hex
 
     # -- asking ------------------------------------------------------------------------------------
-    def ask(self, message: str, session_id: str | None = None, *, create: bool = False) -> AskResult:
-        """Answer one message. `create=True` starts a session under the caller's id when it is new."""
+    def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
+            lang: Language | None = None) -> AskResult:
+        """Answer one message. `create=True` starts a session under the caller's id when it is new; `lang` answers
+        in that language whatever the message's (a client's system message asked for it)."""
         sid = self._session(message, session_id, create)
-        backend, state = self._run(message, sid)
+        backend, state = self._run(message, sid, lang)
         self.sessions.touch(sid, message)
-        return self._result(sid, message, state, backend)
+        return self._result(sid, message, state, backend, lang)
 
-    def _run(self, message: str, sid: str) -> tuple[str, dict[str, Any]]:
+    def _run(self, message: str, sid: str, lang: Language | None = None) -> tuple[str, dict[str, Any]]:
         config = {"configurable": {"thread_id": sid}}
-        inputs = {"messages": [HumanMessage(message)]}
+        inputs = {"messages": [human_message(message, lang)]}
         if self.llm_agent is not None:
             try:
                 return "openai", self.llm_agent.invoke(inputs, config)
@@ -148,14 +150,14 @@ class Assistant:
         backend = f"offline (fallback: {self.llm_error[:120]})" if self.llm_error else "offline"
         return backend, self.agent.invoke(inputs, config)
 
-    def stream(self, message: str, session_id: str | None = None, *, create: bool = False
-               ) -> Iterator[StreamEvent]:
+    def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
+               lang: Language | None = None) -> Iterator[StreamEvent]:
         sid = self._session(message, session_id, create)
         config = {"configurable": {"thread_id": sid}}
         agent = self.llm_agent or self.agent
         backend = "openai" if self.llm_agent is not None else "offline"
         try:
-            for mode, chunk in agent.stream({"messages": [HumanMessage(message)]}, config,
+            for mode, chunk in agent.stream({"messages": [human_message(message, lang)]}, config,
                                             stream_mode=["messages", "updates"]):
                 yield from self._events(mode, chunk)
         except Exception as exc:
@@ -163,10 +165,10 @@ class Assistant:
                 raise
             backend = f"offline (fallback: {type(exc).__name__})"
             yield StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}")
-            self.agent.invoke({"messages": [HumanMessage(message)]}, config)
+            self.agent.invoke({"messages": [human_message(message, lang)]}, config)
         state = agent.get_state(config).values if backend == "openai" else self.agent.get_state(config).values
         self.sessions.touch(sid, message)
-        yield StreamEvent(type="final", data=self._result(sid, message, state, backend).model_dump())
+        yield StreamEvent(type="final", data=self._result(sid, message, state, backend, lang).model_dump())
 
     def _events(self, mode: str, chunk: Any) -> Iterator[StreamEvent]:
         if mode == "messages":
@@ -183,7 +185,8 @@ class Assistant:
                     elif isinstance(m, ToolMessage):
                         yield StreamEvent(type="tool", name=m.name or "", text=str(m.content)[:300])
 
-    def _result(self, sid: str, message: str, state: dict[str, Any], backend: str) -> AskResult:
+    def _result(self, sid: str, message: str, state: dict[str, Any], backend: str,
+                answer_lang: Language | None = None) -> AskResult:
         messages: list[BaseMessage] = state["messages"]
         last = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
         turn = messages[last + 1:]
@@ -206,7 +209,7 @@ class Assistant:
             for p in art.get("passages", []):
                 cites.append(Citation(id=p["id"], title=p.get("title", ""), source=p.get("source", ""),
                                       url=citation_url(p)))
-        lang: Literal["zh", "en"] = "zh" if language_of(message) == "zh" else "en"
+        lang: Language = answer_lang or ("zh" if language_of(message) == "zh" else "en")
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
             text = phrases(self.settings.prompts_dir, lang)["fallback"].format(reason=reason) + "\n\n" + text
@@ -215,6 +218,11 @@ class Assistant:
             workload=plan["workload"] if plan else None, recommendation=plan, citations=cites,
             backend=backend, documents=docs, prose_check=prose_check(text, arts, self.known_instances),
         )
+
+
+def human_message(message: str, lang: Language | None) -> HumanMessage:
+    """The user's message; a requested answer language rides along for the offline model."""
+    return HumanMessage(message, additional_kwargs={"answer_language": lang} if lang else {})
 
 
 def citation_url(passage: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from service.assistant.types import AskResult, Citation, SessionInfo, StreamEvent
+from service.assistant.types import AskResult, Citation, Language, SessionInfo, StreamEvent
 from service.errors import AdvisorError
 from service.retrieval.types import Passage
 
@@ -25,6 +25,7 @@ class FakeAssistant:
     fail_with: Exception | None = None  # raised by ask and by stream after the first token
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    langs: list[str | None] = field(default_factory=list)  # the answer language each call asked for
 
     def _turn(self, message: str, session_id: str | None, create: bool = False) -> str:
         if session_id is not None and not create and session_id not in self.sessions:
@@ -45,12 +46,16 @@ class FakeAssistant:
             citations=[Citation(id="guide/04-training-memory.zh.md#x", title="显存", source="guide/04.zh.md")],
         )
 
-    def ask(self, message: str, session_id: str | None = None, *, create: bool = False) -> AskResult:
+    def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
+            lang: Language | None = None) -> AskResult:
         if self.fail_with is not None:
             raise self.fail_with
+        self.langs.append(lang)
         return self._result(self._turn(message, session_id, create))
 
-    def stream(self, message: str, session_id: str | None = None, *, create: bool = False) -> Iterator[StreamEvent]:
+    def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
+               lang: Language | None = None) -> Iterator[StreamEvent]:
+        self.langs.append(lang)
         sid = self._turn(message, session_id, create)
         yield StreamEvent(type="tool", name="plan_training", data={"args": {"model": "Qwen2-7B"}})
         for n, tok in enumerate(self.tokens):

@@ -39,10 +39,31 @@ def test_completion_shape(client: TestClient, assistant: FakeAssistant) -> None:
     assert r.headers["x-session-id"] in assistant.sessions
 
 
-def test_only_the_last_user_message_is_sent(client: TestClient, assistant: FakeAssistant) -> None:
-    client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "answer"), ("user", "second"),
-                                                   ("assistant", "trailing")))
-    assert [m for m, _ in assistant.asked] == ["second"]  # the server names a new session for the request
+def test_the_history_rebuilds_a_new_session(client: TestClient, assistant: FakeAssistant) -> None:
+    r = client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "answer"), ("user", "second"),
+                                                       ("assistant", "trailing")))
+    sid = r.headers["x-session-id"]  # the server names a new session: the earlier turn, then the last one
+    assert assistant.asked == [("first", sid), ("second", sid)]
+
+
+def test_a_known_session_gets_only_the_last_message(client: TestClient, assistant: FakeAssistant) -> None:
+    sid = client.post("/v1/chat", json={"message": "first"}).json()["session_id"]
+    client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "a"), ("user", "second"), user=sid))
+    assert assistant.asked[1:] == [("second", sid)]
+
+
+def test_system_message_language(client: TestClient, assistant: FakeAssistant) -> None:
+    client.post("/v1/chat/completions", json=_body(("system", "Always answer in English"), ("user", "用Qwen2-7B")))
+    client.post("/v1/chat/completions", json=_body(("system", "请用中文回答"), ("user", "Qwen2-7B LoRA")))
+    client.post("/v1/chat/completions", json=_body(("system", "You are helpful"), ("user", "Qwen2-7B LoRA")))
+    assert assistant.langs == ["en", "zh", None]
+
+
+def test_background_task_is_not_asked(client: TestClient, assistant: FakeAssistant) -> None:
+    task = "### Task:\nGenerate 1-3 broad tags.\n### Output:\nJSON format: { \"tags\": [] }\n<chat_history>\nUSER: 你好\n</chat_history>"
+    r = client.post("/v1/chat/completions", json=_body(("user", task)))
+    assert r.status_code == 200 and "tags" in r.json()["choices"][0]["message"]["content"]
+    assert assistant.asked == [] and "x-session-id" not in r.headers
 
 
 def test_content_parts_are_joined(client: TestClient, assistant: FakeAssistant) -> None:
@@ -128,3 +149,26 @@ def test_invalid_session_ids_are_a_422(client: TestClient, assistant: FakeAssist
         r = client.post("/v1/chat", json={"message": "hi", "session_id": bad})
         assert r.status_code == 422 and "session_id" in r.json()["error"]["message"]
     assert assistant.asked == []
+
+
+def test_responses_shape_and_errors(client: TestClient, assistant: FakeAssistant) -> None:
+    r = client.post("/v1/responses", json={"model": "gpu-advisor", "input": "用Qwen2-7B做LoRA"})
+    body = r.json()
+    assert r.status_code == 200 and body["object"] == "response" and body["status"] == "completed"
+    assert body["output"][0]["content"][0] == {"type": "output_text", "text": ANSWER, "annotations": [],
+                                               "logprobs": []}
+    sid = r.headers["x-session-id"]
+    assert body["id"].startswith(f"resp_{sid}_")
+    client.post("/v1/responses", json={"model": "gpu-advisor", "input": "再来", "previous_response_id": body["id"]})
+    assert assistant.asked[-1] == ("再来", sid)
+    r = client.post("/v1/responses", json={"model": "gpu-advisor", "input": "x", "previous_response_id": "resp_nope_1"})
+    assert r.status_code == 404
+    r = client.post("/v1/responses", json={"model": "gpu-advisor", "input": "x", "previous_response_id": "abc"})
+    assert r.status_code == 422 and "previous_response_id" in r.json()["error"]["message"]
+    r = client.post("/v1/responses", json={"model": "gpu-advisor", "input": [{"role": "system", "content": "hi"}]})
+    assert r.status_code == 422
+    events = [d for _, d in parse_sse(client.post("/v1/responses", json={"model": "gpu-advisor", "input": "hi",
+                                                                          "stream": True}).text)]
+    assert [e["type"] for e in events][:2] == ["response.created", "response.in_progress"]
+    assert events[-1]["type"] == "response.completed"
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))

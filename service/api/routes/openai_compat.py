@@ -1,8 +1,13 @@
-"""OpenAI-compatible Chat Completions (`/v1/chat/completions`, `/v1/models`) for the openai SDK, Open WebUI, Chatbox.
+"""OpenAI-compatible Chat Completions (`/v1/chat/completions`, `/v1/models`) for the openai SDK, LangChain,
+Open WebUI, Chatbox and `llm`.
 
-The last user message goes to the assistant. The session comes from the `user` field or the X-Session-Id header
-(earlier messages are then already in the session and ignored; an id not seen before starts that session); without
-one, each request starts a new session. The session used is returned in the X-Session-Id response header.
+As the protocol intends, the conversation is the `messages` array: the earlier user turns (and the workload our
+own earlier answers carry) rebuild the conversation, so any client continues it with no session id. A session id
+stays optional: the `user` field or the X-Session-Id header names a server-side session; one that exists already
+holds the earlier turns and gets only the last message, one not seen before starts under that id. The session
+used is returned in the X-Session-Id response header. A system message is honoured for the answer's language and
+length. A client's background task ("### Task:" title/tags/follow-ups prompts) gets a short fitting answer and
+is not stored.
 """
 
 from __future__ import annotations
@@ -11,17 +16,19 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from service.api.conversation import Conversation, from_messages, shorten, task_answer, with_artifact
 from service.api.deps import AssistantDep, SettingsDep
 from service.api.errors import ModelNotFoundError, check_message
 from service.api.ids import check_session_id, session_for_user
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.schemas import ChatCompletionRequest
-from service.assistant.types import AssistantProtocol
+from service.assistant.types import AskResult, AssistantProtocol
 from service.errors import InvalidInputError
 
 MODEL_ID = "gpu-advisor"
@@ -41,11 +48,99 @@ def usage(prompt: str, completion: str) -> dict[str, int]:
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
 
+def requested_session(x_session_id: str | None, user: str | None) -> str | None:
+    """The session a request names: the X-Session-Id header (a valid id, 422 otherwise), else OpenAI's free-text
+    `user` (itself when it is a valid id, else a stable id derived from it), else none. Always plain ASCII."""
+    if x_session_id is not None:
+        return check_session_id(x_session_id, "X-Session-Id")
+    return session_for_user(user) if user else None
+
+
+def check_model(model: str) -> None:
+    if model != MODEL_ID:
+        raise ModelNotFoundError(f"Unknown model '{model}'.", f"Use model '{MODEL_ID}' (see GET /v1/models).")
+
+
 @router.get("/models")
 def list_models() -> dict[str, Any]:
     """The one model this server speaks: gpu-advisor."""
     return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": CREATED, "owned_by": "gpu-advisor"}]}
 
+
+# -- one turn, shared with /v1/responses ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Turn:
+    """What a compat request asks: the conversation, the session that answers it, and whether to store it."""
+
+    conversation: Conversation
+    session_id: str
+    continued: bool  # the named session exists and already holds the earlier turns
+
+    @property
+    def task(self) -> str | None:
+        return self.conversation.task
+
+
+def open_turn(assistant: AssistantProtocol, conversation: Conversation, session_id: str | None) -> Turn:
+    continued = session_id is not None and assistant.has_session(session_id)
+    return Turn(conversation, session_id or uuid.uuid4().hex, continued)
+
+
+def rebuild(assistant: AssistantProtocol, turn: Turn) -> None:
+    """Bring a new session up to the conversation so far: replay the earlier user turns into it."""
+    if turn.continued or turn.task:
+        return
+    for text in turn.conversation.replay():
+        assistant.ask(text, turn.session_id, create=True, lang=turn.conversation.lang)
+
+
+def final_text(result: AskResult, conversation: Conversation) -> str:
+    """The answer a client shows: brief when the system message asked, with the workload artifact appended."""
+    text = shorten(result.answer_markdown) if conversation.brief else result.answer_markdown
+    return with_artifact(text, result.workload)
+
+
+def answer(assistant: AssistantProtocol, turn: Turn) -> tuple[str, str | None]:
+    """(answer text, session id or None for a background task that is not stored)."""
+    if turn.task:
+        return task_answer(turn.conversation.message, turn.task), None
+    rebuild(assistant, turn)
+    result = assistant.ask(turn.conversation.message, turn.session_id, create=True, lang=turn.conversation.lang)
+    return final_text(result, turn.conversation), result.session_id
+
+
+def answer_stream(assistant: AssistantProtocol, turn: Turn) -> Iterator[str]:
+    """The answer as text pieces: tokens as they come (the whole brief answer at the end when brief), then the
+    workload artifact. Raises what the assistant raises."""
+    if turn.task:
+        yield task_answer(turn.conversation.message, turn.task)
+        return
+    rebuild(assistant, turn)
+    conversation = turn.conversation
+    sent = False
+    for event in assistant.stream(conversation.message, turn.session_id, create=True, lang=conversation.lang):
+        if event.type == "token" and event.text and not conversation.brief:
+            sent = True
+            yield event.text
+        elif event.type == "final":
+            result = AskResult.model_validate(event.data)
+            full = final_text(result, conversation)
+            if not sent:
+                yield full
+            elif full.startswith(result.answer_markdown):
+                yield full[len(result.answer_markdown):]
+
+
+def conversation_of(body: ChatCompletionRequest, max_chars: int) -> Conversation:
+    conversation = from_messages((m.role, m.text()) for m in body.messages)
+    if conversation is None:
+        raise InvalidInputError("messages: no message with role 'user'.", "Send at least one user message.")
+    check_message(conversation.message, max_chars)
+    return conversation
+
+
+# -- Chat Completions ------------------------------------------------------------------------------
 
 def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
@@ -56,28 +151,21 @@ def _data(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload, ensure_ascii=False, default=str)}\n\n"
 
 
-def completion_stream(
-    assistant: AssistantProtocol, message: str, session_id: str, include_usage: bool
-) -> Iterator[str]:
+def completion_stream(assistant: AssistantProtocol, turn: Turn, include_usage: bool) -> Iterator[str]:
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     yield _data(_chunk(cid, created, {"role": "assistant", "content": ""}))
     sent: list[str] = []
-    try:  # `error` events are warnings (e.g. the LLM fell back to the offline model): the final answer says so
-        for event in assistant.stream(message, session_id, create=True):
-            if event.type == "token" and event.text:
-                sent.append(event.text)
-                yield _data(_chunk(cid, created, {"content": event.text}))
-            elif event.type == "final" and not sent:
-                answer = str(event.data.get("answer_markdown", event.text))
-                sent.append(answer)
-                yield _data(_chunk(cid, created, {"content": answer}))
+    try:
+        for piece in answer_stream(assistant, turn):
+            sent.append(piece)
+            yield _data(_chunk(cid, created, {"content": piece}))
     except Exception as exc:  # headers are sent: the openai client raises APIError on an `error` payload
         yield _data(error_event(exc).data)
         return
     yield _data(_chunk(cid, created, {}, "stop"))
     if include_usage:
         yield _data({"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
-                     "choices": [], "usage": usage(message, "".join(sent))})
+                     "choices": [], "usage": usage(turn.conversation.message, "".join(sent))})
     yield "data: [DONE]\n\n"
 
 
@@ -88,33 +176,22 @@ def chat_completions(
     settings: SettingsDep,
     x_session_id: str | None = Header(default=None, description="continue this session"),
 ) -> Any:
-    """OpenAI Chat Completions: the last user message goes to the assistant; `stream: true` sends chunks."""
-    if body.model != MODEL_ID:
-        raise ModelNotFoundError(f"Unknown model '{body.model}'.", f"Use model '{MODEL_ID}' (see GET /v1/models).")
-    text = body.last_user_text()
-    if text is None:
-        raise InvalidInputError("messages: no message with role 'user'.", "Send at least one user message.")
-    message = check_message(text, settings.max_message_chars)
-    # OpenAI clients (Open WebUI, Chatbox) name their own conversation ids: an unseen id starts that session.
-    # The header must be a valid id (422 otherwise); `user` is free text (OpenAI's end-user id), so any other text
-    # maps to a stable derived id. Either way the X-Session-Id response header is plain ASCII.
-    if x_session_id is not None:
-        session_id = check_session_id(x_session_id, "X-Session-Id")
-    elif body.user:
-        session_id = session_for_user(body.user)
-    else:
-        session_id = uuid.uuid4().hex
+    """OpenAI Chat Completions: the `messages` array is the conversation; `stream: true` sends chunks."""
+    check_model(body.model)
+    conversation = conversation_of(body, settings.max_message_chars)
+    turn = open_turn(assistant, conversation, requested_session(x_session_id, body.user))
+    headers = {} if turn.task else {"X-Session-Id": turn.session_id}
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return StreamingResponse(completion_stream(assistant, message, session_id, include_usage),
-                                 media_type="text/event-stream", headers={**SSE_HEADERS, "X-Session-Id": session_id})
-    result = assistant.ask(message, session_id, create=True)
+        return StreamingResponse(completion_stream(assistant, turn, include_usage),
+                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
+    text, _sid = answer(assistant, turn)
     payload = {
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
         "model": MODEL_ID,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": result.answer_markdown, "refusal": None},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
                      "finish_reason": "stop", "logprobs": None}],
-        "usage": usage(message, result.answer_markdown),
+        "usage": usage(conversation.message, text),
         "system_fingerprint": None,
     }
-    return JSONResponse(payload, headers={"X-Session-Id": result.session_id})
+    return JSONResponse(payload, headers=headers)
