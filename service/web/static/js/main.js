@@ -65,11 +65,13 @@ function setUpApiKey(onChange) {
 
 function setUpLanguage() {
   const button = document.getElementById("lang-switch");
+  // held by reference: the first message takes the welcome block (and this button) out of the document
+  const example = document.getElementById("example-question");
   const label = () => {
     button.textContent = t("langName");
     button.setAttribute("aria-label", t("langSwitch"));
     button.lang = getLang() === "zh" ? "en" : "zh";
-    document.getElementById("example-question").textContent = t("example");
+    example.textContent = t("example");
   };
   button.addEventListener("click", () => setLang(getLang() === "zh" ? "en" : "zh"));
   onLangChange(() => { label(); rerenderPlans(); });
