@@ -20,8 +20,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
 run: $(STAMP)
-	$(BIN)/gpu-advisor run
+	$(BIN)/gpu-advisor run --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check service tests evals scripts

@@ -61,14 +61,17 @@ def register(app: typer.Typer) -> None:
         run_server(host, port)
 
     @app.command()
-    def run() -> None:
-        """`make run`: answer the guide's example question once, then serve on 127.0.0.1:8000."""
+    def run(
+        host: Annotated[str, typer.Option()] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    ) -> None:
+        """`make run`: answer the guide's example question once, then serve (127.0.0.1:8000 unless told)."""
         from service.cli.render import print_plan
         from service.planner.plan import plan
 
         typer.echo(f"Example: {EXAMPLE}")
         print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)
-        serve("127.0.0.1", 8000)
+        serve(host, port)
 
 
 def ensure_index() -> None:
