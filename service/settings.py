@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     # API
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
     max_message_chars: int = 4000
+    body_timeout_s: float = Field(default=30.0, gt=0, description="a request body must arrive in full within this")
     # Slack
     slack_signing_secret: str = Field(default="", validation_alias="SLACK_SIGNING_SECRET")
     slack_bot_token: str = Field(default="", validation_alias="SLACK_BOT_TOKEN")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
 BillingChoice = Literal["on_demand", "monthly", "spot"]
 Objective = Literal["cheapest", "fastest", "balanced"]
 CloudName = Literal["tencent", "jdcloud"]
+
+MAX_NAME_CHARS = 128  # a model or GPU name
+MAX_GPU_NAMES = 64  # entries in gpu_include / gpu_exclude (the catalog has a few dozen GPUs)
+GpuName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS)]
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_AVG_TOKENS = 512
@@ -21,7 +25,8 @@ class Workload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = Field(default=None, description="model name or alias, e.g. Qwen2-7B")
+    model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
+                              description="model name or alias, e.g. Qwen2-7B")
     params_b: float | None = Field(default=None, gt=0, le=5000, description="parameters in billions")
     method: Method = "lora"
     quant_bits: Literal[4, 8] | None = Field(default=None, description="QLoRA bits: 4 or 8")
@@ -34,9 +39,11 @@ class Workload(BaseModel):
     budget_cny: float | None = Field(default=None, gt=0, le=1e10)
     budget_period: Literal["month", "total"] = "month"
     deadline_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
-    clouds: list[CloudName] = Field(default_factory=list, description="empty = both clouds")
-    gpu_include: list[str] = Field(default_factory=list)
-    gpu_exclude: list[str] = Field(default_factory=list)
+    clouds: list[CloudName] = Field(default_factory=list, max_length=2, description="empty = both clouds")
+    gpu_include: list[GpuName] = Field(default_factory=list, max_length=MAX_GPU_NAMES,
+                                       description="only these GPUs, e.g. A100, H800")
+    gpu_exclude: list[GpuName] = Field(default_factory=list, max_length=MAX_GPU_NAMES,
+                                       description="never these GPUs")
     gpu_count: int | None = Field(default=None, ge=1, le=4096)
     billing: BillingChoice | None = Field(default=None, description="None = pick the cheapest mode")
     objective: Objective = "cheapest"
@@ -44,7 +51,14 @@ class Workload(BaseModel):
     micro_batch: int | None = Field(default=None, ge=1, le=4096)
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
     grad_ckpt: bool | None = None
-    zero_stage: Literal[0, 1, 2, 3] | None = None
+    zero_stage: Literal[0, 1, 2, 3] | None = Field(default=None, description="DeepSpeed ZeRO stage (an integer)")
+
+    @field_validator("zero_stage", mode="before")
+    @classmethod
+    def _stage_not_bool(cls, value: object) -> object:
+        if isinstance(value, bool):  # False == 0 in Python: a boolean would pass as stage 0 or 1
+            raise ValueError("zero_stage is a number 0-3, not true/false")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

@@ -18,7 +18,9 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.api.errors import error_body, pydantic_message, status_for, validation_message
+from service.api.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
+from service.api.limits import BodyLimits
+from service.api.protocol import HeadAsGet, allowed_methods
 from service.api.resources import Resources, RetrieverLike
 from service.errors import AdvisorError
 from service.settings import Settings, get_settings
@@ -73,10 +75,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, f"http_{exc.status_code}")
-        message = str(exc.detail) if exc.status_code != 404 else f"No route {request.method} {request.url.path}."
-        fix = "See /docs for the routes." if exc.status_code in (404, 405) else ""
-        return JSONResponse(error_body(code, message, fix), exc.status_code, headers=exc.headers)
+        code, message, fix = http_error_parts(exc.status_code, str(exc.detail), request.method, request.url.path)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return JSONResponse(error_body(code, message, fix), exc.status_code, headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -120,6 +123,8 @@ def create_app(
     )
     app.state.resources = resources
     _install_error_handlers(app)
+    app.add_middleware(BodyLimits, timeout_s=resources.settings.body_timeout_s)
+    app.add_middleware(HeadAsGet)
     app.include_router(health.router)
     app.include_router(knowledge.router)
     auth = [Depends(require_api_key)]

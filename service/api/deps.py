@@ -5,10 +5,11 @@ from __future__ import annotations
 import hmac
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.api.errors import UnauthorizedError
+from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.api.resources import Resources, RetrieverLike
 from service.assistant.types import AssistantProtocol
 from service.catalog.loader import Catalog
@@ -41,6 +42,8 @@ def get_assistant(resources: ResourcesDep) -> AssistantProtocol:
     return resources.assistant.get()
 
 
+SessionIdPath = Annotated[str, Path(max_length=SESSION_ID_MAX, pattern=SESSION_ID_PATTERN,
+                                     description="a session id from POST /v1/chat or GET /v1/sessions")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 RetrieverDep = Annotated[RetrieverLike, Depends(get_retriever)]

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from service.api.ids import quote
 from service.errors import AdvisorError
 
 # AdvisorError.code → HTTP status. Anything not listed is a 400.
@@ -25,6 +26,16 @@ STATUS_BY_CODE: dict[str, int] = {
     "internal_error": 500,
     "dependency_unavailable": 503,
     "not_ready": 503,
+    "request_timeout": 408,
+}
+MESSAGE_MAX = 2000  # a message names the problem; it never carries a large input back
+MAX_ERRORS_LISTED = 5
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large"}
+HTTP_FIXES = {
+    404: "See /docs for the routes.",
+    405: "Use a method from the Allow header (see /docs).",
+    408: "Send the whole body at once, promptly.",
+    413: "Send a smaller body: shorten the text or the lists (limits are in /docs).",
 }
 
 
@@ -49,12 +60,19 @@ def status_for(exc: AdvisorError) -> int:
 
 
 def error_body(code: str, message: str, fix: str = "") -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "fix": fix}}
+    return {"error": {"code": code, "message": quote(message, MESSAGE_MAX), "fix": fix}}
+
+
+def http_error_parts(status: int, detail: str, method: str, path: str) -> tuple[str, str, str]:
+    """(code, message, fix) for a Starlette/FastAPI HTTP exception (no route, wrong method, body limits)."""
+    code = HTTP_CODES.get(status, f"http_{status}")
+    message = f"No route {method} {quote(path)}." if status == 404 else detail
+    return code, message, HTTP_FIXES.get(status, "")
 
 
 def unknown_session(session_id: str) -> NotFoundError:
     return NotFoundError(
-        f"Unknown session '{session_id}'.",
+        f"Unknown session '{quote(session_id)}'.",
         "Omit session_id to start a new session, or pick one from GET /v1/sessions.",
     )
 
@@ -82,15 +100,17 @@ def _loc(loc: tuple[int | str, ...]) -> str:
 
 
 def validation_message(errors: list[Any]) -> str:
-    """'field: problem (got value)' for each error, fields named as the client sent them."""
+    """'field: problem (got value)' for the first few errors, fields named as the client sent them, values cut
+    to ~200 characters (a 10 MB field is not sent back)."""
     out = []
-    for err in errors:
-        field = _loc(tuple(err.get("loc", ())))
+    for err in errors[:MAX_ERRORS_LISTED]:
+        field = quote(_loc(tuple(err.get("loc", ()))), 100)
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         value = err.get("input")
-        shown = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+        shown = f" (got {quote(repr(value))})" if isinstance(value, str | int | float | bool) else ""
         out.append(f"{field}: {msg}{shown}")
-    return "Invalid input: " + "; ".join(out) + "."
+    more = len(errors) - MAX_ERRORS_LISTED
+    return "Invalid input: " + "; ".join(out) + (f"; and {more} more" if more > 0 else "") + "."
 
 
 def pydantic_message(exc: ValidationError) -> str:

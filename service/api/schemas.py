@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.planner.estimate import EstimateRequest
 from service.workload import Workload
 
 Lang = Literal["zh", "en"]
+# Some character that str.strip() keeps: the same test as check_message's "the message is empty"
+NON_BLANK = r"[^\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+TITLE_MAX = 80  # the assistant's stored titles
+ShortText = Annotated[str, StringConstraints(max_length=1000)]
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class WorkloadIn(Workload):
+    """The workload as the API takes it: JSON types exactly (no "1_000" for a number, no false for a ZeRO stage)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    message: str = Field(min_length=1, description="the user's question, Chinese or English")
+    message: str = Field(min_length=1, pattern=NON_BLANK, description="the user's question, Chinese or English; "
+                         "at most the server's max_message_chars (4000 by default) characters, 413 beyond")
     session_id: str | None = Field(
         default=None, max_length=SESSION_ID_MAX, pattern=SESSION_ID_PATTERN,
         description="continue this session; omit to start a new one",
@@ -26,13 +38,13 @@ class ChatRequest(BaseModel):
 class RenameRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=200)
+    title: str = Field(min_length=1, max_length=TITLE_MAX, pattern=NON_BLANK)
 
 
-class EstimateIn(Workload):
+class EstimateIn(WorkloadIn):
     """A workload (flat) plus the setup to size: GPU, GPU count and optimizer offload."""
 
-    gpu: str = Field(min_length=1, description="GPU name, e.g. A100 or H800")
+    gpu: str = Field(min_length=1, max_length=128, description="GPU name, e.g. A100 or H800")
     gpus: int = Field(default=1, ge=1, le=4096)
     offload: Literal["none", "optimizer", "all"] = "none"
 
@@ -41,21 +53,38 @@ class EstimateIn(Workload):
         return EstimateRequest(workload, self.gpu, self.gpus, self.offload)
 
 
+class PlanIn(BaseModel):
+    """A POST /v1/plan result, sent back unchanged; only its workload is read (the plan is made again)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    workload: Workload
+
+
 class DocumentIn(BaseModel):
     """A plan (the POST /v1/plan result) or a workload to plan first; exactly one of the two."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"oneOf": [{"required": ["plan"]}, {"required": ["workload"]}]},
+    )
 
-    plan: dict[str, Any] | None = Field(default=None, description="a POST /v1/plan result")
-    workload: Workload | None = None
+    plan: PlanIn | None = Field(default=None, description="a POST /v1/plan result")
+    workload: WorkloadIn | None = None
     lang: Lang = "zh"
     candidate_index: int = Field(default=0, ge=0, le=500, description="the configuration to use (0 = the pick)")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DocumentIn:
+        if (self.plan is None) == (self.workload is None):
+            raise ValueError("send exactly one of 'plan' (a POST /v1/plan result) and 'workload'")
+        return self
 
 
 class RequestDocumentIn(DocumentIn):
     format: Literal["md", "docx"] = "md"
-    applicant: dict[str, str] | None = Field(
-        default=None, description="name, department, contact, approver, date, project, background (blank if absent)"
+    applicant: dict[FieldName, ShortText] | None = Field(
+        default=None, max_length=20, description="name, department, contact, approver, date, project, background (blank if absent)"
     )
 
 
@@ -72,7 +101,7 @@ class SearchOut(BaseModel):
 class CompatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    role: str
+    role: str = Field(max_length=32)
     content: str | list[dict[str, Any]] | None = None
 
     def text(self) -> str:
@@ -92,12 +121,12 @@ class StreamOptions(BaseModel):
 class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    model: str = "gpu-advisor"
-    messages: list[CompatMessage] = Field(min_length=1)
+    model: str = Field(default="gpu-advisor", max_length=128)
+    messages: list[CompatMessage] = Field(min_length=1, max_length=1000)
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = Field(
-        default=None,
+        default=None, max_length=1000,
         description="the session to continue (or send X-Session-Id): a session id is used as is, any other text "
         "(a name, an email) names a stable session of its own",
     )

@@ -57,7 +57,7 @@ def list_gpus(catalog: CatalogDep) -> list[dict[str, Any]]:
 def list_instances(
     catalog: CatalogDep,
     cloud: Literal["tencent", "jdcloud"] | None = Query(default=None),
-    gpu: str | None = Query(default=None, description="GPU name, e.g. A100 (every A100 SKU)"),
+    gpu: str | None = Query(default=None, max_length=128, description="GPU name, e.g. A100 (every A100 SKU)"),
 ) -> list[dict[str, Any]]:
     """Instances with their prices; each price with its source, date and confidence."""
     from service.catalog.queries import instances_for

@@ -7,16 +7,15 @@ never from the request body.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from service.api.deps import CatalogDep, SettingsDep
 from service.api.schemas import DocumentIn, RequestDocumentIn
 from service.catalog.loader import Catalog
-from service.errors import DependencyUnavailableError, InvalidInputError
+from service.errors import DependencyUnavailableError
 from service.settings import Settings
 from service.workload import Workload
 
@@ -44,19 +43,7 @@ def plan_for(body: DocumentIn, catalog: Catalog, settings: Settings) -> dict[str
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
 
-    if (body.plan is None) == (body.workload is None):
-        raise InvalidInputError("Send exactly one of 'plan' and 'workload'.",
-                                "Pass the POST /v1/plan result as 'plan', or the workload as 'workload'.")
-    workload = body.workload
-    if workload is None:
-        raw = (body.plan or {}).get("workload")
-        if not isinstance(raw, dict):
-            raise InvalidInputError("plan.workload is missing.", "Send the whole POST /v1/plan result as 'plan'.")
-        try:
-            workload = Workload.model_validate(raw)
-        except ValidationError as exc:
-            raise InvalidInputError(f"plan.workload is invalid: {exc.errors()[0]['msg']}.",
-                                    "Send the POST /v1/plan result unchanged.") from exc
+    workload: Workload = body.plan.workload if body.plan is not None else cast(Workload, body.workload)
     return plan_to_dict(plan(workload, catalog, max_price_age_days=settings.price_max_age_days))
 
 

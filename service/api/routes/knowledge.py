@@ -13,6 +13,7 @@ from fastapi.responses import PlainTextResponse
 
 from service.api.deps import SettingsDep
 from service.api.errors import NotFoundError
+from service.api.ids import quote
 from service.settings import Settings
 
 router = APIRouter(tags=["knowledge"])
@@ -25,15 +26,19 @@ def _roots(settings: Settings) -> dict[str, Path]:
 def resolve_knowledge_path(settings: Settings, path: str) -> Path:
     """The file `path` names, or NotFoundError; never a file outside the two allowed folders."""
     missing = NotFoundError(
-        f"No knowledge page '{path}'.", "Use a citation's path, e.g. guide/03-gpu-specs-precision.en.md."
+        f"No knowledge page '{quote(path)}'.", "Use a citation's path, e.g. guide/03-gpu-specs-precision.en.md."
     )
     head, _, rest = path.partition("/")
     root = _roots(settings).get(head)
-    if root is None or not rest or not rest.endswith(".md") or "\\" in rest or "\x00" in rest:
+    if root is None or not rest or not rest.endswith(".md") or "\\" in rest or "\x00" in rest or len(path) > 512:
         raise missing
     root = root.resolve()
-    target = (root / rest).resolve()
-    if not target.is_relative_to(root) or not target.is_file():
+    try:
+        target = (root / rest).resolve()
+        found = target.is_relative_to(root) and target.is_file()
+    except OSError:  # a name too long for the file system, say
+        found = False
+    if not found:
         raise missing
     return target
 

@@ -7,15 +7,14 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from service.api.deps import CatalogDep, SettingsDep
-from service.api.schemas import EstimateIn
-from service.workload import Workload
+from service.api.schemas import EstimateIn, WorkloadIn
 
 router = APIRouter(tags=["plan"])
 
 
 @router.post("/plan")
 def make_plan(
-    workload: Workload,
+    workload: WorkloadIn,
     catalog: CatalogDep,
     settings: SettingsDep,
     max_candidates: int | None = Query(default=None, ge=1, le=500, description="cap the candidate list"),

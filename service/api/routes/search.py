@@ -27,7 +27,7 @@ def search(
     k: int = Query(default=5, ge=1, le=50),
     lang: Literal["zh", "en"] | None = Query(default=None, description="only passages in this language"),
     cloud: Literal["tencent", "jdcloud"] | None = Query(default=None, description="this cloud's and general passages"),
-    topic: str | None = Query(default=None, description="only passages with this topic tag"),
+    topic: str | None = Query(default=None, max_length=64, description="only passages with this topic tag"),
 ) -> SearchOut:
     """Top-k passages, each with its chunk id, source, section, score and the ranks from each retriever."""
     passages = retriever.search(q, k=k, lang=lang, cloud=cloud, topic=topic)

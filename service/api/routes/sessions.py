@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from service.api.deps import AssistantDep
+from service.api.deps import AssistantDep, SessionIdPath
 from service.api.errors import unknown_session
 from service.api.schemas import RenameRequest
 from service.assistant.types import AssistantProtocol, SessionInfo
@@ -24,7 +24,7 @@ def list_sessions(assistant: AssistantDep) -> list[SessionInfo]:
 
 
 @router.get("/{session_id}", response_model=SessionInfo)
-def get_session(session_id: str, assistant: AssistantDep) -> SessionInfo:
+def get_session(session_id: SessionIdPath, assistant: AssistantDep) -> SessionInfo:
     """One session's title, dates and turn count."""
     _known(assistant, session_id)
     for info in assistant.list_sessions():
@@ -34,14 +34,14 @@ def get_session(session_id: str, assistant: AssistantDep) -> SessionInfo:
 
 
 @router.patch("/{session_id}", response_model=SessionInfo)
-def rename_session(session_id: str, body: RenameRequest, assistant: AssistantDep) -> SessionInfo:
+def rename_session(session_id: SessionIdPath, body: RenameRequest, assistant: AssistantDep) -> SessionInfo:
     """Give a session a new title."""
     _known(assistant, session_id)
     return assistant.rename_session(session_id, body.title.strip())
 
 
 @router.delete("/{session_id}", status_code=204)
-def delete_session(session_id: str, assistant: AssistantDep) -> Response:
+def delete_session(session_id: SessionIdPath, assistant: AssistantDep) -> Response:
     """Delete a session and its history."""
     _known(assistant, session_id)
     assistant.delete_session(session_id)
