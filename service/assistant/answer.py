@@ -12,6 +12,11 @@ def _n(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
+def _money(x: float | None, ph: Artifact) -> str:
+    """A cost, or the 'price on request' phrase where the plan has no public price for the option."""
+    return ph["billing_names"].get("on_request", "price on request") if x is None else f"¥{_n(x, 0)}"
+
+
 def _tokens(x: float) -> str:
     for unit, div in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if x >= div:
@@ -39,7 +44,7 @@ def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
             f"| {ph['cloud_names'][cloud]} | {itype}{nodes} | {c['gpu_count']:g} × {c['gpu_name']} | "
             f"{c['vcpus']} / {c['memory_gib']:g} GiB | {_label(c, ph)} | "
             f"{c['memory_per_gpu_gib']} / {c['gpu_memory_gib']:g} GiB | {_n(c['training_hours'])} {ph['hours_unit']} | "
-            f"{ph['billing_names'][c['billing']]} | ¥{_n(c['total_cost_cny'], 0)} |")
+            f"{ph['billing_names'].get(c['billing'], c['billing'])} | {_money(c['total_cost_cny'], ph)} |")
     return rows
 
 
@@ -81,9 +86,9 @@ def _verdicts(plan: Artifact, c: Artifact, ph: Artifact) -> list[str]:
     else:
         budget = ph["period_names"][w["budget_period"]].format(budget=_n(w["budget_cny"], 0))
         spend_key = "monthly_cost_cny" if w["budget_period"] == "month" else "total_cost_cny"
-        spend = f"¥{_n(c[spend_key], 0)}"
-        key = "budget_ok" if c["within_budget"] else "budget_no"
-        out.append(ph[key].format(budget=budget, instance=c["instance_type"], spend=spend))
+        if c.get(spend_key) is not None:
+            key = "budget_ok" if c["within_budget"] else "budget_no"
+            out.append(ph[key].format(budget=budget, instance=c["instance_type"], spend=_money(c[spend_key], ph)))
     if w.get("deadline_hours") is not None:
         key = "deadline_ok" if c["meets_deadline"] else "deadline_no"
         out.append(ph[key].format(hours=_n(c["training_hours"]), deadline=f"{w['deadline_hours']:g}"))
@@ -98,7 +103,8 @@ def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
         if itype:
             c = by_type[itype]
             out.append(ph[f"alt_{kind}"].format(instance=itype, gpus=f"{c['gpu_count']:g} × {c['gpu']}",
-                                                hours=_n(c["training_hours"]), cost=_n(c["total_cost_cny"], 0)))
+                                                hours=_n(c["training_hours"]),
+                                                cost=_money(c["total_cost_cny"], ph)))
     if len(out) == 1:
         out.append(ph["alt_none"])
     return out

@@ -51,7 +51,8 @@ def plan_summary(p: Artifact) -> str:
         c = by_type[itype]
         lines.append(f"{cloud}: {itype} ({c['gpu_count']:g}x {c['gpu']}, {c['strategy']['label']}), "
                      f"{c['memory_per_gpu_gib']}/{c['gpu_memory_gib']} GiB per GPU, {c['training_hours']} h, "
-                     f"¥{c['total_cost_cny']:,.0f} {c['billing']}, within_budget={c['within_budget']}")
+                     + (f"¥{c['total_cost_cny']:,.0f} {c['billing']}" if c['total_cost_cny'] is not None
+                      else "price on request") + f", within_budget={c['within_budget']}")
     return "\n".join(lines) or "No candidate."
 
 

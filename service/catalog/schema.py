@@ -77,9 +77,11 @@ class InstanceRow(_Row):
     cpu_model: str = ""
     regions: str = Field(default="", description="semicolon-separated regions or zones as the source lists them")
     sale_status: SaleStatus
-    source: str
+    source: str = Field(description="a public URL or repository path@commit (knowledge/sources.md lists each once)")
     as_of: date
     confidence: FactConfidence
+    note: str = Field(default="", description="evidence and derivations, in English")
+    note_zh: str = Field(default="", description="the same note in Chinese")
     stale: bool = Field(default=False, description="a sync no longer saw this row; kept, not trusted")
 
     @property
@@ -90,13 +92,18 @@ class InstanceRow(_Row):
 class PriceRow(_Row):
     instance_type: str
     billing: Billing
-    price_cny: float = Field(gt=0)
+    price_cny: float = Field(gt=0, description="the price; the upper bound where the source gives a range")
     unit: Literal["hour", "month"]
     region: str = ""
     source: str
     as_of: date
     confidence: PriceConfidence
     note: str = ""
+    note_zh: str = Field(default="", description="the note in Chinese, for Chinese answers")
+    price_low_cny: float | None = Field(default=None, gt=0, description="lower bound of a published or estimated range")
+    promo: bool = Field(default=False, description="a promotional price (官网优惠价), not the list price")
+    on_request: bool = Field(default=False, description="no public price: sold through sales (价格需询价); the "
+                             "figures are a dated market reference, shown as an estimate range, never as the price")
     stale: bool = Field(default=False, description="a sync no longer saw this price; kept, not trusted")
 
     @model_validator(mode="after")
@@ -104,6 +111,10 @@ class PriceRow(_Row):
         expected = "month" if self.billing == "monthly" else "hour"
         if self.unit != expected:
             raise ValueError(f"{self.instance_type}: billing {self.billing} needs unit {expected}")
+        if self.price_low_cny is not None and self.price_low_cny > self.price_cny:
+            raise ValueError(f"{self.instance_type}: price_low_cny is above price_cny")
+        if self.on_request and self.confidence != "estimate":
+            raise ValueError(f"{self.instance_type}: an on_request row carries an estimate, not a price")
         return self
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from service.planner.plan import PlanResult
+from service.planner.plan import Candidate, PlanResult
 
 
 def _console() -> Console:
@@ -36,6 +36,22 @@ def print_estimate(r: dict[str, Any]) -> None:
         con.print(f"  [yellow]![/] {w['message']}")
 
 
+def _cost_cells(c: Candidate) -> tuple[str, str]:
+    if c.cost is None:
+        q = c.quote
+        est = (f"est. {q.low_cny:,.0f}-{q.high_cny:,.0f}" if q is not None and q.low_cny is not None
+               and q.high_cny is not None else "no estimate")
+        return f"price on request\n{est}", "价格需询价\nask sales"
+    p = c.cost.price
+    return (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}", f"¥{p.price_cny:g}/{p.unit}\n{p.as_of} · {p.confidence}")
+
+
+def _cost_text(c: Candidate) -> str:
+    if c.cost is None:
+        return "price on request (价格需询价)" + (f": {c.quote.link}" if c.quote is not None else "")
+    return f"¥{c.cost.total_cny:,.0f} {c.cost.billing}"
+
+
 def print_plan(result: PlanResult, top: int = 8) -> None:
     con = _console()
     job = result.job
@@ -46,20 +62,18 @@ def print_plan(result: PlanResult, top: int = 8) -> None:
     t = Table("#", "instance", "GPUs · vCPU/RAM", "strategy", "GiB/GPU", "hours", "cost ¥", "price",
               "budget", "deadline")
     for i, c in enumerate(result.candidates[:top], 1):
-        p = c.cost.price
         nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
         t.add_row(str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
                   f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{c.inst.vcpus} vCPU / {c.inst.memory_gib:g} GiB",
                   c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}",
-                  f"{c.hours:,.1f}", f"{c.cost.total_cny:,.0f}\n{c.cost.billing}",
-                  f"¥{p.price_cny:g}/{p.unit}\n{p.as_of} · {p.confidence}",
+                  f"{c.hours:,.1f}", *_cost_cells(c),
                   _verdict(c.within_budget), _verdict(c.meets_deadline))
     con.print(t)
     for cloud, c in result.picks().items():
         con.print(f"pick on {cloud}: [bold]{c.inst.instance_type}[/] ({c.inst.gpu_count:g}× {c.gpu.id}) · "
-                  f"{c.hours:,.1f} h · ¥{c.cost.total_cny:,.0f} {c.cost.billing}")
+                  f"{c.hours:,.1f} h · {_cost_text(c)}")
     for kind, c in result.alternatives().items():
-        con.print(f"{kind}: {c.inst.instance_type} · {c.hours:,.1f} h · ¥{c.cost.total_cny:,.0f}")
+        con.print(f"{kind}: {c.inst.instance_type} · {c.hours:,.1f} h · {_cost_text(c)}")
     if result.candidates:
         for w in result.candidates[0].warnings:
             con.print(f"  [yellow]![/] {w.en}")

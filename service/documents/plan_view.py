@@ -28,6 +28,7 @@ class PriceView(_View):
     as_of: str
     confidence: str
     note: str = ""
+    note_zh: str = ""  # the catalog's Chinese note, for Chinese documents
     stale: bool = False
 
 
@@ -207,10 +208,35 @@ def _localized(plan: Mapping[str, Any], lang: str) -> Mapping[str, Any]:
     return out
 
 
+def _priced_only(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Documents cost a configuration, so price-on-request candidates (no public price) leave the candidate list;
+    a note names them, so they are not dropped silently."""
+    cands = plan.get("candidates", [])
+    on_request = [c for c in cands if isinstance(c, dict) and c.get("price_on_request")]
+    if not on_request:
+        return plan
+    gone = {c.get("instance_type") for c in on_request}
+    out = dict(plan)
+    out["candidates"] = [c for c in cands if c not in on_request]
+    out["picks"] = {k: v for k, v in (plan.get("picks") or {}).items() if v not in gone}
+    out["alternatives"] = {k: v for k, v in (plan.get("alternatives") or {}).items() if v not in gone}
+    names = ", ".join(str(n) for n in sorted(gone, key=str))
+    out["notes"] = [*plan.get("notes", []), {
+        "code": "price_on_request", "severity": "info",
+        "message": f"Price on request (no public price), not costed here: {names}. Ask the cloud's sales for a "
+                   "quote and plan again with the quote as a price sheet.",
+        "message_zh": f"以下实例价格需询价（无公开价格），本文档未计算其费用：{names}。请向云厂商销售询价，"
+                      "并将报价作为价格表重新规划。"}]
+    if not out["candidates"]:
+        out["infeasible"] = (f"only price-on-request options ({names}): get a quote from sales and plan again "
+                             "with it as a price sheet")
+    return out
+
+
 def read_plan(plan: Mapping[str, Any], lang: str = "en") -> PlanView:
     """Validate a plan dict; a malformed one raises DocumentInputError listing the bad fields."""
     try:
-        return PlanView.model_validate(_localized(plan, lang))
+        return PlanView.model_validate(_localized(_priced_only(plan), lang))
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",

@@ -40,7 +40,8 @@ def pick_line(p: dict[str, Any] | None) -> str:
     if p is None:
         return "no candidate"
     return (f"{p['instance_type']} ({p['cloud']}, {p['total_gpus']}x {p['gpu']}, {p['label']}, "
-            f"¥{p['total_cost_cny']:,.0f}, {p['training_hours']} h)")
+            + (f"¥{p['total_cost_cny']:,.0f}" if p.get('total_cost_cny') is not None else "price on request")
+            + f", {p['training_hours']} h)")
 
 
 def scenario_md(s: dict[str, Any]) -> list[str]:

@@ -21,9 +21,11 @@ def plan_notes(w: Workload, job: Job, ranked: Sequence[Candidate]) -> list[Note]
     notes = [storage_advice(w.dataset_gb), numa_advice()]
     if not ranked:
         return notes
-    if w.budget_cny is not None and not any(c.within_budget for c in ranked):
-        cheapest = min(ranked, key=lambda c: c.cost.monthly_cny if w.budget_period == "month" else c.cost.total_cny)
-        spend = cheapest.cost.monthly_cny if w.budget_period == "month" else cheapest.cost.total_cny
+    priced = [(c, c.cost) for c in ranked if c.cost is not None]
+    if w.budget_cny is not None and priced and not any(c.within_budget for c in ranked):
+        cheapest, cost = min(priced, key=lambda cc: cc[1].monthly_cny if w.budget_period == "month"
+                             else cc[1].total_cny)
+        spend = cost.monthly_cny if w.budget_period == "month" else cost.total_cny
         per = "per month" if w.budget_period == "month" else "in total"
         per_zh = "每月" if w.budget_period == "month" else "总计"
         notes.append(Note(
@@ -66,12 +68,13 @@ def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> tup
             top = result.candidates[0]
             what = ", ".join(f"{k}={v}" for k, v in change.items() if v not in (None, [])) or "without your filters"
             what_zh = what if what != "without your filters" else "去掉 GPU/云厂商筛选条件"
-            pick = (f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {{label}}), "
-                    f"{top.hours:.1f} h, {_fmt_cny(top.cost.total_cny)}")
+            cost, cost_zh = ((_fmt_cny(top.cost.total_cny),) * 2 if top.cost is not None
+                             else ("price on request", "价格需询价"))
+            pick = f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {{label}}), {top.hours:.1f} h, {{cost}}"
             return (f"Nothing in the catalog runs this as asked. With {what} it fits: "
-                    + pick.format(label=top.strategy.label()) + ".",
-                    f"按当前条件目录中没有可行方案。改为 {what_zh} 即可：" + pick.format(label=top.strategy.label_zh())
-                    + "。")
+                    + pick.format(label=top.strategy.label(), cost=cost) + ".",
+                    f"按当前条件目录中没有可行方案。改为 {what_zh} 即可："
+                    + pick.format(label=top.strategy.label_zh(), cost=cost_zh) + "。")
     return ("Nothing in the catalog runs this workload, even with a lighter method. Reduce the sequence length "
             "or micro-batch, or choose a smaller model.",
             "即使换用更省显存的方法，目录中也没有可行方案。请缩短序列长度或 micro-batch，或选择更小的模型。")

@@ -11,9 +11,15 @@ from service.catalog.schema import InstanceRow, PriceRow
 from service.sizing.compute import SPOT_RERUN_OVERHEAD
 from service.sizing.host import Note
 
-HOURS_PER_MONTH = 730.0  # 24 x 7 use; Tencent/JD monthly list price = 288 x hourly (prices.md §0)
+HOURS_PER_MONTH = 730.0  # 24 x 7 use (the monthly/hourly list ratio is per family: knowledge/catalog/billing_rules.csv)
 QUOTE_LINKS = {
     "tencent": "https://buy.cloud.tencent.com/price/cvm/calculator",
+    "jdcloud": "https://www.jdcloud.com/calculator/calHost",
+}
+# Where families with no public price are quoted: Tencent's "联系我们" page (linked from its own docs); for JD the
+# calculator, the only JD sales entry point we have a source for.
+SALES_LINKS = {
+    "tencent": "https://cloud.tencent.com/act/event/connect-service",
     "jdcloud": "https://www.jdcloud.com/calculator/calHost",
 }
 
@@ -34,20 +40,73 @@ class CostLine:
 
 def price_dict(p: PriceRow) -> dict[str, object]:
     return {"price_cny": p.price_cny, "unit": p.unit, "region": p.region, "source": p.source,
-            "as_of": p.as_of.isoformat(), "confidence": p.confidence, "note": p.note, "stale": p.stale}
+            "as_of": p.as_of.isoformat(), "confidence": p.confidence, "note": p.note, "note_zh": p.note_zh,
+            "price_low_cny": p.price_low_cny, "promo": p.promo, "on_request": p.on_request, "stale": p.stale}
+
+
+@dataclass(frozen=True)
+class Quote:
+    """An instance with no public price (价格需询价): the sales link and, where a dated market reference exists,
+    an estimate range for the whole job. The range is never treated as the price."""
+
+    link: str
+    reference: PriceRow | None  # an on_request estimate row (hourly), or None when nothing is known
+    low_cny: float | None
+    high_cny: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        r = self.reference
+        return {"price_on_request": True, "link": self.link,
+                "estimate_total_cny": None if self.low_cny is None or self.high_cny is None
+                else [round(self.low_cny, 2), round(self.high_cny, 2)],
+                "reference": None if r is None else price_dict(r)}
+
+
+def _priced(p: PriceRow | None) -> PriceRow | None:
+    return None if p is None or p.on_request else p
+
+
+def quote(inst: InstanceRow, nodes: int, hours: float, prices: tuple[PriceRow, ...]) -> Quote:
+    ref = best_price(inst.instance_type, "on_demand", prices)
+    link = SALES_LINKS.get(inst.cloud, QUOTE_LINKS.get(inst.cloud, ""))
+    if ref is None or not ref.on_request:
+        return Quote(link, None, None, None)
+    low = (ref.price_low_cny or ref.price_cny) * hours * nodes
+    return Quote(link, ref, low, ref.price_cny * hours * nodes)
+
+
+_SALES = {"tencent": ("Tencent Cloud", "腾讯云"), "jdcloud": ("JD Cloud", "京东云")}
+
+
+def quote_notes(q: Quote, inst: InstanceRow) -> list[Note]:
+    r = q.reference
+    who, who_zh = _SALES.get(inst.cloud, (inst.cloud, inst.cloud))
+    if r is None:
+        return [Note("price_on_request", f"Price on request: {inst.family} has no public price. Ask {who} sales "
+                     f"for a quote ({q.link}), or pass your quote with --prices.",
+                     f"价格需询价：{inst.family} 没有公开价格，请联系{who_zh}销售获取报价（{q.link}），或提供您的报价单（--prices）。")]
+    lo, hi = r.price_low_cny or r.price_cny, r.price_cny
+    return [Note("price_on_request",
+                 f"Price on request: {inst.family} has no public price. Estimate only: ¥{lo:,.2f}-{hi:,.2f} per "
+                 f"instance-hour from a market reference dated {r.as_of.isoformat()} ({r.note}); this job "
+                 f"≈ ¥{q.low_cny:,.0f}-{q.high_cny:,.0f}. Ask {who} sales for a quote ({q.link}) or pass it with --prices.",
+                 f"价格需询价：{inst.family} 没有公开价格。仅为估算：每实例小时 ¥{lo:,.2f}-{hi:,.2f}，依据 "
+                 f"{r.as_of.isoformat()} 的市场参考（{r.note_zh or r.note}）；本任务约 ¥{q.low_cny:,.0f}-"
+                 f"{q.high_cny:,.0f}。请联系{who_zh}销售获取报价（{q.link}），或提供您的报价单（--prices）。")]
 
 
 def cost_lines(inst: InstanceRow, nodes: int, hours: float, prices: tuple[PriceRow, ...]) -> dict[str, CostLine]:
+    """Costs by billing mode from published prices; on_request estimates are left to quote()."""
     lines: dict[str, CostLine] = {}
-    od = best_price(inst.instance_type, "on_demand", prices)
+    od = _priced(best_price(inst.instance_type, "on_demand", prices))
     if od is not None:
         lines["on_demand"] = CostLine("on_demand", od, od.price_cny * hours * nodes,
                                       od.price_cny * min(hours, HOURS_PER_MONTH) * nodes, 0)
-    mo = best_price(inst.instance_type, "monthly", prices)
+    mo = _priced(best_price(inst.instance_type, "monthly", prices))
     if mo is not None:
         months = max(1, math.ceil(hours / HOURS_PER_MONTH))
         lines["monthly"] = CostLine("monthly", mo, mo.price_cny * months * nodes, mo.price_cny * nodes, months)
-    sp = best_price(inst.instance_type, "spot", prices)
+    sp = _priced(best_price(inst.instance_type, "spot", prices))
     if sp is not None:
         run_hours = hours * (1 + SPOT_RERUN_OVERHEAD)
         lines["spot"] = CostLine("spot", sp, sp.price_cny * run_hours * nodes,

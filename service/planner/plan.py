@@ -13,12 +13,15 @@ from service.planner.advice import infeasible_hint, plan_notes
 from service.planner.costing import (
     QUOTE_LINKS,
     CostLine,
+    Quote,
     budget_verdict,
     choose_billing,
     cost_lines,
     deadline_verdict,
     price_dict,
     price_notes,
+    quote,
+    quote_notes,
 )
 from service.planner.resolve import Job, resolve_job
 from service.planner.strategy import Fit, NoFit, Strategy, choose
@@ -36,15 +39,25 @@ class Candidate:
     memory: MemoryBreakdown
     time: TimeEstimate
     hours: float
-    cost: CostLine
+    cost: CostLine | None  # None: price on request (no public price); see quote
     costs: dict[str, CostLine]
     within_budget: bool | None
     meets_deadline: bool | None
     warnings: tuple[Note, ...]
+    quote: Quote | None = None
 
     @property
     def ok(self) -> bool:
         return self.within_budget is not False and self.meets_deadline is not False
+
+    @property
+    def priced(self) -> bool:
+        return self.cost is not None
+
+    @property
+    def total_cny(self) -> float:
+        """The job's cost; infinite when the price is on request (sorts after every priced option)."""
+        return self.cost.total_cny if self.cost is not None else math.inf
 
     def host_check(self) -> dict[str, object]:
         """The host rules (>= 8 vCPU per GPU, RAM >= 2x GPU memory) and the GPU interconnect of this pick."""
@@ -75,13 +88,22 @@ class Candidate:
             "slowdown": round(self.hours / self.time.hours, 3) if self.time.hours else 1.0,
             "scaling_efficiency": round(self.time.scaling_efficiency, 3),
             "cost_cny": {b: c.as_dict() for b, c in self.costs.items()},
-            "billing": self.cost.billing, "total_cost_cny": round(self.cost.total_cny, 2),
-            "monthly_cost_cny": round(self.cost.monthly_cny, 2),
-            "price": price_dict(self.cost.price), "quote_link": QUOTE_LINKS[i.cloud],
+            **self._cost_fields(),
             "host": self.host_check(),
             "within_budget": self.within_budget, "meets_deadline": self.meets_deadline,
             "warnings": [n.as_dict() for n in self.warnings],
         }
+
+    def _cost_fields(self) -> dict[str, object]:
+        c = self.cost
+        if c is None:
+            q = self.quote
+            return {"billing": "on_request", "total_cost_cny": None, "monthly_cost_cny": None, "price": None,
+                    "price_on_request": True, "quote": q.as_dict() if q is not None else None,
+                    "quote_link": q.link if q is not None else QUOTE_LINKS[self.inst.cloud]}
+        return {"billing": c.billing, "total_cost_cny": round(c.total_cny, 2),
+                "monthly_cost_cny": round(c.monthly_cny, 2), "price": price_dict(c.price),
+                "price_on_request": False, "quote_link": QUOTE_LINKS[self.inst.cloud]}
 
 
 @dataclass(frozen=True)
@@ -106,12 +128,13 @@ class PlanResult:
             return {}
         top = self.candidates[0]
         out: dict[str, Candidate] = {}
-        cheaper = [c for c in self.candidates if c.cost.total_cny < top.cost.total_cny - 0.5]
-        faster = [c for c in self.candidates if c.hours < top.hours * 0.95]
+        # Alternatives trade cost against time, so they come from priced options only.
+        cheaper = [c for c in self.candidates if c.priced and c.total_cny < top.total_cny - 0.5]
+        faster = [c for c in self.candidates if c.priced and c.hours < top.hours * 0.95]
         if cheaper:
-            out["cheaper"] = min(cheaper, key=lambda c: (c.cost.total_cny, c.hours))
+            out["cheaper"] = min(cheaper, key=lambda c: (c.total_cny, c.hours))
         if faster:
-            out["faster"] = min(faster, key=lambda c: (c.hours, c.cost.total_cny))
+            out["faster"] = min(faster, key=lambda c: (c.hours, c.total_cny))
         return out
 
 
@@ -145,9 +168,12 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
     hours = t.hours * fit.slowdown
     lines = cost_lines(inst, s.nodes, hours, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
-    if line is None:
-        return "no price in the catalog"
-    warnings = [*bill_notes, *price_notes(line, inst.cloud, today, max_age)]
+    q: Quote | None = None
+    if line is None:  # price on request: sized and timed like any other, never dropped
+        q = quote(inst, s.nodes, hours, cat.prices)
+        warnings = quote_notes(q, inst)
+    else:
+        warnings = [*bill_notes, *price_notes(line, inst.cloud, today, max_age)]
     warnings += gpu_notes(gpu, s.gpus_per_node, s.nodes, inst.rdma)
     warnings += host_notes(inst.vcpus, inst.memory_gib, inst.gpu_count, inst.gpu_memory_gib)
     if inst.is_slice:
@@ -162,8 +188,8 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
                              "sources; confirm them in the console.",
                              f"{inst.instance_type} 的规格来自{inst.confidence}来源，请在控制台确认。", "info"))
     return Candidate(inst, gpu, s, fit.memory, t, hours, line, lines,
-                     budget_verdict(line, w.budget_cny, w.budget_period),
-                     deadline_verdict(hours, w.deadline_hours), tuple(warnings))
+                     None if line is None else budget_verdict(line, w.budget_cny, w.budget_period),
+                     deadline_verdict(hours, w.deadline_hours), tuple(warnings), q)
 
 
 _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out": "售罄", "limited": "限量"}
@@ -172,16 +198,17 @@ _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out
 def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
     if not cands:
         return cands
-    min_cost = min(c.cost.total_cny for c in cands) or 1.0
+    min_cost = min((c.total_cny for c in cands if c.priced), default=1.0) or 1.0
     min_hours = min(c.hours for c in cands) or 1e-6
 
-    def key(c: Candidate) -> tuple[bool, float, float]:
+    # Price-on-request candidates rank normally for fastest and after every priced one otherwise.
+    def key(c: Candidate) -> tuple[bool, bool, float, float]:
         if objective == "fastest":
-            return (not c.ok, c.hours, c.cost.total_cny)
-        if objective == "balanced":
-            score = math.log(c.cost.total_cny / min_cost + 1e-9) + math.log(c.hours / min_hours + 1e-9)
-            return (not c.ok, score, c.cost.total_cny)
-        return (not c.ok, c.cost.total_cny, c.hours)
+            return (False, not c.ok, c.hours, c.total_cny)
+        if objective == "balanced" and c.priced:
+            score = math.log(c.total_cny / min_cost + 1e-9) + math.log(c.hours / min_hours + 1e-9)
+            return (False, not c.ok, score, c.total_cny)
+        return (not c.priced, not c.ok, c.total_cny, c.hours)
 
     return sorted(cands, key=key)
 

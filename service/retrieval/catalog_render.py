@@ -150,7 +150,12 @@ def _price_cell(prices: Sequence[PriceRow], i: int) -> str:
         stale = ", stale" if p.stale else ""
         sep = "，" if i == 0 else ", "
         detail = sep.join(x for x in (where.rstrip(", "), CONFIDENCE[p.confidence][i], str(p.as_of)) if x) + stale
-        cells.append(f"{_num(p.price_cny)}（{detail}）" if i == 0 else f"{_num(p.price_cny)} ({detail})")
+        value = _num(p.price_cny) if p.price_low_cny is None else f"{_num(p.price_low_cny)}-{_num(p.price_cny)}"
+        if p.on_request:  # no public price: the figures are a market reference, never the price
+            value = f"价格需询价，参考 {value}" if i == 0 else f"price on request, reference {value}"
+        elif p.promo:
+            value += "（优惠价）" if i == 0 else " (promotion)"
+        cells.append(f"{value}（{detail}）" if i == 0 else f"{value} ({detail})")
     return "; ".join(cells) or "—"
 
 
@@ -192,7 +197,8 @@ def _prices_sections(cloud: str, rows: Sequence[InstanceRow], prices: Sequence[P
     title = "## 价格来源与说明" if i == 0 else "## Price sources and notes"
     grouped: dict[str, list[str]] = {}  # one line per distinct source and note, naming every price it covers
     for p in mine:
-        grouped.setdefault(f"{p.source}; {p.note}" if p.note else p.source, []).append(
+        note = (p.note_zh or p.note) if i == 0 else p.note
+        grouped.setdefault(f"{p.source}; {note}" if note else p.source, []).append(
             f"{p.instance_type} {p.billing}"  # the code, not the label: the table already says it in words
         )
     notes = [title, ""] + [f"- {', '.join(keys)}: {text}" for text, keys in grouped.items()]

@@ -32,7 +32,8 @@ LAUNCH_BUNDLE_ACTION = "gpu_advisor_launch_bundle"
 DOCUMENT_ACTIONS = (REQUEST_DOC_ACTION, LAUNCH_BUNDLE_ACTION)
 
 CLOUDS = {"tencent": ("腾讯云", "Tencent Cloud"), "jdcloud": ("京东云", "JD Cloud")}
-BILLING = {"on_demand": ("按量计费", "on-demand"), "monthly": ("包年包月", "monthly"), "spot": ("竞价实例", "spot")}
+BILLING = {"on_demand": ("按量计费", "on-demand"), "monthly": ("包年包月", "monthly"), "spot": ("竞价实例", "spot"),
+           "on_request": ("价格需询价", "price on request")}
 METHODS = {"lora": ("LoRA", "LoRA"), "qlora": ("QLoRA", "QLoRA"), "full": ("全参微调", "full fine-tune"),
            "freeze": ("冻结微调", "freeze-tuning"), "pretrain": ("预训练", "pre-training")}
 

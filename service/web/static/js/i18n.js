@@ -39,7 +39,7 @@ const STRINGS = {
     dlRequestDocx: "《AI训练资源申请说明》DOCX", dlLaunch: "启动脚本包（zip）", downloading: "正在生成…",
     downloaded: "已下载 {name}", external: "外部链接", openKnowledge: "打开知识库章节", loading: "加载中…",
     sectionMissing: "（没有找到这一节，显示整页）", tencent: "腾讯云", jdcloud: "京东云",
-    on_demand: "按量计费", monthly: "包年包月", spot: "竞价实例", epochsN: "{n} 轮", budgetMonth: "预算每月 {amount}",
+    on_demand: "按量计费", monthly: "包年包月", spot: "竞价实例", on_request: "价格需询价", askSales: "联系销售询价", epochsN: "{n} 轮", budgetMonth: "预算每月 {amount}",
     budgetTotal: "总预算 {amount}", source: "来源",
   },
   en: {
@@ -83,7 +83,7 @@ const STRINGS = {
     downloading: "Generating…", downloaded: "Downloaded {name}", external: "external link",
     openKnowledge: "Open the knowledge section", loading: "Loading…",
     sectionMissing: "(section not found; showing the whole page)", tencent: "Tencent Cloud", jdcloud: "JD Cloud",
-    on_demand: "On-demand", monthly: "Monthly", spot: "Spot", epochsN: "{n} epochs",
+    on_demand: "On-demand", monthly: "Monthly", spot: "Spot", on_request: "Price on request", askSales: "Ask sales", epochsN: "{n} epochs",
     budgetMonth: "budget {amount} per month", budgetTotal: "budget {amount} in total", source: "source",
   },
 };

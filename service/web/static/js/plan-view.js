@@ -17,6 +17,7 @@ const methodLabel = (m) => METHOD_LABEL[m] || (m === "full" ? t("mFull") : m ===
 const isPick = (plan, c) => Boolean(plan.picks && plan.picks[c.cloud] === c.instance_type);
 
 export function formatCny(value) {
+  if (value === null || value === undefined) return t("on_request"); // no public price (价格需询价)
   const n = Number(value);
   const digits = Math.abs(n) >= 100 ? 0 : 2;
   const locale = zh() ? "zh-CN" : "en-US";
@@ -59,6 +60,12 @@ function rowsFor(plan, cloud) {
 }
 
 function priceCell(c) {
+  if (c.price_on_request) {
+    const link = (c.quote && c.quote.link) || c.quote_link;
+    return h("td", { class: "price" }, h("span", {}, t("on_request")),
+      link ? h("div", {}, h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "small" },
+        `${t("askSales")} ↗`)) : null);
+  }
   const p = c.price || {};
   const unit = p.unit === "month" ? t("perMonth") : p.unit === "hour" ? t("perHour") : p.unit ? `/${p.unit}` : "";
   const confidence = p.confidence ? t(`confidence_${p.confidence}`) : "";
@@ -161,7 +168,7 @@ function warningList(plan, rows, warnId) {
 
 function chartFor(plan, shown) {
   const base = (c) => ({ label: `${c.instance_type} · ${t(c.cloud)}`, cloud: c.cloud, pick: isPick(plan, c) });
-  const cost = shown.map((c) => ({ ...base(c), value: Number(c.total_cost_cny), valueText: formatCny(c.total_cost_cny),
+  const cost = shown.filter((c) => c.total_cost_cny !== null && c.total_cost_cny !== undefined).map((c) => ({ ...base(c), value: Number(c.total_cost_cny), valueText: formatCny(c.total_cost_cny),
     bad: c.within_budget === false }));
   const time = shown.map((c) => ({ ...base(c), value: Number(c.training_hours),
     valueText: t("hours", { h: Number(c.training_hours).toFixed(1) }), bad: c.meets_deadline === false }));
