@@ -134,4 +134,7 @@ def create_app(
 
     mount_slack(app, resources.settings, resources.assistant.get)  # only when the Slack secrets are set
     mount_web(app)
+    from service.api.owner import OwnerCookieMiddleware
+
+    app.add_middleware(OwnerCookieMiddleware)  # the page's first visit gets its owner cookie
     return app

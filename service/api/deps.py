@@ -5,11 +5,12 @@ from __future__ import annotations
 import hmac
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.api.errors import UnauthorizedError
 from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
+from service.api.owner import OWNER_COOKIE, owner_token
 from service.api.resources import Resources, RetrieverLike
 from service.assistant.types import AssistantProtocol
 from service.catalog.loader import Catalog
@@ -48,6 +49,31 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 RetrieverDep = Annotated[RetrieverLike, Depends(get_retriever)]
 AssistantDep = Annotated[AssistantProtocol, Depends(get_assistant)]
+
+
+def get_owner(
+    request: Request,
+    settings: SettingsDep,
+    x_client_id: Annotated[str | None, Header(max_length=256, description="your client id: sessions you create "
+                                              "are visible only with the same id (the page uses a cookie)")] = None,
+) -> str:
+    """The caller's owner token (service.api.owner): whose sessions it may list, read, continue, rename, delete."""
+    return owner_token(x_client_id, request.cookies.get(OWNER_COOKIE), settings.api_key)
+
+
+OwnerDep = Annotated[str, Depends(get_owner)]
+
+
+def get_request_id(
+    idempotency_key: Annotated[str | None, Header(max_length=128, description="a retry with the same key is "
+                                                  "answered once (the stored answer is returned)")] = None,
+    x_request_id: Annotated[str | None, Header(max_length=128, description="same as Idempotency-Key")] = None,
+) -> str | None:
+    value = (idempotency_key or x_request_id or "").strip()
+    return value or None
+
+
+RequestIdDep = Annotated[str | None, Depends(get_request_id)]
 
 
 def require_api_key(

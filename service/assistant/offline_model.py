@@ -115,7 +115,7 @@ class OfflinePlannerModel(BaseChatModel):
     def plan_calls(self, text: str, history: Sequence[BaseMessage], answer_lang: str | None = None) -> AIMessage:
         parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
         lang = answer_lang or parsed.language
-        prev = previous_workload(history)
+        prev = previous_workload(history) or self.workload_from_texts(history)
         ph = phrases(self.prompts_dir, lang)
         calls: list[dict[str, Any]] = []
         if parsed.has_workload or (parsed.wants_documents and prev is not None):
@@ -135,6 +135,25 @@ class OfflinePlannerModel(BaseChatModel):
             calls.append(_call("search_knowledge", {"query": text, "k": 4, "lang": lang}))
             calls += [_call("lookup_catalog", {"name": n}) for n in self.mentioned_names(text)[:3]]
         return AIMessage(content="", tool_calls=calls)
+
+    def workload_from_texts(self, history: Sequence[BaseMessage]) -> Workload | None:
+        """Without an earlier tool call (a stateless client's plain-text history), fold the earlier user messages:
+        each one that describes or changes a job updates the workload, as the turns did when they were asked."""
+        prev: Workload | None = None
+        for msg in history:
+            if not isinstance(msg, HumanMessage):
+                continue
+            parsed = parse_message(str(msg.content), self.model_aliases, self.gpu_aliases)
+            if not parsed.has_workload:
+                continue
+            slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
+            if not slots.get("model") and not slots.get("params_b"):
+                continue
+            try:
+                prev = Workload.model_validate(slots)
+            except ValidationError:
+                continue
+        return prev
 
     def _need_model(self, lang: str, parsed: ParsedMessage) -> str:
         if lang == "zh":

@@ -1,65 +1,60 @@
 """The assistant: one agent (create_agent) over the tools, with the offline planner model by default or any
-OpenAI-compatible LLM; sessions persist in SQLite. The CLI, the API, Slack and the evals all call this."""
+OpenAI-compatible LLM; conversations are stored turns (SQLite, or Postgres with DATABASE_URL). The CLI, the API, Slack and the evals all call this."""
 
 from __future__ import annotations
 
 import logging
-import re
+import queue
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
+from service.assistant.db import open_database
+from service.assistant.history import current_turn, to_messages, turn_workload
 from service.assistant.offline_model import OfflinePlannerModel, language_of
 from service.assistant.prompts import phrases, render_prompt
-from service.assistant.sessions import SessionNotFoundError, SessionStore
+from service.assistant.prose import citation_url, current_user, prose_check, turn_messages
+from service.assistant.sessions import SessionNotFoundError, SessionStore, TurnRecord
 from service.assistant.tools import ToolContext, make_tools
-from service.assistant.types import AskResult, Citation, Language, SessionInfo, StreamEvent
+from service.assistant.types import (
+    AskResult,
+    Citation,
+    HistoryTurn,
+    Language,
+    SessionInfo,
+    SessionMessage,
+    StreamEvent,
+)
 from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
-_INSTANCE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*\.[A-Za-z0-9]*[0-9][A-Za-z0-9.\-]*\b")
-_YUAN = re.compile(r"(?:¥|￥)\s*([0-9][0-9,]*(?:\.[0-9]+)?)|([0-9][0-9,]*(?:\.[0-9]+)?)\s*元")
-
-
-def _money_values(obj: Any) -> Iterator[float]:
-    """Every yuan figure in the artifacts: values of keys ending in _cny."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if isinstance(k, str) and k.endswith("_cny") and isinstance(v, int | float):
-                yield float(v)
-            else:
-                yield from _money_values(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
-            yield from _money_values(v)
-
-
-def prose_check(text: str, artifacts: list[Any], known_instances: set[str]) -> list[str]:
-    """Instance names and yuan figures in the prose that no tool artifact of this turn contains."""
-    blob = repr(artifacts)
-    numbers = set(_money_values(artifacts))
-    flags = [f"instance {m}" for m in dict.fromkeys(_INSTANCE.findall(text))
-             if m in known_instances and m not in blob]
-    for m in _YUAN.finditer(text):
-        if m.group(0).strip() in blob:  # quoted verbatim from an artifact (e.g. a price note)
-            continue
-        raw = (m.group(1) or m.group(2)).replace(",", "")
-        value = float(raw)
-        if not any(abs(value - n) <= max(1.0, 0.005 * n) for n in numbers):
-            flags.append(f"yuan {m.group(0).strip()}")
-    return flags
-
-
+__all__ = ["Assistant", "build_assistant", "citation_url", "prose_check"]
 class Assistant:
+    """The assistant. Conversations are stored turns (service.assistant.sessions), not agent checkpoints:
+
+        ask(message, session_id=None, *, create=False, history=None, owner=None, request_id=None) -> AskResult
+        stream(...same...) -> Iterator[StreamEvent]   # token/tool events, then `final` with the AskResult
+
+    - `history`: the earlier turns (HistoryTurn: user text, answer text, and the plan's workload when known) for a
+      stateless caller such as the OpenAI-compatible route rebuilding them from `messages`. When given, it is the
+      conversation so far (stored turns are not read); without it, the session's stored turns are. Follow-ups
+      ("预算改成8000呢") work from either, from the user texts alone when no workload is given.
+    - `owner`: the caller's owner token; a session belongs to whoever created it and is unknown to anyone else.
+      None (CLI, Slack, evals) skips the check.
+    - `request_id`: a client's idempotency key; a retry with the same key gets the stored answer, not a new turn.
+    - One writer per session: turns to one session run one at a time (across processes on Postgres), so every
+      acknowledged turn is stored, in order. A stream whose consumer goes away still records its turn, marked
+      stopped when it was cut short.
+    """
+
     def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None,
                  llm: Any | None = None, retriever_factory: Any | None = None) -> None:
         from langchain.agents import create_agent
-
-        from service.assistant.checkpoints import open_checkpointer
 
         self.settings = s = settings or get_settings()
         self.catalog = catalog or load_catalog(s.knowledge_dir, s.catalog_overlay_dir, s.prices_file)
@@ -68,12 +63,12 @@ class Assistant:
         ctx = ToolContext(self.catalog, s.price_max_age_days, self.retriever)
         tools = make_tools(ctx)
         s.data_dir.mkdir(parents=True, exist_ok=True)
-        db = s.data_dir / "sessions.sqlite"
-        self.sessions = SessionStore(db)
-        self.checkpointer, self.checkpoint_store = open_checkpointer(s.database_url, db)
+        sqlite_path = s.data_dir / "sessions.sqlite"
+        self.db = open_database(s.database_url, sqlite_path)
+        self.sessions = SessionStore(self.db)
+        self.store_kind = self.db.kind
         self.offline_model = OfflinePlannerModel.from_catalog(self.catalog, s.prompts_dir)
-        self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"),
-                                  checkpointer=self.checkpointer)
+        self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"))
         self.llm_agent: Any = None
         self.llm_error = ""
         if llm is None and s.llm == "openai":
@@ -85,9 +80,14 @@ class Assistant:
                 self.llm_error = str(exc)
                 log.warning("LLM backend unavailable, using the offline model: %s", exc)
         if llm is not None:
-            self.llm_agent = create_agent(llm, tools, system_prompt=self._system("follow the user"),
-                                          checkpointer=self.checkpointer)
+            self.llm_agent = create_agent(llm, tools, system_prompt=self._system("follow the user"))
         self.known_instances = {r.instance_type for r in self.catalog.instances}
+        if self.db.kind == "sqlite":
+            from service.assistant.migrate import migrate_checkpoints
+
+            migrate_checkpoints(sqlite_path, self.sessions,
+                                lambda sid, msgs: self._result(sid, str(current_user(msgs)), {"messages": msgs},
+                                                               "offline").model_dump(mode="json"))
 
     def _system(self, hint: str) -> str:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
@@ -104,71 +104,156 @@ class Assistant:
         return self._retriever
 
     # -- sessions ----------------------------------------------------------------------------------
-    def has_session(self, session_id: str) -> bool:
-        return self.sessions.exists(session_id)
+    def has_session(self, session_id: str, owner: str | None = None) -> bool:
+        return self.sessions.exists(session_id, owner)
 
-    def list_sessions(self) -> list[SessionInfo]:
-        return self.sessions.list()
+    def list_sessions(self, owner: str | None = None) -> list[SessionInfo]:
+        return self.sessions.list(owner)
 
-    def rename_session(self, session_id: str, title: str) -> SessionInfo:
-        return self.sessions.rename(session_id, title)
+    def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
+        if not self.sessions.exists(session_id, owner):
+            raise SessionNotFoundError(session_id)
+        return turn_messages(self.sessions.turns(session_id))
 
-    def delete_session(self, session_id: str) -> None:
-        self.sessions.delete(session_id)
-        self.checkpointer.delete_thread(session_id)
+    def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
+        return self.sessions.rename(session_id, title, owner)
 
-    def _session(self, message: str, session_id: str | None, create: bool = False) -> str:
+    def delete_session(self, session_id: str, owner: str | None = None) -> None:
+        with self.db.lock(f"session:{session_id}"):
+            self.sessions.delete(session_id, owner)
+
+    def _check(self, message: str) -> None:
         if not message or not message.strip():
             raise InvalidInputError("The message is empty.", "Ask a question or describe a training job.")
         limit = self.settings.max_message_chars
         if len(message) > limit:
             raise InvalidInputError(f"The message has {len(message)} characters; the limit is {limit}.",
                                     "Shorten it or split it into several messages.")
-        if session_id is not None and not create and not self.sessions.exists(session_id):
+
+    def _lock_key(self, session_id: str | None, owner: str | None, request_id: str | None) -> str:
+        if session_id is not None:
+            return f"session:{session_id}"
+        return f"request:{owner or ''}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
+
+    def _begin(self, session_id: str | None, create: bool, owner: str | None, request_id: str | None
+               ) -> tuple[str, AskResult | None]:
+        """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
+        if request_id:
+            done = self.sessions.answered(owner, request_id)
+            if done is not None and done[1].result is not None and session_id in (None, done[0]):
+                return done[0], AskResult.model_validate(done[1].result)
+        if session_id is None:
+            return uuid.uuid4().hex, None
+        known = self.sessions.owner_of(session_id)
+        if known is None and create:
+            return session_id, None
+        if known is None or (owner is not None and known != (owner or "")):
             raise SessionNotFoundError(session_id)
-        return session_id or uuid.uuid4().hex
+        return session_id, None
+
+    def _context(self, sid: str, history: list[HistoryTurn] | None) -> list[BaseMessage]:
+        turns: list[HistoryTurn] = list(history) if history is not None else list(self.sessions.turns(sid))
+        return to_messages(turns)
+
+    def _record(self, sid: str, owner: str | None, message: str, result: AskResult, workload: dict[str, Any] | None,
+                request_id: str | None, stopped: bool = False) -> None:
+        self.sessions.append(sid, owner, TurnRecord(
+            user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
+            result=result.model_dump(mode="json"), stopped=stopped))
 
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
-            lang: Language | None = None) -> AskResult:
-        """Answer one message. `create=True` starts a session under the caller's id when it is new; `lang` answers
-        in that language whatever the message's (a client's system message asked for it)."""
-        sid = self._session(message, session_id, create)
-        backend, state = self._run(message, sid, lang)
-        self.sessions.touch(sid, message)
-        return self._result(sid, message, state, backend, lang)
+            history: list[HistoryTurn] | None = None, owner: str | None = None,
+            request_id: str | None = None, lang: Language | None = None) -> AskResult:
+        """Answer one message and store the turn (see the class docstring for the arguments)."""
+        self._check(message)
+        with self.db.lock(self._lock_key(session_id, owner, request_id)):
+            sid, done = self._begin(session_id, create, owner, request_id)
+            if done is not None:
+                return done
+            inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
+            backend, state = self._run(inputs)
+            result = self._result(sid, message, state, backend, lang)
+            self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])), request_id)
+            return result
 
-    def _run(self, message: str, sid: str, lang: Language | None = None) -> tuple[str, dict[str, Any]]:
-        config = {"configurable": {"thread_id": sid}}
-        inputs = {"messages": [human_message(message, lang)]}
+    def _run(self, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if self.llm_agent is not None:
             try:
-                return "openai", self.llm_agent.invoke(inputs, config)
+                return "openai", self.llm_agent.invoke(inputs)
             except Exception as exc:  # provider error or timeout: the offline model answers and says so
                 log.warning("LLM call failed, falling back to the offline model: %s", exc)
-                return f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})", self.agent.invoke(inputs, config)
+                return f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})", self.agent.invoke(inputs)
         backend = f"offline (fallback: {self.llm_error[:120]})" if self.llm_error else "offline"
-        return backend, self.agent.invoke(inputs, config)
+        return backend, self.agent.invoke(inputs)
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
-               lang: Language | None = None) -> Iterator[StreamEvent]:
-        sid = self._session(message, session_id, create)
-        config = {"configurable": {"thread_id": sid}}
+               history: list[HistoryTurn] | None = None, owner: str | None = None,
+               request_id: str | None = None, lang: Language | None = None) -> Iterator[StreamEvent]:
+        """The turn runs in its own thread and is stored whether or not the consumer reads to the end; closing
+        this iterator early (a dropped connection) stops the agent at its next step and stores the turn so far
+        with stopped=True."""
+        self._check(message)
+        events: queue.Queue[StreamEvent | BaseException | None] = queue.Queue()
+        stop = threading.Event()
+        worker = threading.Thread(target=self._stream_turn, name="gpu-advisor-turn", daemon=True,
+                                  args=(events, stop, message, session_id, create, history, owner, request_id, lang))
+        worker.start()
+        try:
+            while (item := events.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+
+    def _stream_turn(self, events: queue.Queue[StreamEvent | BaseException | None], stop: threading.Event,
+                     message: str, session_id: str | None, create: bool, history: list[HistoryTurn] | None,
+                     owner: str | None, request_id: str | None, lang: Language | None) -> None:
+        try:
+            with self.db.lock(self._lock_key(session_id, owner, request_id)):
+                sid, done = self._begin(session_id, create, owner, request_id)
+                if done is not None:
+                    events.put(StreamEvent(type="final", data=done.model_dump()))
+                    return
+                inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
+                backend, state, text = self._stream_agent(inputs, events, stop)
+                result = self._result(sid, message, state, backend, lang)
+                stopped = stop.is_set() and not result.answer_markdown
+                if stopped:
+                    result = result.model_copy(update={"answer_markdown": text})
+                self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])),
+                             request_id, stopped=stop.is_set())
+                events.put(StreamEvent(type="final", data=result.model_dump()))
+        except BaseException as exc:  # re-raised in the consumer's thread
+            events.put(exc)
+        finally:
+            events.put(None)
+
+    def _stream_agent(self, inputs: dict[str, Any], events: queue.Queue[StreamEvent | BaseException | None],
+                      stop: threading.Event) -> tuple[str, dict[str, Any], str]:
+        """(backend, final state, streamed text); stops early when `stop` is set."""
         agent = self.llm_agent or self.agent
         backend = "openai" if self.llm_agent is not None else "offline"
+        state: dict[str, Any] = inputs
+        text: list[str] = []
         try:
-            for mode, chunk in agent.stream({"messages": [human_message(message, lang)]}, config,
-                                            stream_mode=["messages", "updates"]):
-                yield from self._events(mode, chunk)
+            for mode, chunk in agent.stream(inputs, stream_mode=["messages", "updates", "values"]):
+                if mode == "values":
+                    state = chunk
+                    continue
+                for event in self._events(mode, chunk):
+                    text.append(event.text if event.type == "token" else "")
+                    events.put(event)
+                if stop.is_set():
+                    break
         except Exception as exc:
             if self.llm_agent is None:
                 raise
             backend = f"offline (fallback: {type(exc).__name__})"
-            yield StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}")
-            self.agent.invoke({"messages": [human_message(message, lang)]}, config)
-        state = agent.get_state(config).values if backend == "openai" else self.agent.get_state(config).values
-        self.sessions.touch(sid, message)
-        yield StreamEvent(type="final", data=self._result(sid, message, state, backend, lang).model_dump())
+            events.put(StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}"))
+            state = self.agent.invoke(inputs)
+        return backend, state, "".join(text)
 
     def _events(self, mode: str, chunk: Any) -> Iterator[StreamEvent]:
         if mode == "messages":
@@ -187,9 +272,7 @@ class Assistant:
 
     def _result(self, sid: str, message: str, state: dict[str, Any], backend: str,
                 answer_lang: Language | None = None) -> AskResult:
-        messages: list[BaseMessage] = state["messages"]
-        last = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
-        turn = messages[last + 1:]
+        turn = current_turn(state["messages"])
         tools = [m for m in turn if isinstance(m, ToolMessage)]
         final = next((m for m in reversed(turn) if isinstance(m, AIMessage) and not m.tool_calls), None)
         text = str(final.content) if final is not None else ""
@@ -223,14 +306,6 @@ class Assistant:
 def human_message(message: str, lang: Language | None) -> HumanMessage:
     """The user's message; a requested answer language rides along for the offline model."""
     return HumanMessage(message, additional_kwargs={"answer_language": lang} if lang else {})
-
-
-def citation_url(passage: dict[str, Any]) -> str:
-    """Where a person reads the cited section: the API's /knowledge route, or the passage's external link."""
-    source, _, anchor = str(passage["id"]).partition("#")
-    if source.startswith(("guide/", "catalog/")) and source.endswith(".md"):
-        return f"/knowledge/{source}" + (f"#{anchor}" if anchor else "")
-    return str(passage.get("ref", ""))
 
 
 def build_assistant(settings: Settings | None = None, *, catalog: Catalog | None = None,

@@ -1,74 +1,160 @@
-"""Session metadata (title, times, turns) in SQLite beside the LangGraph checkpoints; survives restarts."""
+"""Sessions and their turns, stored once each: a session row (owner, title, times, turn count) and one row per turn
+(message, answer, the workload it was planned from, the AskResult with its structured plan, a "stopped" flag).
+Storage grows linearly with the turns; the conversation handed to the agent is rebuilt from them.
+
+Works on SQLite or Postgres (service.assistant.db); the schema is created and migrated on open.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
+import builtins
+import json
+import logging
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import Any
 
-from service.assistant.types import SessionInfo
+from pydantic import Field
+
+from service.assistant.db import Database, SqliteDatabase
+from service.assistant.types import HistoryTurn, SessionInfo
 from service.errors import AdvisorError
+
+log = logging.getLogger(__name__)
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS advisor_sessions (id TEXT PRIMARY KEY, title TEXT, created_at TEXT, "
+    "updated_at TEXT, turns INTEGER, owner TEXT NOT NULL DEFAULT '')",
+    "CREATE TABLE IF NOT EXISTS advisor_turns (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "owner TEXT NOT NULL DEFAULT '', request_id TEXT, user_text TEXT NOT NULL, answer TEXT NOT NULL, "
+    "workload TEXT, result TEXT, stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, "
+    "PRIMARY KEY (session_id, seq))",
+    "CREATE UNIQUE INDEX IF NOT EXISTS advisor_turns_request ON advisor_turns (owner, request_id)",
+    "CREATE INDEX IF NOT EXISTS advisor_sessions_owner ON advisor_sessions (owner, updated_at)",
+)
+_TURN_COLS = "seq, request_id, user_text, answer, workload, result, stopped, created_at"
 
 
 class SessionNotFoundError(AdvisorError):
     code = "session_not_found"
 
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"Unknown session '{session_id}'.", "Start a new chat without session_id, or list "
+        super().__init__(f"Unknown session '{session_id[:128]}'.", "Start a new chat without session_id, or list "
                          "sessions with GET /v1/sessions.")
 
 
-def _now() -> str:
+class TurnRecord(HistoryTurn):
+    """A stored turn: the history fields plus its number, the request id that asked it and the full result."""
+
+    seq: int = 0
+    request_id: str | None = None
+    result: dict[str, Any] | None = Field(default=None, description="the AskResult as answered")
+    stopped: bool = False
+    created_at: str = ""
+
+
+def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _dumps(value: object) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _turn(row: tuple[Any, ...]) -> TurnRecord:
+    seq, request_id, user, answer, workload, result, stopped, created = row
+    return TurnRecord(seq=int(seq), request_id=request_id, user=user, assistant=answer,
+                      workload=json.loads(workload) if workload else None,
+                      result=json.loads(result) if result else None, stopped=bool(stopped), created_at=created)
+
+
 class SessionStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute("CREATE TABLE IF NOT EXISTS advisor_sessions (id TEXT PRIMARY KEY, title TEXT, "
-                             "created_at TEXT, updated_at TEXT, turns INTEGER)")
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        with db.lock("advisor-schema"):
+            self._migrate_columns()
+            for statement in SCHEMA:
+                db.execute(statement)
 
-    def _row(self, session_id: str) -> SessionInfo | None:
-        cur = self._db.execute("SELECT id, title, created_at, updated_at, turns FROM advisor_sessions WHERE id=?",
+    def _migrate_columns(self) -> None:
+        """Session files from before turns were stored have no owner column: add it (existing rows: no owner)."""
+        try:
+            self.db.execute("SELECT turns FROM advisor_sessions LIMIT 1")
+        except Exception:
+            return  # no table yet: SCHEMA creates it
+        try:
+            self.db.execute("SELECT owner FROM advisor_sessions LIMIT 1")
+        except Exception:
+            self.db.execute("ALTER TABLE advisor_sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+
+    @staticmethod
+    def _owned(owner: str | None) -> tuple[str, tuple[Any, ...]]:
+        return ("", ()) if owner is None else (" AND owner=?", (owner,))
+
+    def get(self, session_id: str, owner: str | None = None) -> SessionInfo | None:
+        where, args = self._owned(owner)
+        rows = self.db.execute("SELECT id, title, created_at, updated_at, turns FROM advisor_sessions WHERE id=?"
+                               + where, (session_id, *args))
+        if not rows:
+            return None
+        r = rows[0]
+        return SessionInfo(session_id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns=r[4])
+
+    def exists(self, session_id: str, owner: str | None = None) -> bool:
+        return self.get(session_id, owner) is not None
+
+    def owner_of(self, session_id: str) -> str | None:
+        rows = self.db.execute("SELECT owner FROM advisor_sessions WHERE id=?", (session_id,))
+        return str(rows[0][0]) if rows else None
+
+    def list(self, owner: str | None = None) -> list[SessionInfo]:
+        where, args = ("", ()) if owner is None else (" WHERE owner=?", (owner,))
+        rows = self.db.execute("SELECT id, title, created_at, updated_at, turns FROM advisor_sessions" + where
+                               + " ORDER BY updated_at DESC, id", args)
+        return [SessionInfo(session_id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns=r[4]) for r in rows]
+
+    def rename(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
+        where, args = self._owned(owner)
+        if self.db.changes("UPDATE advisor_sessions SET title=? WHERE id=?" + where,
+                           (title.strip(), session_id, *args)) == 0:
+            raise SessionNotFoundError(session_id)
+        info = self.get(session_id)
+        assert info is not None
+        return info
+
+    def delete(self, session_id: str, owner: str | None = None) -> None:
+        where, args = self._owned(owner)
+        if self.db.changes("DELETE FROM advisor_sessions WHERE id=?" + where, (session_id, *args)) == 0:
+            raise SessionNotFoundError(session_id)
+        self.db.execute("DELETE FROM advisor_turns WHERE session_id=?", (session_id,))
+
+    # -- turns ---------------------------------------------------------------------------------------
+    def turns(self, session_id: str) -> builtins.list[TurnRecord]:
+        rows = self.db.execute(f"SELECT {_TURN_COLS} FROM advisor_turns WHERE session_id=? ORDER BY seq",
                                (session_id,))
-        r = cur.fetchone()
-        return None if r is None else SessionInfo(session_id=r[0], title=r[1], created_at=r[2], updated_at=r[3],
-                                                   turns=r[4])
+        return [_turn(r) for r in rows]
 
-    def exists(self, session_id: str) -> bool:
-        with self._lock:
-            return self._row(session_id) is not None
+    def answered(self, owner: str | None, request_id: str) -> tuple[str, TurnRecord] | None:
+        """(session id, turn) already answered for this caller's request id, if any."""
+        rows = self.db.execute(f"SELECT session_id, {_TURN_COLS} FROM advisor_turns WHERE owner=? AND request_id=?",
+                               (owner or "", request_id))
+        return (str(rows[0][0]), _turn(rows[0][1:])) if rows else None
 
-    def touch(self, session_id: str, first_message: str) -> None:
-        now = _now()
-        with self._lock, self._db:
-            if self._row(session_id) is None:
-                title = " ".join(first_message.split())[:40] or "chat"
-                self._db.execute("INSERT INTO advisor_sessions VALUES (?, ?, ?, ?, 1)", (session_id, title, now, now))
-            else:
-                self._db.execute("UPDATE advisor_sessions SET updated_at=?, turns=turns+1 WHERE id=?",
-                                 (now, session_id))
+    def append(self, session_id: str, owner: str | None, turn: TurnRecord) -> TurnRecord:
+        """Store one turn (and the session on its first turn) in one transaction. Callers hold db.lock(session)."""
+        stamp = turn.created_at or now()
+        with self.db.transaction():
+            rows = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM advisor_turns WHERE session_id=?",
+                                   (session_id,))
+            seq = int(rows[0][0]) + 1
+            self.db.execute(
+                f"INSERT INTO advisor_turns (session_id, owner, {_TURN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, owner or "", seq, turn.request_id, turn.user, turn.assistant, _dumps(turn.workload),
+                 _dumps(turn.result), int(turn.stopped), stamp))
+            title = " ".join(turn.user.split())[:40] or "chat"
+            self.db.execute(
+                "INSERT INTO advisor_sessions (id, title, created_at, updated_at, turns, owner) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET updated_at=excluded.updated_at, turns=excluded.turns",
+                (session_id, title, stamp, stamp, seq, owner or ""))
+        return turn.model_copy(update={"seq": seq, "created_at": stamp})
 
-    def list(self) -> list[SessionInfo]:
-        with self._lock:
-            ids = [r[0] for r in self._db.execute("SELECT id FROM advisor_sessions ORDER BY updated_at DESC")]
-            return [s for i in ids if (s := self._row(i)) is not None]
-
-    def rename(self, session_id: str, title: str) -> SessionInfo:
-        with self._lock, self._db:
-            if self._row(session_id) is None:
-                raise SessionNotFoundError(session_id)
-            self._db.execute("UPDATE advisor_sessions SET title=? WHERE id=?", (title.strip()[:80], session_id))
-            row = self._row(session_id)
-        assert row is not None
-        return row
-
-    def delete(self, session_id: str) -> None:
-        with self._lock, self._db:
-            if self._row(session_id) is None:
-                raise SessionNotFoundError(session_id)
-            self._db.execute("DELETE FROM advisor_sessions WHERE id=?", (session_id,))
+    def sqlite(self) -> SqliteDatabase | None:
+        return self.db if isinstance(self.db, SqliteDatabase) else None

@@ -50,17 +50,49 @@ class SessionInfo(BaseModel):
     turns: int
 
 
+class HistoryTurn(BaseModel):
+    """One earlier exchange of a conversation: what a stateless caller passes as `history` (e.g. rebuilt from an
+    OpenAI `messages` array), and what the session store keeps per turn."""
+
+    user: str = Field(description="the user's message")
+    assistant: str = Field(default="", description="the answer text")
+    workload: dict[str, Any] | None = Field(
+        default=None, description="the Workload fields the answer was planned from (AskResult.workload will do); "
+        "without it, follow-ups are read from the earlier user messages")
+
+
+class SessionMessage(BaseModel):
+    """GET /v1/sessions/{id}/messages: one message of a stored conversation, oldest first."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    turn: int = Field(description="1-based turn number; a user message and its answer share it")
+    created_at: str
+    stopped: bool = Field(default=False, description="the answer's stream was dropped before it ended")
+    workload: dict[str, Any] | None = None
+    recommendation: dict[str, Any] | None = Field(default=None, description="the turn's structured plan")
+    citations: list[Citation] = Field(default_factory=list)
+
+
 class AssistantProtocol(Protocol):
+    """`owner` None (CLI, Slack, evals) sees every session; a string (the API's caller) only its own.
+    `history` replaces the stored turns as the conversation so far; `request_id` answers a retry once;
+    `lang` answers in that language whatever the message's (a client's system message asked for it)."""
+
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
-            lang: Language | None = None) -> AskResult: ...
+            history: list[HistoryTurn] | None = None, owner: str | None = None,
+            request_id: str | None = None, lang: Language | None = None) -> AskResult: ...
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
-               lang: Language | None = None) -> Iterator[StreamEvent]: ...
+               history: list[HistoryTurn] | None = None, owner: str | None = None,
+               request_id: str | None = None, lang: Language | None = None) -> Iterator[StreamEvent]: ...
 
-    def has_session(self, session_id: str) -> bool: ...
+    def has_session(self, session_id: str, owner: str | None = None) -> bool: ...
 
-    def list_sessions(self) -> list[SessionInfo]: ...
+    def list_sessions(self, owner: str | None = None) -> list[SessionInfo]: ...
 
-    def rename_session(self, session_id: str, title: str) -> SessionInfo: ...
+    def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]: ...
 
-    def delete_session(self, session_id: str) -> None: ...
+    def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo: ...
+
+    def delete_session(self, session_id: str, owner: str | None = None) -> None: ...

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from service.assistant.types import AskResult, Citation, Language, SessionInfo, StreamEvent
+from service.assistant.types import AskResult, Citation, Language, SessionInfo, SessionMessage, StreamEvent
 from service.errors import AdvisorError
 from service.retrieval.types import Passage
 
@@ -19,20 +19,30 @@ class FakeSessionNotFound(AdvisorError):
 
 @dataclass
 class FakeAssistant:
-    """Answers with a fixed text in fixed tokens; keeps sessions in memory; records what it was asked."""
+    """Answers with a fixed text in fixed tokens; keeps sessions (with their owners) in memory; records what it was
+    asked and with which keyword arguments (owner, history, request_id)."""
 
     tokens: list[str] = field(default_factory=lambda: list(ANSWER_TOKENS))
     fail_with: Exception | None = None  # raised by ask and by stream after the first token
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
+    owners: dict[str, str | None] = field(default_factory=dict)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
     langs: list[str | None] = field(default_factory=list)  # the answer language each call asked for
+    kwargs: list[dict[str, object]] = field(default_factory=list)
 
-    def _turn(self, message: str, session_id: str | None, create: bool = False) -> str:
-        if session_id is not None and not create and session_id not in self.sessions:
+    def _visible(self, session_id: str, owner: str | None) -> bool:
+        return session_id in self.sessions and (owner is None or self.owners.get(session_id) == owner)
+
+    def _turn(self, message: str, session_id: str | None, create: bool = False, owner: str | None = None,
+              **kwargs: object) -> str:
+        if session_id is not None and not self._visible(session_id, owner) and \
+                not (create and session_id not in self.sessions):
             raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
         self.asked.append((message, session_id))
+        self.kwargs.append({"owner": owner, **kwargs})
         sid = session_id or uuid.uuid4().hex
         old = self.sessions.get(sid)
+        self.owners.setdefault(sid, owner)
         self.sessions[sid] = SessionInfo(
             session_id=sid, title=old.title if old else message[:40], created_at="2026-01-01T00:00:00+00:00",
             updated_at="2026-01-01T00:00:00+00:00", turns=(old.turns if old else 0) + 1,
@@ -47,16 +57,16 @@ class FakeAssistant:
         )
 
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
-            lang: Language | None = None) -> AskResult:
+            lang: Language | None = None, **kwargs: object) -> AskResult:
         if self.fail_with is not None:
             raise self.fail_with
         self.langs.append(lang)
-        return self._result(self._turn(message, session_id, create))
+        return self._result(self._turn(message, session_id, create, **kwargs))  # type: ignore[arg-type]
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
-               lang: Language | None = None) -> Iterator[StreamEvent]:
+               lang: Language | None = None, **kwargs: object) -> Iterator[StreamEvent]:
         self.langs.append(lang)
-        sid = self._turn(message, session_id, create)
+        sid = self._turn(message, session_id, create, **kwargs)  # type: ignore[arg-type]
         yield StreamEvent(type="tool", name="plan_training", data={"args": {"model": "Qwen2-7B"}})
         for n, tok in enumerate(self.tokens):
             if n == 1 and self.fail_with is not None:
@@ -64,18 +74,23 @@ class FakeAssistant:
             yield StreamEvent(type="token", text=tok)
         yield StreamEvent(type="final", data=self._result(sid).model_dump())
 
-    def has_session(self, session_id: str) -> bool:
-        return session_id in self.sessions
+    def has_session(self, session_id: str, owner: str | None = None) -> bool:
+        return self._visible(session_id, owner)
 
-    def list_sessions(self) -> list[SessionInfo]:
-        return list(self.sessions.values())
+    def list_sessions(self, owner: str | None = None) -> list[SessionInfo]:
+        return [s for sid, s in self.sessions.items() if self._visible(sid, owner)]
 
-    def rename_session(self, session_id: str, title: str) -> SessionInfo:
+    def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
+        if not self._visible(session_id, owner):
+            raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
+        return []
+
+    def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
         info = self.sessions[session_id].model_copy(update={"title": title})
         self.sessions[session_id] = info
         return info
 
-    def delete_session(self, session_id: str) -> None:
+    def delete_session(self, session_id: str, owner: str | None = None) -> None:
         del self.sessions[session_id]
 
 

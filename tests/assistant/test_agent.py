@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 
 from service.assistant.service import Assistant, prose_check
 from service.assistant.sessions import SessionNotFoundError
-from service.errors import InvalidInputError
+from service.errors import DependencyUnavailableError, InvalidInputError
 from service.retrieval.types import Passage
 from service.settings import Settings
 
@@ -255,11 +255,18 @@ def test_prose_check_accepts_artifact_figures_and_rejects_others() -> None:
     assert prose_check("PNV4.7XLARGE116 costs 500元", art, known) == ["instance PNV4.7XLARGE116", "yuan 500元"]
 
 
-def test_unreachable_postgres_degrades_to_sqlite(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, llm="offline", DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
-    a = Assistant(settings, retriever_factory=FakeRetriever)
-    assert a.checkpoint_store == "sqlite"
-    assert a.ask("Fine-tune Qwen2-7B on 100k samples with LoRA").recommendation is not None
+def test_unreachable_postgres_is_reported_never_replaced_by_sqlite(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.assistant import db
+
+    monkeypatch.setattr(db, "CONNECT_BACKOFF_S", (0.1,))
+    monkeypatch.setattr(db, "CONNECT_TIMEOUT_S", 0.5)
+    settings = Settings(data_dir=tmp_path, llm="offline", DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none")
+    with pytest.raises(DependencyUnavailableError) as err:
+        Assistant(settings, retriever_factory=FakeRetriever)
+    assert "postgresql://nobody@127.0.0.1:1/none cannot be reached" in err.value.message
+    assert "secret" not in str(err.value)
+    assert not (tmp_path / "sessions.sqlite").exists()  # no silent local fallback
 
 
 def test_encoder_without_a_method_is_planned_in_full(assistant: Assistant) -> None:

@@ -104,8 +104,9 @@ class HostileAssistant(FakeAssistant):
                          citations=[Citation(id="guide/evil.zh.md#目标节", title="恶意页面 <b>bold</b>",
                                              source="guide/evil.zh.md", url="guide/evil.zh.md#目标节")])
 
-    def stream(self, message: str, session_id: str | None = None) -> Iterator[StreamEvent]:
-        sid = self._turn(message, session_id)
+    def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
+               **kwargs: object) -> Iterator[StreamEvent]:
+        sid = self._turn(message, session_id, create, **kwargs)  # type: ignore[arg-type]
         yield StreamEvent(type="tool", name="search_knowledge", data={"args": {"query": message}})
         for tok in self.tokens:
             time.sleep(0.4)

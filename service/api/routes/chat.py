@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from service.api.deps import AssistantDep, SettingsDep
+from service.api.deps import AssistantDep, OwnerDep, RequestIdDep, SettingsDep
 from service.api.errors import check_message, error_body, unknown_session
 from service.api.schemas import ChatRequest
 from service.assistant.types import AskResult, AssistantProtocol, StreamEvent
@@ -44,17 +44,25 @@ def error_event(exc: Exception) -> StreamEvent:
     return StreamEvent(type="error", text=body["error"]["message"], data=body)
 
 
-def event_stream(assistant: AssistantProtocol, message: str, session_id: str | None) -> Iterator[str]:
+def event_stream(assistant: AssistantProtocol, message: str, session_id: str | None, owner: str | None = None,
+                 request_id: str | None = None) -> Iterator[str]:
+    """The turn's events as SSE. When the client goes away (the page's Stop button), closing this generator closes
+    the assistant's stream, which stores the turn so far marked stopped: history and turn count stay in step."""
+    events = assistant.stream(message, session_id, owner=owner, request_id=request_id)
     try:
-        for event in assistant.stream(message, session_id):
+        for event in events:
             yield sse(event.type, event.model_dump(mode="json"))
     except Exception as exc:  # the status line is sent already: report the failure in the stream
         err = error_event(exc)
         yield sse(err.type, err.model_dump(mode="json"))
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
 
 
-def checked_session(assistant: AssistantProtocol, session_id: str | None) -> str | None:
-    if session_id is not None and not assistant.has_session(session_id):
+def checked_session(assistant: AssistantProtocol, session_id: str | None, owner: str | None = None) -> str | None:
+    if session_id is not None and not assistant.has_session(session_id, owner):
         raise unknown_session(session_id)
     return session_id
 
@@ -64,13 +72,18 @@ def chat(
     body: ChatRequest,
     assistant: AssistantDep,
     settings: SettingsDep,
+    owner: OwnerDep,
+    request_id: RequestIdDep,
     stream: bool = Query(default=False, description="stream server-sent events instead of one JSON object"),
 ) -> Any:
-    """Ask the assistant; the answer carries the engine's recommendation, citations and the session id."""
+    """Ask the assistant; the answer carries the engine's recommendation, citations and the session id.
+    Turns to one session are answered one at a time, in order; a retry with the same Idempotency-Key (or
+    X-Request-Id) gets the stored answer instead of a second turn."""
     message = check_message(body.message, settings.max_message_chars)
-    session_id = checked_session(assistant, body.session_id)
+    session_id = checked_session(assistant, body.session_id, owner)
     if stream:
         return StreamingResponse(
-            event_stream(assistant, message, session_id), media_type="text/event-stream", headers=SSE_HEADERS
+            event_stream(assistant, message, session_id, owner, request_id), media_type="text/event-stream",
+            headers=SSE_HEADERS,
         )
-    return assistant.ask(message, session_id)
+    return assistant.ask(message, session_id, owner=owner, request_id=request_id)

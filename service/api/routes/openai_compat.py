@@ -23,7 +23,7 @@ from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from service.api.conversation import Conversation, from_messages, shorten, task_answer, with_artifact
-from service.api.deps import AssistantDep, SettingsDep
+from service.api.deps import AssistantDep, OwnerDep, SettingsDep
 from service.api.errors import ModelNotFoundError, check_message
 from service.api.ids import check_session_id, session_for_user
 from service.api.routes.chat import SSE_HEADERS, error_event
@@ -76,15 +76,17 @@ class Turn:
     conversation: Conversation
     session_id: str
     continued: bool  # the named session exists and already holds the earlier turns
+    owner: str | None = None  # the caller (service.api.owner): a session is only its owner's
 
     @property
     def task(self) -> str | None:
         return self.conversation.task
 
 
-def open_turn(assistant: AssistantProtocol, conversation: Conversation, session_id: str | None) -> Turn:
-    continued = session_id is not None and assistant.has_session(session_id)
-    return Turn(conversation, session_id or uuid.uuid4().hex, continued)
+def open_turn(assistant: AssistantProtocol, conversation: Conversation, session_id: str | None,
+              owner: str | None = None) -> Turn:
+    continued = session_id is not None and assistant.has_session(session_id, owner)
+    return Turn(conversation, session_id or uuid.uuid4().hex, continued, owner)
 
 
 def rebuild(assistant: AssistantProtocol, turn: Turn) -> None:
@@ -92,7 +94,7 @@ def rebuild(assistant: AssistantProtocol, turn: Turn) -> None:
     if turn.continued or turn.task:
         return
     for text in turn.conversation.replay():
-        assistant.ask(text, turn.session_id, create=True, lang=turn.conversation.lang)
+        assistant.ask(text, turn.session_id, create=True, lang=turn.conversation.lang, owner=turn.owner)
 
 
 def final_text(result: AskResult, conversation: Conversation) -> str:
@@ -106,7 +108,8 @@ def answer(assistant: AssistantProtocol, turn: Turn) -> tuple[str, str | None]:
     if turn.task:
         return task_answer(turn.conversation.message, turn.task), None
     rebuild(assistant, turn)
-    result = assistant.ask(turn.conversation.message, turn.session_id, create=True, lang=turn.conversation.lang)
+    result = assistant.ask(turn.conversation.message, turn.session_id, create=True, lang=turn.conversation.lang,
+                           owner=turn.owner)
     return final_text(result, turn.conversation), result.session_id
 
 
@@ -119,7 +122,8 @@ def answer_stream(assistant: AssistantProtocol, turn: Turn) -> Iterator[str]:
     rebuild(assistant, turn)
     conversation = turn.conversation
     sent = False
-    for event in assistant.stream(conversation.message, turn.session_id, create=True, lang=conversation.lang):
+    for event in assistant.stream(conversation.message, turn.session_id, create=True, lang=conversation.lang,
+                                  owner=turn.owner):
         if event.type == "token" and event.text and not conversation.brief:
             sent = True
             yield event.text
@@ -174,12 +178,13 @@ def chat_completions(
     body: ChatCompletionRequest,
     assistant: AssistantDep,
     settings: SettingsDep,
+    owner: OwnerDep,
     x_session_id: str | None = Header(default=None, description="continue this session"),
 ) -> Any:
     """OpenAI Chat Completions: the `messages` array is the conversation; `stream: true` sends chunks."""
     check_model(body.model)
     conversation = conversation_of(body, settings.max_message_chars)
-    turn = open_turn(assistant, conversation, requested_session(x_session_id, body.user))
+    turn = open_turn(assistant, conversation, requested_session(x_session_id, body.user), owner)
     headers = {} if turn.task else {"X-Session-Id": turn.session_id}
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

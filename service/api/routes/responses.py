@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.api.conversation import Conversation, content_text, from_messages
-from service.api.deps import AssistantDep, SettingsDep
+from service.api.deps import AssistantDep, OwnerDep, SettingsDep
 from service.api.errors import check_message, unknown_session
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.routes.openai_compat import (
@@ -137,6 +137,7 @@ def create_response(
     body: ResponsesRequest,
     assistant: AssistantDep,
     settings: SettingsDep,
+    owner: OwnerDep,
     x_session_id: str | None = Header(default=None, description="continue this session"),
 ) -> Any:
     """OpenAI Responses: `input` (string or messages) answered as one assistant message; `stream: true` for events."""
@@ -148,9 +149,9 @@ def create_response(
     session_id = requested_session(x_session_id, body.user)
     if body.previous_response_id:
         session_id = session_of(body.previous_response_id)
-        if not assistant.has_session(session_id):
+        if not assistant.has_session(session_id, owner):
             raise unknown_session(session_id)
-    turn = open_turn(assistant, conversation, session_id)
+    turn = open_turn(assistant, conversation, session_id, owner)
     rid = response_id(turn.session_id if not turn.task else "task")
     headers = {} if turn.task else {"X-Session-Id": turn.session_id}
     if body.stream:

@@ -1,0 +1,73 @@
+"""Who owns a conversation. The owner token is, in order: the `X-Client-Id` header, or the cookie the page gets
+on its first visit (HttpOnly, SameSite=Lax); with an API key configured it is scoped to the key. A caller that
+sends neither is the anonymous caller (one shared owner); a caller never sees another owner's sessions.
+
+Tokens are stored hashed (sha256), never as sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+
+OWNER_COOKIE = "gpu_advisor_client"
+COOKIE_MAX_AGE_S = 365 * 24 * 3600
+ANONYMOUS = "anonymous"
+Message = MutableMapping[str, Any]
+Scope = MutableMapping[str, Any]
+
+
+def owner_token(client_id: str | None, cookie: str | None, api_key: str) -> str:
+    """The stored owner: 'client:<hash>' (header or cookie), 'key:<hash>[/client:<hash>]' with a key, or anonymous."""
+    caller = client_id.strip() if client_id and client_id.strip() else (cookie or "")
+    own = f"client:{_hash(caller)}" if caller else ""
+    if api_key:
+        key = f"key:{_hash(api_key)}"
+        return f"{key}/{own}" if own else key
+    return own or ANONYMOUS
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def cookie_of(headers: list[tuple[bytes, bytes]]) -> str | None:
+    for name, value in headers:
+        if name == b"cookie":
+            jar: SimpleCookie = SimpleCookie()
+            try:
+                jar.load(value.decode("latin-1"))
+            except Exception:  # a malformed Cookie header: treat as none
+                continue
+            if OWNER_COOKIE in jar:
+                return jar[OWNER_COOKIE].value
+    return None
+
+
+class OwnerCookieMiddleware:
+    """Pure ASGI (streams pass through untouched): an HTML response to a caller without the owner cookie sets one,
+    so the page's later API calls carry it. API responses never set it (their callers choose X-Client-Id)."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
+                       send: Callable[[Message], Awaitable[None]]) -> None:
+        if scope["type"] != "http" or cookie_of(list(scope.get("headers", []))) is not None:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                html = any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers)
+                if html:
+                    token = secrets.token_urlsafe(24)
+                    value = f"{OWNER_COOKIE}={token}; Path=/; Max-Age={COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax"
+                    message = {**message, "headers": [*headers, (b"set-cookie", value.encode())]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
