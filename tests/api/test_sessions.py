@@ -1,8 +1,16 @@
-"""/v1/sessions: list, show, rename, delete; unknown ids are 404."""
+"""/v1/sessions: list, show, rename, delete, read the turns; unknown ids and other callers' sessions are 404."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from fastapi.testclient import TestClient
+
+from service.api.app import create_app
+from service.catalog.loader import Catalog
+from service.settings import Settings
+from tests.api.fakes import FakeRetriever
 
 
 def _new(client: TestClient, text: str = "用Qwen2-7B做LoRA") -> str:
@@ -31,3 +39,64 @@ def test_empty_title_is_422(client: TestClient) -> None:
     sid = _new(client)
     r = client.patch(f"/v1/sessions/{sid}", json={"title": ""})
     assert r.status_code == 422 and "title" in r.json()["error"]["message"]
+
+
+# -- private sessions and stored turns, with the real assistant ------------------------------------------------
+
+
+@pytest.fixture
+def real(settings: Settings, catalog: Catalog) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, catalog=catalog, retriever=FakeRetriever())) as c:
+        yield c
+
+
+QUESTION = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
+ALICE, BOB = {"X-Client-Id": "alice-laptop"}, {"X-Client-Id": "bob-phone"}
+
+
+def test_another_caller_cannot_list_read_rename_continue_or_delete(real: TestClient) -> None:
+    sid = real.post("/v1/chat", json={"message": QUESTION}, headers=ALICE).json()["session_id"]
+    assert real.get("/v1/sessions", headers=BOB).json() == []
+    assert real.get("/v1/sessions").json() == []  # the anonymous caller is another caller too
+    for method, path, kwargs in (("GET", "", {}), ("GET", "/messages", {}), ("PATCH", "", {"json": {"title": "x"}}),
+                                 ("DELETE", "", {})):
+        r = real.request(method, f"/v1/sessions/{sid}{path}", headers=BOB, **kwargs)  # type: ignore[arg-type]
+        assert r.status_code == 404, (method, path, r.text)
+    r = real.post("/v1/chat", json={"message": "预算改成8000呢", "session_id": sid}, headers=BOB)
+    assert r.status_code == 404
+    assert [s["session_id"] for s in real.get("/v1/sessions", headers=ALICE).json()] == [sid]
+
+
+def test_the_owner_reads_the_turns_back_with_their_plans(real: TestClient) -> None:
+    sid = real.post("/v1/chat", json={"message": QUESTION}, headers=ALICE).json()["session_id"]
+    real.post("/v1/chat?stream=true", json={"message": "预算改成8000呢", "session_id": sid}, headers=ALICE)
+    msgs = real.get(f"/v1/sessions/{sid}/messages", headers=ALICE).json()
+    assert [(m["role"], m["turn"]) for m in msgs] == [("user", 1), ("assistant", 1), ("user", 2), ("assistant", 2)]
+    assert msgs[0]["content"] == QUESTION and msgs[2]["content"] == "预算改成8000呢"
+    assert msgs[3]["recommendation"]["picks"] and msgs[3]["workload"]["budget_cny"] == 8000
+    assert all(not m["stopped"] for m in msgs)
+    assert real.get(f"/v1/sessions/{sid}", headers=ALICE).json()["turns"] == 2
+
+
+def test_the_page_visit_sets_an_httponly_owner_cookie_that_keeps_sessions_private(
+        settings: Settings, catalog: Catalog) -> None:
+    app = create_app(settings, catalog=catalog, retriever=FakeRetriever())
+    with TestClient(app) as page, TestClient(app) as other:
+        cookie = page.get("/").headers["set-cookie"]
+        assert "gpu_advisor_client=" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+        assert "set-cookie" not in page.get("/").headers  # set once
+        sid = page.post("/v1/chat", json={"message": QUESTION}).json()["session_id"]
+        assert [s["session_id"] for s in page.get("/v1/sessions").json()] == [sid]
+        other.get("/")
+        assert other.get("/v1/sessions").json() == []
+        assert other.get(f"/v1/sessions/{sid}/messages").status_code == 404
+
+
+def test_a_retried_request_id_is_answered_once(real: TestClient) -> None:
+    key = {"Idempotency-Key": "7f1c-retry", **ALICE}
+    first = real.post("/v1/chat", json={"message": QUESTION}, headers=key).json()
+    again = real.post("/v1/chat", json={"message": QUESTION}, headers=key).json()
+    assert again["session_id"] == first["session_id"] and again["answer_markdown"] == first["answer_markdown"]
+    assert real.get(f"/v1/sessions/{first['session_id']}", headers=ALICE).json()["turns"] == 1
+    r = real.post("/v1/chat", json={"message": QUESTION}, headers={"X-Request-Id": "r" * 129})
+    assert r.status_code == 422
