@@ -189,7 +189,11 @@ def test_sessions_rename_select_and_delete(live: Live, open_page: Any) -> None:
     page = open_page(live)
     page.on("dialog", lambda d: d.accept())
     ask(page, "用Qwen2-7B做LoRA微调，数据集5000条样本，预算每月¥500")
-    sid = httpx.get(f"{live.base_url}/v1/sessions").json()
+    # sessions are the page's own: read them with the owner cookie the page received
+    jar = {c["name"]: c["value"] for c in page.context.cookies()}
+    assert "gpu_advisor_client" in jar
+    assert httpx.get(f"{live.base_url}/v1/sessions").json() == []  # another caller sees none of them
+    sid = httpx.get(f"{live.base_url}/v1/sessions", cookies=jar).json()
     current = page.locator(".session.current")
     current.wait_for()
     session_id = current.get_attribute("data-session-id")
@@ -200,7 +204,7 @@ def test_sessions_rename_select_and_delete(live: Live, open_page: Any) -> None:
     page.keyboard.press("Enter")
     item = page.locator(f'.session[data-session-id="{session_id}"]')
     item.locator(".session-title", has_text="七十亿 LoRA").wait_for()
-    titles = {s["session_id"]: s["title"] for s in httpx.get(f"{live.base_url}/v1/sessions").json()}
+    titles = {s["session_id"]: s["title"] for s in httpx.get(f"{live.base_url}/v1/sessions", cookies=jar).json()}
     assert titles[session_id] == "七十亿 LoRA"
 
     page.click("#new-chat")
@@ -209,12 +213,12 @@ def test_sessions_rename_select_and_delete(live: Live, open_page: Any) -> None:
     assert "七十亿 LoRA" in page.locator("#session-banner").inner_text()
     follow = ask(page, "预算改成每月¥800呢？")
     assert follow.locator("table.plan-table").count() >= 1
-    turns = {s["session_id"]: s["turns"] for s in httpx.get(f"{live.base_url}/v1/sessions").json()}
+    turns = {s["session_id"]: s["turns"] for s in httpx.get(f"{live.base_url}/v1/sessions", cookies=jar).json()}
     assert turns[session_id] == 2
 
     item.get_by_role("button", name=re.compile("^删除")).click()
     item.wait_for(state="detached")
-    assert session_id not in {s["session_id"] for s in httpx.get(f"{live.base_url}/v1/sessions").json()}
+    assert session_id not in {s["session_id"] for s in httpx.get(f"{live.base_url}/v1/sessions", cookies=jar).json()}
     assert page.locator("#welcome").is_visible()
 
 
