@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.labels import confidence_label, mfu_basis, per_unit, public_source
+
 Artifact = dict[str, Any]
 
 
@@ -24,9 +26,12 @@ def _tokens(x: float) -> str:
     return f"{x:.0f}"
 
 
+def _lang(ph: Artifact) -> str:
+    return "zh" if ph["hours_unit"] == "小时" else "en"
+
+
 def _price(p: Artifact, ph: Artifact) -> str:
-    unit = "月" if p["unit"] == "month" and ph["hours_unit"] == "小时" else p["unit"]
-    return f"¥{p['price_cny']:,.2f}/{unit}"
+    return f"¥{p['price_cny']:,.2f}{per_unit(p['unit'], _lang(ph))}"
 
 
 def _label(c: Artifact, ph: Artifact) -> str:
@@ -64,7 +69,7 @@ def _time(c: Artifact, ph: Artifact) -> list[str]:
         tokens=_tokens(c["work_units"]), flops_per_token=_n(c["flops_per_token"] / 1e9, 2),
         gpus=c["total_gpus"], peak=f"{c['peak_tflops']:g}", mfu=c["mfu"], scaling=c["scaling_efficiency"],
         hours=_n(c["training_hours"]), slowdown=slowdown)
-    return [ph["time_title"], line, ph["mfu_source"].format(source=c["mfu_source"])]
+    return [ph["time_title"], line, ph["mfu_source"].format(source=mfu_basis(c["mfu_source"], _lang(ph)))]
 
 
 def _cost(c: Artifact, ph: Artifact) -> list[str]:
@@ -73,7 +78,8 @@ def _cost(c: Artifact, ph: Artifact) -> list[str]:
         p = line["price"]
         out.append(ph["cost_line"].format(
             billing=ph["billing_names"][billing], price=_price(p, ph), total=_n(line["total_cny"], 0),
-            monthly=_n(line["monthly_cny"], 0), source=p["source"], as_of=p["as_of"], confidence=p["confidence"]))
+            monthly=_n(line["monthly_cny"], 0), source=public_source(p["source"], p["confidence"], _lang(ph)),
+            as_of=p["as_of"], confidence=confidence_label(p["confidence"], _lang(ph))))
     out.append(ph["quote"].format(link=c["quote_link"]))
     return out
 
@@ -168,8 +174,15 @@ def render_citations(citations: list[Artifact], ph: Artifact) -> list[str]:
     if not citations:
         return []
     out = [ph["cite_title"]]
-    out += [f"- [{c['id']}] {c.get('title', '')} — {c.get('source', '')}" for c in citations]
+    out += [f"- [{c.get('title') or c['id']}]({knowledge_href(str(c['id']))})" for c in citations]
     return out + [""]
+
+
+def knowledge_href(chunk_id: str) -> str:
+    """Where the page (and any Markdown reader of the API) opens a cited section: /knowledge/<file>#<anchor>."""
+    source, _, anchor = chunk_id.partition("#")
+    path = source.removeprefix("knowledge/")
+    return f"/knowledge/{path}" + (f"#{anchor}" if anchor else "")
 
 
 def render_knowledge(passages: list[Artifact], facts: list[str], ph: Artifact) -> str:
@@ -178,7 +191,7 @@ def render_knowledge(passages: list[Artifact], facts: list[str], ph: Artifact) -
     lines = [ph["no_workload"], "", *facts]
     for p in passages[:3]:
         text = str(p["text"]).strip()
-        lines += ["", f"**{p.get('title', '')}** [{p['id']}]", "", text[:900]]
+        lines += ["", f"**[{p.get('title') or p['id']}]({knowledge_href(str(p['id']))})**", "", text[:900]]
     lines += [""] + render_citations(passages, ph)
     return "\n".join(lines).strip()
 
@@ -191,8 +204,10 @@ def gpu_fact(g: Artifact, ph: Artifact) -> str:
 
 
 def instance_fact(i: Artifact, ph: Artifact) -> str:
-    prices = "; ".join(f"{ph['billing_names'][p['billing']]} ¥{p['price_cny']:,.2f}/{p['unit']} "
-                       f"({p['confidence']}, {p['as_of']})" for p in i["prices"] if not p["region"])
+    lang = _lang(ph)
+    prices = "; ".join(f"{ph['billing_names'][p['billing']]} ¥{p['price_cny']:,.2f}{per_unit(p['unit'], lang)} "
+                       f"({confidence_label(p['confidence'], lang)}, {p['as_of']})" for p in i["prices"]
+                       if not p["region"])
     return str(ph["instance_fact"]).format(instance=i["instance_type"], cloud=ph["cloud_names"][i["cloud"]],
                                       gpus=f"{i['gpu_count']:g} × {i['gpu']}", vcpus=i["vcpus"],
                                       ram=f"{i['memory_gib']:g}", prices=prices or "—")

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.documents.errors import DocumentInputError
+from service.labels import mfu_basis, public_links, public_source, strip_internal
 
 Lang = Literal["zh", "en"]
 CLOUD_ORDER = ("tencent", "jdcloud")
@@ -193,18 +194,43 @@ class PlanView(_View):
         return self.candidates[index]
 
 
+def _public_price(price: Any, lang: str) -> Any:
+    """A price as a reader sees it: its source as public addresses, its note without working references, in the
+    reader's language (a Chinese reader gets the Chinese note when the data has one, else none)."""
+    if not isinstance(price, dict):
+        return price
+    conf = str(price.get("confidence", ""))
+    note = price.get("note_zh", "") if lang == "zh" else price.get("note", "")
+    return {**price, "source": public_source(str(price.get("source", "")), conf, lang),
+            "note": strip_internal(str(note or ""))}
+
+
+def _public_candidate(c: Any, lang: str) -> Any:
+    if not isinstance(c, dict):
+        return c
+    out = dict(c)
+    if isinstance(c.get("strategy"), dict) and lang == "zh":
+        out["strategy"] = {**c["strategy"], "label": c["strategy"].get("label_zh") or c["strategy"].get("label")}
+    if "price" in c:
+        out["price"] = _public_price(c["price"], lang)
+    if isinstance(c.get("cost_cny"), dict):
+        out["cost_cny"] = {k: {**v, "price": _public_price(v.get("price"), lang)} if isinstance(v, dict) else v
+                           for k, v in c["cost_cny"].items()}
+    if "mfu_source" in c:
+        out["mfu_source"] = mfu_basis(str(c["mfu_source"]), lang)
+    if "instance_source" in c:
+        out["instance_source"] = "; ".join(public_links(str(c["instance_source"])))
+    return out
+
+
 def _localized(plan: Mapping[str, Any], lang: str) -> Mapping[str, Any]:
-    """Chinese documents take the engine's Chinese strategy labels and assumptions where the plan has them."""
-    if lang != "zh":
-        return plan
+    """The plan as a reader in `lang` sees it: Chinese strategy labels and assumptions for Chinese, and every source
+    a public address, every note free of our working references (scrape ids, research-note sections)."""
     out = dict(plan)
-    out["candidates"] = [
-        {**c, "strategy": {**c["strategy"], "label": c["strategy"].get("label_zh") or c["strategy"].get("label")}}
-        if isinstance(c, dict) and isinstance(c.get("strategy"), dict) else c
-        for c in plan.get("candidates", [])
-    ]
-    if plan.get("assumptions_zh"):
+    out["candidates"] = [_public_candidate(c, lang) for c in plan.get("candidates", [])]
+    if lang == "zh" and plan.get("assumptions_zh"):
         out["assumptions"] = plan["assumptions_zh"]
+    out["assumptions"] = [strip_internal(str(a)) for a in out.get("assumptions", [])]
     return out
 
 

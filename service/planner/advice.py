@@ -67,7 +67,7 @@ def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> tup
         if result.candidates:
             top = result.candidates[0]
             what = ", ".join(f"{k}={v}" for k, v in change.items() if v not in (None, [])) or "without your filters"
-            what_zh = what if what != "without your filters" else "去掉 GPU/云厂商筛选条件"
+            what_zh = _change_zh(change)
             cost, cost_zh = ((_fmt_cny(top.cost.total_cny),) * 2 if top.cost is not None
                              else ("price on request", "价格需询价"))
             pick = f"{top.inst.instance_type} ({top.gpu.id} x{top.inst.gpu_count:g}, {{label}}), {top.hours:.1f} h, {{cost}}"
@@ -78,3 +78,15 @@ def infeasible_hint(w: Workload, rerun: Callable[[Workload], PlanResult]) -> tup
     return ("Nothing in the catalog runs this workload, even with a lighter method. Reduce the sequence length "
             "or micro-batch, or choose a smaller model.",
             "即使换用更省显存的方法，目录中也没有可行方案。请缩短序列长度或 micro-batch，或选择更小的模型。")
+
+
+_METHOD_ZH = {"full": "全参微调", "lora": "LoRA", "qlora": "QLoRA", "freeze": "冻结微调", "pretrain": "预训练"}
+
+
+def _change_zh(change: dict[str, Any]) -> str:
+    """A lighter setup in words: "QLoRA（4-bit 量化）", "去掉 GPU/云厂商筛选条件"."""
+    if "method" not in change:
+        return "去掉 GPU/云厂商筛选条件"
+    method = _METHOD_ZH.get(str(change["method"]), str(change["method"]))
+    bits = change.get("quant_bits")
+    return f"{method}（{bits}-bit 量化）" if bits else method

@@ -8,6 +8,7 @@ from datetime import date
 
 from service.catalog.queries import best_price
 from service.catalog.schema import InstanceRow, PriceRow
+from service.labels import public_source, strip_internal
 from service.sizing.compute import SPOT_RERUN_OVERHEAD
 from service.sizing.host import Note
 
@@ -140,12 +141,15 @@ def price_notes(line: CostLine, cloud: str, today: date, max_age_days: int) -> l
         notes.append(Note("price_old", f"Price dated {p.as_of.isoformat()} ({age} days old): confirm it at {link}.",
                           f"价格日期为 {p.as_of.isoformat()}（已 {age} 天），请在 {link} 核实最新报价。"))
     if p.confidence == "estimate":
-        notes.append(Note("price_estimate", f"No published price for this instance: the figure is an estimate "
-                          f"({p.note}). Get a quote at {link}.",
-                          f"该实例无公开价格，此为估算值（{p.note}）。请在 {link} 获取正式报价。"))
+        how = strip_internal(p.note)
+        how_zh = strip_internal(str(getattr(p, "note_zh", "") or ""))  # the derivation in Chinese, when the data has it
+        notes.append(Note("price_estimate", f"No published price for this instance: the figure is an estimate"
+                          f"{f' ({how})' if how else ''}. Get a quote at {link}.",
+                          f"该实例无公开价格，此为估算值{f'（{how_zh}）' if how_zh else ''}。请在 {link} 获取正式报价。"))
     elif p.confidence == "third_party":
-        notes.append(Note("price_third_party", f"Price from a third-party capture ({p.source}); confirm at {link}.",
-                          f"价格来自第三方采集（{p.source}），请在 {link} 确认。", "info"))
+        notes.append(Note("price_third_party", f"Price from a {public_source(p.source, p.confidence, 'en')}; "
+                          f"confirm at {link}.",
+                          f"价格来自{public_source(p.source, p.confidence, 'zh')}，请在 {link} 确认。", "info"))
     if line.billing == "spot":
         notes.append(Note("spot_interruption", "Spot instances can be reclaimed at any time: checkpoint often "
                           "(save_steps) and expect reruns (15 % added to the time).",

@@ -9,6 +9,7 @@ from datetime import date
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow
+from service.labels import confidence_label
 from service.planner.advice import infeasible_hint, plan_notes
 from service.planner.costing import (
     QUOTE_LINKS,
@@ -184,9 +185,10 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
                              "open a ticket before you plan on it.",
                              f"{inst.family} 当前为{_STATUS_ZH[inst.sale_status]}，请先联系售前或提交工单确认资源。"))
     if inst.confidence != "official":
-        warnings.append(Note("instance_unverified", f"{inst.instance_type}'s specs come from {inst.confidence} "
-                             "sources; confirm them in the console.",
-                             f"{inst.instance_type} 的规格来自{inst.confidence}来源，请在控制台确认。", "info"))
+        warnings.append(Note("instance_unverified", f"{inst.instance_type}'s specs come from "
+                             f"{confidence_label(inst.confidence, 'en')} sources; confirm them in the console.",
+                             f"{inst.instance_type} 的规格来自{confidence_label(inst.confidence, 'zh')}来源，"
+                             "请在控制台确认。", "info"))
     return Candidate(inst, gpu, s, fit.memory, t, hours, line, lines,
                      None if line is None else budget_verdict(line, w.budget_cny, w.budget_period),
                      deadline_verdict(hours, w.deadline_hours), tuple(warnings), q)

@@ -13,6 +13,7 @@ from service.catalog.loader import Catalog
 from service.documents import fmt
 from service.documents.errors import DocumentInputError
 from service.documents.request import render_request_docx, render_request_markdown
+from service.labels import mfu_basis, public_source
 from service.planner.strategy import OFFLOAD_SLOWDOWN
 
 from .conftest import pick
@@ -48,7 +49,9 @@ def test_figures_equal_the_plan(plan_name: str, plans: dict[str, Any]) -> None:
     assert f"预计总费用 **{fmt.cny(top['total_cost_cny'])}**" in md
     assert f"**{top['memory']['per_gpu_gib']:.2f} GiB**" in md
     assert f"**{fmt.num(top['training_hours'])} 小时**" in md
-    assert top["price"]["source"] in md and top["price"]["as_of"] in md
+    # the price's source as a reader sees it: public addresses, none of our working notes
+    assert public_source(top["price"]["source"], top["price"]["confidence"], "zh") in md and top["price"]["as_of"] in md
+    assert "shared/" not in md and not re.search(r"\bid \d{6,}", md)
     for cloud in p["picks"]:  # the comparison table carries every cloud's pick and its total
         c = pick(p, cloud)
         assert c["instance_type"] in md and fmt.cny(c["total_cost_cny"]) in md and c["quote_link"] in md
@@ -85,7 +88,7 @@ def test_time_arithmetic_is_consistent(plan_name: str, plans: dict[str, Any]) ->
     assert slowdown == OFFLOAD_SLOWDOWN[top["strategy"]["offload"]]
     # throughput is rounded to 0.1 token/s and hours to 0.01 h by the planner
     assert tokens / rate / 3600 * slowdown == pytest.approx(hours, rel=0.01, abs=0.01)
-    assert top["mfu_source"] in md
+    assert mfu_basis(top["mfu_source"], "en") in md and "sizing.md" not in md
 
 
 def test_peak_tflops_cited_when_catalog_given(plans: dict[str, Any], catalog: Catalog) -> None:

@@ -1,0 +1,113 @@
+"""Words a user reads, in their language: price units, confidence levels, the MFU basis, sources.
+
+The catalog and the engine keep their internal codes (`third_party`, `hour`) and their working notes (scrape ids,
+references to our research notes); everything shown to a person goes through these functions first:
+
+    unit_label("hour", "zh")            # "小时"
+    confidence_label("third_party", "zh")  # "第三方"
+    public_source(src)                  # URLs and public names only: no research-note references, no scrape ids
+    mfu_basis(src, "zh")                # the MFU prior's basis in Chinese, without internal section references
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"zh": {"hour": "小时", "month": "月", "year": "年", "day": "天"},
+          "en": {"hour": "hour", "month": "month", "year": "year", "day": "day"}}
+_CONFIDENCE = {"zh": {"official": "官方", "third_party": "第三方", "estimate": "估算", "user": "用户提供",
+                      "inferred": "推断"},
+               "en": {"official": "official", "third_party": "third party", "estimate": "estimate",
+                      "user": "user supplied", "inferred": "inferred"}}
+_SOURCE_KIND = {"zh": {"official": "官方价格页", "third_party": "第三方价格采集", "estimate": "估算",
+                       "user": "你提供的价格表", "inferred": "推断"},
+                "en": {"official": "official price page", "third_party": "third-party price capture",
+                       "estimate": "estimate", "user": "your price sheet", "inferred": "inferred"}}
+
+# Internal references: our research notes (shared/..., sizing.md C1), scrape ids, repository-not-found remarks.
+_NOTE_REF = re.compile(r"\s*\((?:[^()]*\b(?:id \d{6,}|sizing\.md|prices\.md|clouds\.md|shared/)[^()]*)\)")
+_SHARED = re.compile(r"(?:^|[;,]\s*)shared/[^;,()]*(?:\s*\(derived\))?")
+_SECTION_REF = re.compile(r"\s*\b\w+\.md\s*(?:§\s*[\d.]+|[A-Z]\d+(?:[,/]\s*[A-Z]?\d+)*)(?:\s*\(derived\))?")
+_GITHUB = re.compile(r"(?<![/\w.])([A-Za-z0-9][\w-]*/[\w.-]+):[^\s;,]+")  # "owner/repo:path@commit"
+_URL = re.compile(r"https?://[^\s;,)]+|\b(?:[a-z0-9-]+\.)+(?:com|cn|net|org|io)(?:/[^\s;,)']*)?", re.I)
+
+
+def unit_label(unit: str, lang: str) -> str:
+    return _UNITS["zh" if lang == "zh" else "en"].get(unit, unit)
+
+
+def per_unit(unit: str, lang: str) -> str:
+    """"/小时" or "/hour"."""
+    return f"/{unit_label(unit, lang)}"
+
+
+def confidence_label(confidence: str, lang: str) -> str:
+    return _CONFIDENCE["zh" if lang == "zh" else "en"].get(confidence, confidence)
+
+
+def strip_internal(text: str) -> str:
+    """A source or basis without references to our research notes or scrape ids."""
+    out = _NOTE_REF.sub("", text)
+    out = _SHARED.sub("", out)
+    out = _SECTION_REF.sub("", out)
+    return re.sub(r"\s*;\s*(?=;|$)", "", out).strip(" ;,")
+
+
+def public_links(source: str) -> list[str]:
+    """The URLs or web addresses in a source text, each once, as https links."""
+    out: list[str] = []
+    text = strip_internal(source)
+    for repo in _GITHUB.findall(text):
+        out.append(f"https://github.com/{repo}")
+    for found in _URL.findall(_GITHUB.sub("", text)):
+        link = found if found.lower().startswith("http") else f"https://{found}"
+        if link not in out:
+            out.append(link.rstrip(".'"))
+    return out
+
+
+def public_source(source: str, confidence: str, lang: str) -> str:
+    """What a user reads as a price's source: its kind in their language and the public addresses it names."""
+    kind = _SOURCE_KIND["zh" if lang == "zh" else "en"].get(confidence, confidence_label(confidence, lang))
+    links = public_links(source)
+    return f"{kind}（{'；'.join(links)}）" if lang == "zh" and links else \
+        f"{kind} ({'; '.join(links)})" if links else kind
+
+
+_MFU_ZH = (
+    ("Llama 2 model card on A100-80GB implies 0.39-0.46 MFU; Megatron-LM 41.5 % at 22B",
+     "Llama 2 模型卡（A100-80GB）折算 MFU 0.39-0.46；Megatron-LM 在 22B 规模实测 41.5%"),
+    ("Llama 3/3.1 model cards on H100: ~0.20 MFU at 8B, ~0.31 at 70B, ~0.38 at 405B",
+     "Llama 3/3.1 模型卡（H100）：8B 约 0.20、70B 约 0.31、405B 约 0.38 MFU"),
+    ("estimate: V100 has no BF16 or FlashAttention-2; no published fine-tune MFU in our references",
+     "估算：V100 不支持 BF16 和 FlashAttention-2，没有公开的微调 MFU 实测"),
+    ("estimate: T4 is a 70 W inference card; sustained training rates run far below peak",
+     "估算：T4 是 70 W 推理卡，持续训练速率远低于峰值"),
+    ("estimate against the P40's FP32 rate (no tensor cores)", "估算：按 P40 的 FP32 算力（无 Tensor Core）"),
+    ("estimate: no published Ada training MFU in our references; PCIe only, no NVLink",
+     "估算：没有公开的 Ada 训练 MFU 实测；仅 PCIe，无 NVLink"),
+    ("estimate: B200 software still maturing; no published MFU in our references",
+     "估算：B200 软件栈仍在完善，没有公开的 MFU 实测"),
+    ("H20: compute-light Hopper with high bandwidth per FLOP; assumed like A100 (estimate)",
+     "估算：H20 算力偏低、单位算力带宽高，按 A100 水平假设"),
+    ("estimate for convolutional / diffusion training", "估算：卷积 / 扩散模型训练"),
+)
+_FACTOR = re.compile(r";\s*x([\d.]+) for (\w+) \(smaller GEMMs(, dequantisation 1\.75x slower)?\)")
+_METHOD_ZH = {"lora": "LoRA", "qlora": "QLoRA", "freeze": "冻结微调"}
+
+
+def mfu_basis(source: str, lang: str) -> str:
+    """The MFU prior's basis for a reader: internal references removed; in Chinese when the reader is Chinese."""
+    text = strip_internal(source)
+    if lang != "zh":
+        return text
+    factor = _FACTOR.search(text)
+    base = _FACTOR.sub("", text).strip()
+    zh = next((z for en, z in _MFU_ZH if base.startswith(en)), None)
+    if zh is None:
+        zh = "估算（按公开的训练实测数据）" if base.startswith("estimate") else "按公开的训练实测数据"
+    if factor:
+        method = _METHOD_ZH.get(factor.group(2), factor.group(2))
+        why = "矩阵乘更小" + ("，反量化慢 1.75 倍" if factor.group(3) else "")
+        zh += f"；{method} 乘以 {factor.group(1)}（{why}）"
+    return zh

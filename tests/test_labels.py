@@ -1,0 +1,59 @@
+"""What a user reads: units, confidence, sources and the MFU basis in their language, without our working notes;
+and the Chinese plan answer end to end with none of the internal or English text issue 13 found."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from service.labels import confidence_label, mfu_basis, per_unit, public_source, strip_internal
+
+SCRAPE = ("lfxzgyyds/starpoolprice:history/prices-2026-09-15T1316.json (id 69395690661; logged-in calculator "
+          "capture); shared/reference/prices.md §2")
+MFU = ("Llama 2 model card on A100-80GB implies 0.39-0.46 MFU; Megatron-LM 41.5 % at 22B (sizing.md C1, C2); "
+       "x0.85 for lora (smaller GEMMs)")
+INTERNAL = [r"shared/", r"\bid \d{6,}", r"sizing\.md", r"third_party", r"/hour\b", r"\binferred\b",
+            r"method=", r"quant_bits=", r"\[guide/[^\]]*\]", r"prices\.md", r"model card", r"smaller GEMMs"]
+
+
+def test_units_and_confidence() -> None:
+    assert per_unit("hour", "zh") == "/小时" and per_unit("month", "zh") == "/月" and per_unit("hour", "en") == "/hour"
+    assert [confidence_label(c, "zh") for c in ("official", "third_party", "estimate")] == ["官方", "第三方", "估算"]
+
+
+def test_sources_keep_public_addresses_only() -> None:
+    assert strip_internal(SCRAPE) == "lfxzgyyds/starpoolprice:history/prices-2026-09-15T1316.json"
+    assert public_source(SCRAPE, "third_party", "zh") == "第三方价格采集（https://github.com/lfxzgyyds/starpoolprice）"
+    assert public_source("shared/reference/prices.md §3 (derived)", "estimate", "zh") == "估算"
+    official = "https://cloud.tencent.com/document/product/560/19700 (id 22977428773); shared/reference/clouds.md §1.2"
+    assert public_source(official, "official", "en") == "official price page (https://cloud.tencent.com/document/product/560/19700)"
+
+
+def test_mfu_basis_in_chinese_without_references() -> None:
+    zh = mfu_basis(MFU, "zh")
+    assert zh.startswith("Llama 2 模型卡") and "LoRA 乘以 0.85" in zh and "sizing" not in zh
+    assert "implies" not in zh and "GEMMs" not in zh
+    assert mfu_basis(MFU, "en").endswith("x0.85 for lora (smaller GEMMs)") and "sizing.md" not in mfu_basis(MFU, "en")
+    assert mfu_basis("something new (sizing.md Z9)", "zh") == "按公开的训练实测数据"
+
+
+@pytest.fixture(scope="module")
+def chinese_answer(tmp_path_factory: pytest.TempPathFactory) -> str:
+    pytest.importorskip("service.assistant.service")
+    from service.assistant.service import build_assistant
+    from tests.api.conftest import make_settings
+    from tests.web.conftest import GuideRetriever
+
+    settings = make_settings(Path(tmp_path_factory.mktemp("labels")))
+    assistant = build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir))
+    return assistant.ask("用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000").answer_markdown
+
+
+def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: str) -> None:
+    found = [p for p in INTERNAL if re.search(p, chinese_answer)]
+    assert found == [], found
+    assert "¥26.97/小时" in chinese_answer and "置信度 第三方" in chinese_answer
+    # citations are section titles linking to the knowledge page, not slugs
+    assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
