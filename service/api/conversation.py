@@ -68,10 +68,6 @@ class Conversation:
                             "assistant": strip_artifact(text), "workload": workload})
         return [t for t in out if t["user"].strip() and client_task(t["user"]) is None]
 
-    def replay(self) -> list[str]:
-        """The user messages that rebuild the conversation's state in a fresh session, oldest first."""
-        return [t["user"] for t in self.turns()]
-
 
 def language_of(text: str) -> Lang:
     return "zh" if _CJK.search(text) else "en"

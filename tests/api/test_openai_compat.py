@@ -39,17 +39,19 @@ def test_completion_shape(client: TestClient, assistant: FakeAssistant) -> None:
     assert r.headers["x-session-id"] in assistant.sessions
 
 
-def test_the_history_rebuilds_a_new_session(client: TestClient, assistant: FakeAssistant) -> None:
+def test_the_messages_are_the_history(client: TestClient, assistant: FakeAssistant) -> None:
     r = client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "answer"), ("user", "second"),
                                                        ("assistant", "trailing")))
-    sid = r.headers["x-session-id"]  # the server names a new session: the earlier turn, then the last one
-    assert assistant.asked == [("first", sid), ("second", sid)]
+    sid = r.headers["x-session-id"]  # the server names a new session; the earlier turns come as its history
+    assert assistant.asked == [("second", sid)]
+    history = assistant.kwargs[-1]["history"]
+    assert [(t.user, t.assistant) for t in history] == [("first", "answer")]  # type: ignore[attr-defined]
 
 
 def test_a_known_session_gets_only_the_last_message(client: TestClient, assistant: FakeAssistant) -> None:
     sid = client.post("/v1/chat", json={"message": "first"}).json()["session_id"]
     client.post("/v1/chat/completions", json=_body(("user", "first"), ("assistant", "a"), ("user", "second"), user=sid))
-    assert assistant.asked[1:] == [("second", sid)]
+    assert assistant.asked[1:] == [("second", sid)] and assistant.kwargs[-1]["history"] is None
 
 
 def test_system_message_language(client: TestClient, assistant: FakeAssistant) -> None:

@@ -28,7 +28,7 @@ from service.api.errors import ModelNotFoundError, check_message
 from service.api.ids import check_session_id, session_for_user
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.schemas import ChatCompletionRequest
-from service.assistant.types import AskResult, AssistantProtocol
+from service.assistant.types import AskResult, AssistantProtocol, HistoryTurn
 from service.errors import InvalidInputError
 
 MODEL_ID = "gpu-advisor"
@@ -89,12 +89,12 @@ def open_turn(assistant: AssistantProtocol, conversation: Conversation, session_
     return Turn(conversation, session_id or uuid.uuid4().hex, continued, owner)
 
 
-def rebuild(assistant: AssistantProtocol, turn: Turn) -> None:
-    """Bring a new session up to the conversation so far: replay the earlier user turns into it."""
-    if turn.continued or turn.task:
-        return
-    for text in turn.conversation.replay():
-        assistant.ask(text, turn.session_id, create=True, lang=turn.conversation.lang, owner=turn.owner)
+def history_of(turn: Turn) -> list[HistoryTurn] | None:
+    """The conversation so far for the assistant: the request's earlier turns, unless the named session already
+    holds them (then None: its stored turns are the history)."""
+    if turn.continued:
+        return None
+    return [HistoryTurn.model_validate(t) for t in turn.conversation.turns()]
 
 
 def final_text(result: AskResult, conversation: Conversation) -> str:
@@ -107,9 +107,8 @@ def answer(assistant: AssistantProtocol, turn: Turn) -> tuple[str, str | None]:
     """(answer text, session id or None for a background task that is not stored)."""
     if turn.task:
         return task_answer(turn.conversation.message, turn.task), None
-    rebuild(assistant, turn)
     result = assistant.ask(turn.conversation.message, turn.session_id, create=True, lang=turn.conversation.lang,
-                           owner=turn.owner)
+                           owner=turn.owner, history=history_of(turn))
     return final_text(result, turn.conversation), result.session_id
 
 
@@ -119,11 +118,10 @@ def answer_stream(assistant: AssistantProtocol, turn: Turn) -> Iterator[str]:
     if turn.task:
         yield task_answer(turn.conversation.message, turn.task)
         return
-    rebuild(assistant, turn)
     conversation = turn.conversation
     sent = False
     for event in assistant.stream(conversation.message, turn.session_id, create=True, lang=conversation.lang,
-                                  owner=turn.owner):
+                                  owner=turn.owner, history=history_of(turn)):
         if event.type == "token" and event.text and not conversation.brief:
             sent = True
             yield event.text
