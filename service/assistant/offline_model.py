@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,33 +17,23 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ValidationError
 
 from service.assistant import answer
-from service.assistant.parse import ParsedMessage, merge_slots, parse_message
+from service.assistant.intents import render
+from service.assistant.intents.route import intent_call, previous_call, question_type
 from service.assistant.prompts import phrases
+from service.assistant.reader import ParsedMessage, merge_slots, parse_message
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
 from service.workload import Workload
 
-WORKLOAD_TOOLS = ("plan_training", "compare_clouds", "generate_request_document", "generate_launch_bundle")
+# Tools whose arguments are the turn's workload (the question-type tools add their subject and `question`).
+WORKLOAD_TOOLS = ("plan_training", "compare_clouds", "generate_request_document", "generate_launch_bundle",
+                  "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def language_of(text: str) -> str:
     return "zh" if _CJK.search(text) else "en"
-
-
-def previous_workload(messages: Sequence[BaseMessage]) -> Workload | None:
-    """The workload of the last workload tool call in earlier turns (follow-ups change only what they say)."""
-    for msg in reversed(messages):
-        if isinstance(msg, AIMessage):
-            for call in reversed(msg.tool_calls):
-                if call["name"] in WORKLOAD_TOOLS:
-                    args = {k: v for k, v in call["args"].items() if k != "lang"}
-                    try:
-                        return Workload.model_validate(args)
-                    except ValidationError:
-                        return None
-    return None
 
 
 _METHOD_WORDS = {
@@ -115,7 +106,12 @@ class OfflinePlannerModel(BaseChatModel):
     def plan_calls(self, text: str, history: Sequence[BaseMessage], answer_lang: str | None = None) -> AIMessage:
         parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
         lang = answer_lang or parsed.language
-        prev = previous_workload(history) or self.workload_from_texts(history)
+        last = previous_call(history, WORKLOAD_TOOLS)
+        prev = (last.workload if last is not None else None) or self.workload_from_texts(history)
+        intent = question_type(parsed, last)
+        asks = intent in ("feasibility", "min_gpus", "compare", "savings")
+        if asks and not parsed.has_workload and (prev is not None or parsed.question_slots):
+            parsed = replace(parsed, slots={**parsed.question_slots, **parsed.slots}, has_workload=True)
         ph = phrases(self.prompts_dir, lang)
         calls: list[dict[str, Any]] = []
         if parsed.has_workload or (parsed.wants_documents and prev is not None):
@@ -125,6 +121,11 @@ class OfflinePlannerModel(BaseChatModel):
             if "method" not in parsed.slots and prev is None and \
                     self.model_kinds.get(str(slots.get("model"))) in ("encoder", "vision_transformer", "cnn"):
                 slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
+            routed = intent_call(intent, slots, parsed, last, text) if asks and intent else None
+            if routed is not None and not parsed.wants_documents:
+                calls.append(_call(*routed))
+                calls.append(_call("search_knowledge", {"query": citation_query(slots, lang), "k": 3, "lang": lang}))
+                return AIMessage(content="", tool_calls=calls)
             calls.append(_call("plan_training", slots))
             names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
             calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]
@@ -186,6 +187,9 @@ class OfflinePlannerModel(BaseChatModel):
             art = m.artifact if isinstance(m.artifact, dict) else {}
             arts.setdefault(m.name or "", []).append(art)
         passages = [p for a in arts.get("search_knowledge", []) for p in a.get("passages", [])]
+        intent_text = self._compose_intent(arts, ph, passages)
+        if intent_text is not None:
+            return intent_text
         plan_art = next(iter(arts.get("plan_training", [])), None)
         if plan_art is not None:
             if "error" in plan_art:
@@ -205,3 +209,17 @@ class OfflinePlannerModel(BaseChatModel):
         facts = [answer.gpu_fact(a["gpu"], ph) for a in arts.get("lookup_catalog", []) if "gpu" in a]
         facts += [answer.instance_fact(a["instance"], ph) for a in arts.get("lookup_catalog", []) if "instance" in a]
         return answer.render_knowledge(passages, facts, ph)
+
+    def _compose_intent(self, arts: dict[str, list[dict[str, Any]]], ph: dict[str, Any],
+                        passages: list[dict[str, Any]]) -> str | None:
+        for name, draw in (("check_feasibility", None), ("find_min_gpus", render.render_min_gpus),
+                           ("compare_options", render.render_compare), ("estimate_savings", render.render_savings)):
+            art = next(iter(arts.get(name, [])), None)
+            if art is None:
+                continue
+            if "error" in art:
+                err = art["error"]
+                return str(ph["error"].format(message=err["message"], fix=err.get("fix", "")))
+            text = render.render_feasibility(art, ph, art.get("plan_pick")) if draw is None else draw(art, ph)
+            return "\n".join([text, "", *answer.render_citations(passages, ph)]).strip()
+        return None

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 
 from service.assistant.db import open_database
 from service.assistant.history import current_turn, to_messages, turn_workload
+from service.assistant.intents.result import intent_fields
 from service.assistant.offline_model import OfflinePlannerModel, language_of
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, current_user, prose_check, turn_messages
@@ -296,9 +297,11 @@ class Assistant:
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
             text = phrases(self.settings.prompts_dir, lang)["fallback"].format(reason=reason) + "\n\n" + text
+        asked = intent_fields(tools)
+        workload = asked.pop("workload", None) or (plan["workload"] if plan else None)
         return AskResult(
-            session_id=sid, answer_markdown=text, language=lang,
-            workload=plan["workload"] if plan else None, recommendation=plan, citations=cites,
+            session_id=sid, answer_markdown=text, language=lang, **asked,
+            workload=workload, recommendation=plan, citations=cites,
             backend=backend, documents=docs, prose_check=prose_check(text, arts, self.known_instances),
         )
 

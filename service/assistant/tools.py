@@ -190,5 +190,7 @@ def make_tools(ctx: ToolContext) -> list[BaseTool]:
             return _error(exc)
         return f"Bundle files: {', '.join(bundle.files)}", {"files": dict(bundle.files), "plan": p}
 
+    from service.assistant.intents.tools import make_intent_tools
+
     return [plan_training, estimate_memory, search_knowledge, lookup_catalog, compare_clouds,
-            generate_request_document, generate_launch_bundle]
+            generate_request_document, generate_launch_bundle, *make_intent_tools(ctx)]

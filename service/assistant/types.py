@@ -17,12 +17,24 @@ class Citation(BaseModel):
     url: str = Field(default="", description="where a person can read it (web route or external link)")
 
 
+Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"]
+
+
 class AskResult(BaseModel):
     """The `ask --json` object; also the body of POST /v1/chat."""
 
     session_id: str
     answer_markdown: str
     language: Language
+    intent: Intent = Field(default="knowledge", description="the question type the answer answers")
+    feasibility: dict[str, Any] | None = Field(
+        default=None, description="feasibility / min_gpus: {gpu, gpu_count, fits, per_gpu_gib, gpu_memory_gib, "
+                                  "gpus_needed, fits_with: [...], rent: [...]}")
+    comparison: list[dict[str, Any]] | None = Field(
+        default=None, description="compare: [{option, hours, cost_cny, fits, priced, instance_type, ...}]")
+    winner: str | None = Field(default=None, description="compare: the option that wins")
+    savings: dict[str, Any] | None = Field(
+        default=None, description="savings: {before, after, delta_cny, delta_hours, saving_cny, changed}")
     workload: dict[str, Any] | None = Field(default=None, description="the public Workload schema, flat")
     recommendation: dict[str, Any] | None = Field(default=None, description="the plan result (plan --json)")
     citations: list[Citation] = Field(default_factory=list)

@@ -37,6 +37,25 @@ class Expect(BaseModel):
     within_budget: bool | None = None
     meets_deadline: bool | None = None
     top_cloud: Literal["tencent", "jdcloud"] | None = None
+    fits: bool | None = Field(default=None, description="feasibility: the engine's verdict for ask.gpu x count")
+    gpus_needed: int | None = Field(default=None, description="min_gpus: the fewest cards of ask.gpu")
+    winner: str | None = Field(default=None, description="compare: the winning option")
+
+
+Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"]
+
+
+class Ask(BaseModel):
+    """The subject of a question type: the GPU (and count) asked about, the options compared, or the workload
+    fields of the plan a saving is measured against."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpu: str | None = None
+    gpu_count: int | None = Field(default=None, ge=1, le=4096)
+    options: list[str] = Field(default_factory=list)
+    by: Literal["cost", "hours"] = "cost"
+    before: dict[str, Any] = Field(default_factory=dict)
 
 
 class Scenario(BaseModel):
@@ -46,6 +65,8 @@ class Scenario(BaseModel):
     lang: Literal["zh", "en"]
     turns: list[str] = Field(min_length=1)
     gold: dict[str, Any] | None
+    intent: Intent | None = Field(default=None, description="default: plan with a gold workload, else knowledge")
+    ask: Ask = Field(default_factory=Ask)
     expect: Expect = Field(default_factory=Expect)
     tags: list[str] = Field(default_factory=list)
     note: str = ""
@@ -72,6 +93,10 @@ class Scenario(BaseModel):
     @property
     def expected_language(self) -> str:
         return self.expect.language or self.lang
+
+    @property
+    def expected_intent(self) -> str:
+        return self.intent or ("plan" if self.gold is not None else "knowledge")
 
 
 class ScenarioFile(BaseModel):

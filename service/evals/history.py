@@ -40,7 +40,7 @@ def entry(run_id: str, timestamp: str, target: str, metrics: dict[str, Any],
           results: list[ScenarioResult]) -> dict[str, Any]:
     return {
         "run_id": run_id, "timestamp": timestamp, "target": target, "n_scenarios": len(results),
-        "metrics": {k: v for k, v in metrics.items() if k not in ("by_lang", "n_applicable")},
+        "metrics": {k: v for k, v in metrics.items() if k not in ("by_lang", "by_intent", "n_applicable")},
         "passed": sorted(r.id for r in results if r.passed),
         "failed": sorted(r.id for r in results if not r.passed),
     }

@@ -13,6 +13,7 @@ LABELS = {
     "deadline_verdict": "Deadline verdict = truth", "warnings": "Required warnings present",
     "citations": "Citations when expected", "language": "Answer language", "expectations": "Expected properties",
     "no_workload": "No plan for plain questions", "pass_rate": "Scenarios passing every check",
+    "intent": "Question type named", "verdict": "Question-type verdict = engine",
 }
 
 
@@ -75,6 +76,11 @@ def render_markdown(run: dict[str, Any]) -> str:
         out += [f"LLM judge mean score (1-5): {fmt(m['judge_mean'])}", ""]
     out += ["### Slot accuracy by field", ""]
     out += table(["field", "accuracy"], [[k, v] for k, v in m["slot_accuracy_by_field"].items()])
+    out += ["### Accuracy by question type", ""]
+    out += table(["intent", "scenarios (zh/en)", "intent", "verdict", "intent + verdict", "slots", "pass rate"],
+                 [[k, f"{v['n']} ({v['n_zh']}/{v['n_en']})", v["intent_accuracy"], v["verdict_accuracy"],
+                   v["intent_and_verdict"], v["slot_accuracy"], v["pass_rate"]]
+                  for k, v in m.get("by_intent", {}).items()])
     out += table(["language", "scenarios", "pass rate", "slot accuracy"],
                  [[k, v["n"], v["pass_rate"], v["slot_accuracy"]] for k, v in m.get("by_lang", {}).items()])
     out += regressions_md(run.get("regressions"))

@@ -107,7 +107,7 @@ def run_scenarios(target: Target, scenarios: list[Scenario], catalog: Catalog, s
         conv = converse(target, list(sc.turns))
         truth = None if sc.gold is None else truth_plan(sc.gold, catalog,
                                                         max_price_age_days=settings.price_max_age_days)
-        res = score_scenario(sc, conv, truth, catalog)
+        res = score_scenario(sc, conv, truth, catalog, settings.price_max_age_days)
         if judge is not None and conv.final is not None:
             res = replace(res, judge=judge.grade(list(sc.turns), str(conv.final.get("answer_markdown", "")),
                                                  res.got_top))

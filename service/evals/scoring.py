@@ -9,11 +9,12 @@ from service.catalog.loader import Catalog
 from service.evals import checks
 from service.evals.checks import NA, Check, SlotResult
 from service.evals.dataset import Scenario
+from service.evals.intent_checks import intent_check, verdict_check
 from service.evals.targets import Conversation
 from service.evals.truth import Truth, top
 
-CHECKS = ("config_match", "feasibility", "budget_verdict", "deadline_verdict", "warnings", "citations", "language",
-          "expectations", "no_workload")
+CHECKS = ("intent", "verdict", "config_match", "feasibility", "budget_verdict", "deadline_verdict", "warnings",
+          "citations", "language", "expectations", "no_workload")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class ScenarioResult:
     answer_excerpt: str = ""
     unstated: dict[str, Any] = field(default_factory=dict)  # slots the answer set that the gold does not state
     judge: dict[str, Any] = field(default_factory=dict)
+    intent: str = ""  # the question type the scenario asks
+    got_intent: str = ""  # the one the answer names
 
     @property
     def slot_ok(self) -> bool:
@@ -48,6 +51,7 @@ class ScenarioResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "lang": self.lang, "tags": list(self.tags), "turns": list(self.turns),
+            "intent": self.intent, "got_intent": self.got_intent,
             "passed": self.passed, "error": self.error or None, "backend": self.backend,
             "latency_s": round(sum(self.latencies_s), 3), "turn_latencies_s": [round(t, 4) for t in self.latencies_s],
             "slots": [{"field": s.field, "gold": s.gold, "got": s.got, "ok": s.ok} for s in self.slots],
@@ -76,10 +80,12 @@ def summary(c: dict[str, Any] | None) -> dict[str, Any] | None:
 def _failed(sc: Scenario, conv: Conversation, error: str) -> ScenarioResult:
     slots = tuple(SlotResult(k, v, None, False) for k, v in (sc.gold or {}).items())
     return ScenarioResult(sc.id, sc.lang, tuple(sc.tags), tuple(sc.turns), conv.latencies_s,
-                          ",".join(dict.fromkeys(conv.backends)), error, slots, {}, None, None)
+                          ",".join(dict.fromkeys(conv.backends)), error, slots, {}, None, None,
+                          intent=sc.expected_intent)
 
 
-def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalog: Catalog) -> ScenarioResult:
+def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalog: Catalog,
+                   max_price_age_days: int = 180) -> ScenarioResult:
     """All checks for one scenario; `truth` is None for a question without a workload (gold null)."""
     if conv.final is None:
         return _failed(sc, conv, conv.error or "no answer")
@@ -93,9 +99,12 @@ def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalo
     results: dict[str, Check] = dict.fromkeys(CHECKS, NA)
     slots: list[SlotResult] = []
     unstated: dict[str, Any] = {}
+    results["intent"] = intent_check(sc, result)
+    results["verdict"] = verdict_check(sc, result, catalog, max_price_age_days)
     if sc.gold is not None:
         unstated = checks.unstated_slots(sc.gold, got_workload)
         slots = checks.score_slots(sc.gold, got_workload, catalog)
+    if sc.gold is not None and sc.expected_intent == "plan":
         results["config_match"] = checks.config_match(got_plan, truth_plan)
         results["feasibility"] = checks.feasibility(got_plan, got_workload, catalog)
         if sc.gold.get("budget_cny") is not None:
@@ -104,7 +113,7 @@ def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalo
             results["deadline_verdict"] = checks.verdict("meets_deadline", got_plan, truth_plan)
         results["warnings"] = checks.warnings(exp, got_plan)
         results["expectations"] = checks.expectations(exp, got_plan)
-    else:
+    elif sc.gold is None:
         planned = got_workload is not None or got_plan is not None
         results["no_workload"] = Check(not planned, "planned a workload" if planned else "answered without a plan")
     must_cite = exp.must_cite if exp.must_cite is not None else (True if sc.gold is None else None)
@@ -114,4 +123,5 @@ def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalo
     return ScenarioResult(
         sc.id, sc.lang, tuple(sc.tags), tuple(sc.turns), conv.latencies_s, ",".join(dict.fromkeys(conv.backends)),
         "", tuple(slots), results, summary(top(got_plan)), summary(top(truth_plan)), answer[:600], unstated,
+        intent=sc.expected_intent, got_intent=str(result.get("intent") or ""),
     )

@@ -43,9 +43,12 @@ def qwen_plan(catalog: Catalog) -> dict[str, Any]:
 
 
 def answer(plan: dict[str, Any] | None, workload: dict[str, Any] | None, text: str = "推荐配置如下：腾讯云实例。",
-           language: str = "zh", citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """An AskResult-shaped answer built around a plan (deep-copied, so tests can tamper with it)."""
+           language: str = "zh", citations: list[dict[str, Any]] | None = None,
+           intent: str | None = None) -> dict[str, Any]:
+    """An AskResult-shaped answer built around a plan (deep-copied, so tests can tamper with it); its intent is
+    plan with a plan and knowledge without one unless given."""
     return {"session_id": "s1", "answer_markdown": text, "language": language,
+            "intent": intent or ("plan" if plan is not None else "knowledge"),
             "workload": copy.deepcopy(workload), "recommendation": copy.deepcopy(plan),
             "citations": citations if citations is not None else [{"id": "guide/04.zh.md#lora", "title": "t"}],
             "backend": "offline"}

@@ -77,3 +77,40 @@ def test_select_by_id_tag_and_limit() -> None:
     assert len(select(SCENARIOS, limit=3)) == 3
     with pytest.raises(InvalidInputError):
         select(SCENARIOS, ("no-such-id",))
+
+
+INTENTS = ("plan", "feasibility", "min_gpus", "compare", "savings", "knowledge")
+
+
+@pytest.mark.parametrize("intent", INTENTS)
+def test_each_question_type_has_eight_real_phrasings_per_language(intent: str) -> None:
+    own = [s for s in SCENARIOS if s.intent == intent]  # the real-question cases name their intent
+    assert sum(s.lang == "zh" for s in own) >= 8, intent
+    assert sum(s.lang == "en" for s in own) >= 8, intent
+    if intent not in ("knowledge", "plan"):
+        assert any(len(s.turns) > 1 for s in own), f"{intent}: no follow-up"
+
+
+def test_the_pre_stop_questions_are_kept() -> None:
+    turns = {t for s in SCENARIOS for t in s.turns}
+    for q in ("3090能跑llama3 8b的qlora吗", "Which is cheaper for a 14B LoRA, A10 or L20?", "72B的lora改成全参要贵多少"):
+        assert q in turns
+
+
+@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.intent in ("feasibility", "min_gpus", "compare", "savings")],
+                         ids=lambda s: s.id)
+def test_question_type_verdicts_hold_on_the_engine(sc: Scenario, catalog: Catalog) -> None:
+    from service.evals.intent_checks import intent_truth
+
+    truth = intent_truth(sc, catalog)
+    assert truth is not None
+    if sc.expect.fits is not None:
+        assert truth["fits"] is sc.expect.fits
+    if sc.expect.gpus_needed is not None:
+        assert truth["gpus_needed"] == sc.expect.gpus_needed
+    if sc.expect.winner is not None:
+        assert truth["winner"] == sc.expect.winner
+    if sc.intent == "savings":
+        assert truth["delta_cny"] is not None  # both plans priced: a saving to state
+    if sc.intent == "compare":
+        assert truth["winner"] is not None

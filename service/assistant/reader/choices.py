@@ -65,6 +65,13 @@ def read_method(text: str) -> MethodRead:
     return MethodRead("qlora", None, bits)
 
 
+def methods_mentioned(text: str) -> list[str]:
+    """Every method named, in text order, negated or not ('全参换成lora' -> [full, lora]): a comparison's options
+    or a change's before and after."""
+    found = sorted((m.start(), method) for method, pattern in _METHODS for m in pattern.finditer(text))
+    return list(dict.fromkeys(method for _, method in found))
+
+
 _BILLING = [
     ("spot", _c(r"竞价|抢占式|(?<![A-Za-z])(?:spot|preemptible)(?![A-Za-z])")),
     ("monthly", _c(r"包年包月|包月|包年|(?<![A-Za-z])(?:monthly\s+(?:subscription|plan|billing|rental)|subscription"
@@ -72,6 +79,11 @@ _BILLING = [
     ("on_demand", _c(r"按量(?:计费|付费)?|按小时|按需|后付费|(?<![A-Za-z])(?:pay[\s-]*as[\s-]*you[\s-]*go|on[\s-]*demand"
                      r"|hourly(?:\s+billing)?|payg)(?![A-Za-z])")),
 ]
+
+
+def billings_mentioned(text: str) -> list[str]:
+    found = sorted((m.start(), mode) for mode, pattern in _BILLING for m in pattern.finditer(text))
+    return list(dict.fromkeys(mode for _, mode in found))
 
 
 def read_billing(text: str) -> str | None:

@@ -17,15 +17,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from service.assistant.parse_choices import read_billing, read_documents, read_method, read_objective
-from service.assistant.parse_constraints import (
+from service.assistant.reader.choices import (
+    billings_mentioned,
+    methods_mentioned,
+    read_billing,
+    read_documents,
+    read_method,
+    read_objective,
+)
+from service.assistant.reader.constraints import (
     GPU_MARK,
     find_budget,
     find_deadline_hours,
     find_gpu_count,
     find_usd_cny_rate,
 )
-from service.assistant.parse_names import (
+from service.assistant.reader.intent import Subject, read_subject
+from service.assistant.reader.names import (
     STRONG_INCLUDE,
     NameHit,
     find_clouds,
@@ -34,7 +42,7 @@ from service.assistant.parse_names import (
     other_clouds,
     stances,
 )
-from service.assistant.parse_quantities import (
+from service.assistant.reader.quantities import (
     blank,
     find_avg_tokens,
     find_dataset_gb,
@@ -59,7 +67,7 @@ _QUESTION = re.compile(
     re.IGNORECASE,
 )
 _FOLLOW_UP = re.compile(r"呢|改|换|如果|要是|那就|那么|(?<![A-Za-z])(?:what if|instead|how about|switch|change|make it"
-                        r"|go with|let'?s)(?![A-Za-z])", re.IGNORECASE)
+                        r"|go with|let'?s|what about|and (?:on|for|with))(?![A-Za-z])", re.IGNORECASE)
 _STRONG = re.compile(rf"{STRONG_INCLUDE}|不要|不用|排除|exclude|without", re.IGNORECASE)
 _UNKNOWN_GPU = re.compile(
     r"(?:只用|不要|不用|用|使用|(?<![A-Za-z])(?:only|use|exclude|no|without|on))\s*((?:RTX\s?)?[A-Z]{1,2}\d{2,4}[A-Za-z]{0,3})"
@@ -91,6 +99,8 @@ class ParsedMessage:
     is_follow_up_only: bool  # it changes slots without naming a model or a size
     wants_documents: list[str] = field(default_factory=list)  # "request_document", "launch_bundle"
     unparsed_notes: list[str] = field(default_factory=list)  # recognised but not usable
+    subject: Subject = field(default_factory=lambda: Subject(None))  # the question type and what it is about
+    question_slots: dict[str, object] = field(default_factory=dict)  # soft slots a plain question also named
 
 
 def _note(language: str, key: str, *args: object) -> str:
@@ -104,8 +114,16 @@ def _blank_all(text: str, hits: list[NameHit], ch: str = "\x00") -> str:
     return text
 
 
+@dataclass
+class _Named:
+    gpus: list[str] = field(default_factory=list)  # named and not excluded, text order
+    clouds: list[str] = field(default_factory=list)
+    marked: str = ""  # the text with models blanked and GPUs marked
+
+
 def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str, str],
-                gpu_aliases: Mapping[str, str], notes: list[tuple[str, tuple[object, ...]]]) -> str:
+                gpu_aliases: Mapping[str, str], notes: list[tuple[str, tuple[object, ...]]],
+                named: _Named) -> str:
     models = find_models(work, model_aliases)
     if models:
         slots["model"] = models[0].value
@@ -116,18 +134,22 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
 
     gpus = find_gpus(work, gpu_aliases)
     for hit, stance in zip(gpus, stances(work, gpus, None), strict=True):
+        if stance != "exclude":
+            named.gpus.append(hit.value)
         if stance is not None:
             key = "gpu_include" if stance == "include" else "gpu_exclude"
             chosen = slots.setdefault(key, [])
             if isinstance(chosen, list) and hit.value not in chosen:
                 chosen.append(hit.value)
     work = _blank_all(work, gpus, GPU_MARK)
+    named.marked = work
 
     clouds = find_clouds(work)
     if clouds:
         marked = list(zip(clouds, stances(work, clouds, "include"), strict=True))
         include = list(dict.fromkeys(h.value for h, s in marked if s == "include"))
         exclude = {h.value for h, s in marked if s == "exclude"}
+        named.clouds = [h.value for h, s in marked if s != "exclude"]
         slots["clouds"] = include or [c for c in ALL_CLOUDS if c not in exclude]
     for name in other_clouds(work):
         notes.append(("other_cloud", (name,)))
@@ -169,7 +191,8 @@ def parse_message(
     for m in _NEGATIVE.finditer(text):
         notes.append(("negative", (m.group(0).strip(),)))
     text = _NEGATIVE.sub(lambda m: " " * len(m.group(0)), text)
-    work = _read_names(text, slots, model_aliases, gpu_aliases, notes)
+    named = _Named()
+    work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)
     deadline, work = find_deadline_hours(work)
@@ -199,9 +222,17 @@ def parse_message(
         if value is not None:
             slots[key] = value
 
+    subject = read_subject(named.marked, text, named.gpus, named.clouds, methods_mentioned(text),
+                           billings_mentioned(text), gpu_count)
+    _subject_out_of_slots(subject, slots)
+    for key, value in subject.after.items():
+        slots[key] = value
+        if key == "method" and value != "qlora":
+            slots.pop("quant_bits", None)
     pure_question = _QUESTION.search(text) and not _FOLLOW_UP.search(text) and not _STRONG.search(text)
+    question_slots: dict[str, object] = {}
     if pure_question and set(slots) <= _SOFT:
-        slots = {}
+        question_slots, slots = slots, {}
     has_workload = bool(slots)
     return ParsedMessage(
         slots=slots,
@@ -210,7 +241,21 @@ def parse_message(
         is_follow_up_only=has_workload and "model" not in slots and "params_b" not in slots,
         wants_documents=read_documents(text),
         unparsed_notes=list(dict.fromkeys(_note(language, key, *args) for key, args in notes)),
+        subject=subject,
+        question_slots=question_slots,
     )
+
+
+def _subject_out_of_slots(subject: Subject, slots: dict[str, object]) -> None:
+    """The GPU a feasibility or min_gpus question is about, and a comparison's options, are the question's
+    subject, not filters on the plan: they leave the workload slots."""
+    if subject.intent in ("feasibility", "min_gpus") or (subject.intent == "compare" and subject.compare_kind == "gpu"):
+        for key in ("gpu_include", "gpu_count"):
+            slots.pop(key, None)
+    elif subject.intent == "compare":
+        slots.pop({"cloud": "clouds", "method": "method", "billing": "billing"}[subject.compare_kind or "cloud"], None)
+        if subject.compare_kind == "method":
+            slots.pop("quant_bits", None)
 
 
 def merge_slots(previous: Workload | None, parsed: ParsedMessage) -> dict[str, object]:

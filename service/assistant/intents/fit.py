@@ -1,0 +1,127 @@
+"""Feasibility and minimum GPUs: one named GPU (any in gpus.yaml, rented here or not) x count for a workload.
+
+Every figure comes from the engine (`service.planner.estimate.estimate`, which sizes with
+`service.sizing.memory.estimate_memory`); this module only chooses which setups to size and orders them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import resolve_gpu
+from service.planner.estimate import EstimateRequest, estimate
+from service.planner.strategy import HEADROOM
+from service.workload import Workload
+
+Artifact = dict[str, Any]
+COUNTS = (1, 2, 4, 8, 16, 32, 64)
+# GPUs a 'least memory' answer sizes on when no GPU is named: a 24 GiB card, 48, 80 and 96 GiB data-centre cards.
+REFERENCE_GPUS = ("RTX-4090", "L20", "A100-80G-SXM", "H20")
+
+
+def _sized(cat: Catalog, w: Workload, gpu: str, n: int, offload: str = "none") -> Artifact:
+    if n > 1 and w.zero_stage is None:
+        w = w.model_copy(update={"zero_stage": 3})  # more cards only lower the per-GPU memory when sharded
+    return estimate(EstimateRequest(w, gpu, n, offload), cat)  # type: ignore[arg-type]
+
+
+def _row(out: Artifact, change: str, **extra: Any) -> Artifact:
+    return {"change": change, "gpu_count": out["gpus"], "per_gpu_gib": out["memory"]["per_gpu_gib"],
+            "fits": out["fits"], "training_hours": out["training_hours"], "method": out["strategy"]["method"],
+            "zero_stage": out["strategy"]["zero_stage"], "seq_len": out["strategy"]["seq_len"], **extra}
+
+
+def gpus_needed(cat: Catalog, w: Workload, gpu: str) -> Artifact | None:
+    """The fewest cards of `gpu` (1, 2, 4 ... 64; ZeRO-3 beyond one) on which the workload fits, sized."""
+    for n in COUNTS:
+        out = _sized(cat, w, gpu, n)
+        if out["fits"]:
+            return out
+    return None
+
+
+def _changes(cat: Catalog, w: Workload, gpu: str, n: int, kind: str) -> list[Artifact]:
+    """The changes that make it fit, cheapest first: the same cards with QLoRA / LoRA / a shorter context /
+    offload, then more cards."""
+    out: list[Artifact] = []
+    if kind == "decoder" and w.method in ("lora", "full", "freeze"):
+        out.append(_row(_sized(cat, w.model_copy(update={"method": "qlora", "quant_bits": 4}), gpu, n), "qlora"))
+    if w.method in ("full", "freeze", "pretrain") and kind in ("decoder", "encoder"):
+        out.append(_row(_sized(cat, w.model_copy(update={"method": "lora", "quant_bits": None}), gpu, n), "lora"))
+    seq = w.seq_len or 2048
+    if kind == "decoder" and seq >= 1024:
+        out.append(_row(_sized(cat, w.model_copy(update={"seq_len": seq // 2}), gpu, n), "seq_len"))
+    if w.method in ("full", "pretrain", "freeze"):
+        out.append(_row(_sized(cat, w, gpu, n, "optimizer"), "offload"))
+    more = next((o for m in COUNTS if m > n and (o := _sized(cat, w, gpu, m))["fits"]), None)
+    if more is not None:
+        out.append(_row(more, "gpus"))
+    return [r for r in out if r["fits"]]
+
+
+def short_name(gpu_id: str) -> str:
+    """'RTX-4090' -> 'RTX 4090', 'A100-80G-SXM' -> 'A100 80G SXM': the name as people write it."""
+    return gpu_id.replace("-", " ")
+
+
+def rentals(cat: Catalog, gpu_id: str) -> list[Artifact]:
+    """Instance types that carry this GPU, per cloud, smallest first."""
+    rows = sorted((r for r in cat.instances if r.gpu == gpu_id and not r.stale),
+                  key=lambda r: (r.cloud, r.gpu_count, r.instance_type))
+    return [{"cloud": r.cloud, "instance_type": r.instance_type, "gpu_count": r.gpu_count} for r in rows]
+
+
+def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact:
+    """Does the workload fit on `count` x `gpu`? The memory arithmetic, the fewest cards that fit, the changes
+    that would make it fit, and where the GPU can be rented."""
+    g, _ = resolve_gpu(gpu, cat.gpus)
+    out = _sized(cat, w, g.id, count)
+    needed = out if out["fits"] else gpus_needed(cat, w, g.id)
+    kind = str(out["model"]["kind"])
+    fits_with = [] if out["fits"] else _changes(cat, w, g.id, count, kind)
+    return {
+        "kind": "feasibility", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_count": count, "fits": out["fits"],
+        "per_gpu_gib": out["memory"]["per_gpu_gib"], "gpu_memory_gib": g.memory_gib,
+        "usable_gib": round(HEADROOM * g.memory_gib, 1), "memory": out["memory"],
+        "gpus_needed": None if needed is None else needed["gpus"],
+        "needed_per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"],
+        "training_hours": out["training_hours"], "strategy": out["strategy"], "model": out["model"],
+        "fits_with": fits_with, "rent": rentals(cat, g.id), "form_factor": g.form_factor,
+        "assumptions": out["assumptions"], "workload": w.model_dump(),
+    }
+
+
+def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
+    """The fewest cards of a named GPU, or, with none named, the least GPU memory (one card's need) and the
+    count on reference cards of 24 to 96 GiB."""
+    if gpu is not None:
+        g, _ = resolve_gpu(gpu, cat.gpus)
+        needed = gpus_needed(cat, w, g.id)
+        one = _sized(cat, w, g.id, 1)
+        shown = needed or _sized(cat, w, g.id, COUNTS[-1])
+        return {
+            "kind": "min_gpus", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
+            "usable_gib": round(HEADROOM * g.memory_gib, 1), "gpus_needed": None if needed is None else needed["gpus"],
+            "gpu_count": None if needed is None else needed["gpus"], "fits": needed is not None,
+            "per_gpu_gib": shown["memory"]["per_gpu_gib"], "memory": shown["memory"],
+            "single_gpu_gib": one["memory"]["per_gpu_gib"], "strategy": shown["strategy"],
+            "training_hours": shown["training_hours"], "model": shown["model"], "rent": rentals(cat, g.id),
+            "assumptions": shown["assumptions"], "workload": w.model_dump(),
+        }
+    refs = [r for r in REFERENCE_GPUS if any(x.id == r for x in cat.gpus)]
+    one = _sized(cat, w, refs[-1], 1)
+    options = []
+    for ref in refs:
+        needed = gpus_needed(cat, w, ref)
+        g, _ = resolve_gpu(ref, cat.gpus)
+        options.append({"gpu": ref, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
+                        "gpus_needed": None if needed is None else needed["gpus"],
+                        "per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"]})
+    return {
+        "kind": "min_gpus", "gpu": None, "gpu_count": None, "gpus_needed": None, "fits": None,
+        "single_gpu_gib": one["memory"]["per_gpu_gib"], "per_gpu_gib": one["memory"]["per_gpu_gib"],
+        "min_memory_gib": round(one["memory"]["per_gpu_gib"] / HEADROOM, 1), "memory": one["memory"],
+        "strategy": one["strategy"], "model": one["model"], "options": options,
+        "assumptions": one["assumptions"], "workload": w.model_dump(),
+    }

@@ -1,0 +1,155 @@
+"""Answers to the question types, written from their artifacts with the phrases in prompts/answer.<lang>.yaml.
+The first line is the direct answer ('不能。' / 'Yes.' / the count / the winner / the saving), then the
+arithmetic, then the alternatives. Nothing is computed here but formatting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Artifact = dict[str, Any]
+
+
+def _n(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def _method(art: Artifact, ph: Artifact) -> str:
+    return str(ph["method_names"].get(art["strategy"]["method"], art["strategy"]["method"]))
+
+
+def _strategy(art: Artifact) -> str:
+    s = art["strategy"]
+    bits = f" {s['quant_bits']}-bit" if s.get("quant_bits") else ""
+    seq = f", seq {s['seq_len']}" if art.get("model", {}).get("kind") in ("decoder", "encoder") else ""
+    return f"{s['method']}{bits}, ZeRO-{s['zero_stage']}, {s['precision']}{seq}"
+
+
+def _memory_line(art: Artifact, ph: Artifact) -> str:
+    m = art["memory"]
+    return str(ph["feas_memory"]).format(
+        weights=m["weights_gib"], gradients=m["gradients_gib"], optimizer=m["optimizer_gib"],
+        activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"], strategy=_strategy(art))
+
+
+def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
+    out = [str(ph["rent_title"])]
+    by_cloud: dict[str, list[str]] = {}
+    for r in art.get("rent", []):
+        by_cloud.setdefault(r["cloud"], []).append(f"{r['instance_type']} ({r['gpu_count']:g})")
+    for cloud, names in by_cloud.items():
+        out.append(str(ph["rent_line"]).format(cloud=ph["cloud_names"].get(cloud, cloud), instances=", ".join(names)))
+    if not by_cloud:
+        why = ph["rent_why_consumer"] if art.get("form_factor") == "consumer" else ph["rent_why_other"]
+        out.append(str(ph["rent_none"]).format(gpu=art["gpu_name"], why=why))
+    if pick is not None and pick.get("priced"):
+        out.append(str(ph["rent_pick"]).format(
+            cloud=ph["cloud_names"].get(pick["cloud"], pick["cloud"]), instance=pick["instance_type"],
+            gpus=f"{pick['gpu_count']:g} × {pick['gpu']}", hours=_n(pick["hours"]), cost=_n(pick["cost_cny"], 0)))
+    return out
+
+
+def render_feasibility(art: Artifact, ph: Artifact, pick: Artifact | None = None) -> str:
+    key = "feas_yes" if art["fits"] else "feas_no"
+    lines = [str(ph[key]).format(count=art["gpu_count"], gpu=art["gpu_name"], memory=f"{art['gpu_memory_gib']:g}",
+                                 model=art["model"]["name"], method=_method(art, ph), need=art["per_gpu_gib"],
+                                 usable=art["usable_gib"]),
+             _memory_line(art, ph)]
+    if art["fits"]:
+        lines.append(str(ph["feas_time"]).format(count=art["gpu_count"], gpu=art["gpu_name"],
+                                                 hours=_n(art["training_hours"])))
+    else:
+        if art["gpus_needed"] is not None:
+            lines.append(str(ph["feas_needed"]).format(n=art["gpus_needed"], need=art["needed_per_gpu_gib"]))
+        else:
+            lines.append(str(ph["feas_needed_none"]))
+        lines += ["", str(ph["feas_fix_title"])]
+        for fix in art["fits_with"]:
+            change = str(ph["feas_changes"][fix["change"]]).format(seq=fix["seq_len"], count=fix["gpu_count"])
+            lines.append(str(ph["feas_fix_line"]).format(change=change, need=fix["per_gpu_gib"],
+                                                         count=fix["gpu_count"], hours=_n(fix["training_hours"])))
+        if not art["fits_with"]:
+            lines.append(str(ph["feas_fix_none"]))
+    lines += ["", *_rent(art, ph, pick)]
+    return "\n".join(lines + _assumptions(art, ph))
+
+
+def _assumptions(art: Artifact, ph: Artifact) -> list[str]:
+    items = art.get("assumptions") or []
+    return ["", str(ph["assume_title"]), *[f"- {a}" for a in items]] if items else []
+
+
+def render_min_gpus(art: Artifact, ph: Artifact) -> str:
+    model, method = art["model"]["name"], _method(art, ph)
+    if art["gpu"] is None:
+        lines = [str(ph["min_memory"]).format(min_memory=art["min_memory_gib"], model=model, method=method,
+                                              need=art["single_gpu_gib"]), _memory_line(art, ph),
+                 "", str(ph["min_ref_title"])]
+        for o in art["options"]:
+            n = (str(ph["min_ref_count"]).format(n=o["gpus_needed"], need=o["per_gpu_gib"])
+                 if o["gpus_needed"] is not None else str(ph["min_ref_none"]))
+            lines.append(str(ph["min_ref_line"]).format(gpu=o["gpu_name"], memory=f"{o['gpu_memory_gib']:g}", n=n))
+        return "\n".join(lines + _assumptions(art, ph))
+    if art["gpus_needed"] is None:
+        lines = [str(ph["min_none"]).format(gpu=art["gpu_name"], model=model, method=method, one=art["single_gpu_gib"])]
+    else:
+        lines = [str(ph["min_yes"]).format(n=art["gpus_needed"], gpu=art["gpu_name"], model=model, method=method,
+                                           zero=art["strategy"]["zero_stage"], need=art["per_gpu_gib"],
+                                           usable=art["usable_gib"], one=art["single_gpu_gib"]),
+                 _memory_line(art, ph)]
+    lines += ["", *_rent(art, ph, None)]
+    return "\n".join(lines + _assumptions(art, ph))
+
+
+def option_name(kind: str, option: str, ph: Artifact) -> str:
+    names = {"cloud": ph["cloud_names"], "method": ph["method_names"], "billing": ph["billing_names"]}.get(kind, {})
+    return str(names.get(option, option))
+
+
+def _config(r: Artifact, ph: Artifact) -> str:
+    if r["gpu"] is None:
+        return str(ph["cmp_no_fit"])
+    where = f"{ph['cloud_names'].get(r['cloud'], r['cloud'])} {r['instance_type']}, " if r["instance_type"] else ""
+    return f"{where}{r['gpu_count']:g} × {r['gpu']}"
+
+
+def render_compare(art: Artifact, ph: Artifact) -> str:
+    kind, rows = art["kind"], art["comparison"]
+    by_opt = {r["option"]: r for r in rows}
+    lines: list[str] = []
+    if art["winner"] is None:
+        lines.append(str(ph["cmp_none"]))
+    else:
+        w = by_opt[art["winner"]]
+        line_key = "cmp_line" if w["priced"] else "cmp_line_unpriced"
+        line = str(ph[line_key]).format(config=_config(w, ph), hours=_n(w["hours"]), cost=_n(w["cost_cny"], 0))
+        lines.append(str(ph["cmp_cost" if art["by"] == "cost" else "cmp_hours"]).format(
+            winner=option_name(kind, art["winner"], ph), line=line))
+    lines += ["", str(ph["cmp_header"]), "|---|---|---|---|---|"]
+    for r in rows:
+        mem = f"{r['per_gpu_gib']} / {r['gpu_memory_gib']:g} GiB" if r.get("per_gpu_gib") is not None else "—"
+        cost = f"¥{_n(r['cost_cny'], 0)}" if r["priced"] else str(ph["cmp_no_price" if r["fits"] else "cmp_no_fit"])
+        hours = f"{_n(r['hours'])} {ph['hours_unit']}" if r["hours"] is not None else "—"
+        lines.append(str(ph["cmp_row"]).format(option=option_name(kind, r["option"], ph), config=_config(r, ph),
+                                               memory=mem, hours=hours, cost=cost))
+    if art["unpriced"]:
+        lines += ["", str(ph["cmp_unpriced"]).format(options=", ".join(option_name(kind, o, ph)
+                                                                         for o in art["unpriced"]))]
+    return "\n".join(lines)
+
+
+def render_savings(art: Artifact, ph: Artifact) -> str:
+    a, b = art["before"], art["after"]
+    lines: list[str] = []
+    if art["delta_cny"] is None:
+        side = "before" if not a["priced"] else "after"
+        lines.append(str(ph["save_missing"]).format(side=ph["save_side"][side]))
+    else:
+        delta = float(art["delta_cny"])
+        key = "save_same" if abs(delta) < 0.5 else "save_less" if delta < 0 else "save_more"
+        lines.append(str(ph[key]).format(amount=_n(abs(delta), 0), before=_n(a["cost_cny"], 0),
+                                         after=_n(b["cost_cny"], 0), hours_before=_n(a["hours"]),
+                                         hours_after=_n(b["hours"])))
+    for side, r in (("before", a), ("after", b)):
+        lines.append(str(ph["save_row"]).format(side=ph["save_side"][side], config=_config(r, ph),
+                                                hours=_n(r["hours"]), cost=_n(r["cost_cny"], 0)))
+    return "\n".join(lines)
