@@ -225,9 +225,9 @@ def parse_message(
     subject = read_subject(named.marked, text, named.gpus, named.clouds, methods_mentioned(text),
                            billings_mentioned(text), gpu_count)
     _subject_out_of_slots(subject, slots)
-    for key, value in subject.after.items():
-        slots[key] = value
-        if key == "method" and value != "qlora":
+    for key, after in subject.after.items():
+        slots[key] = after
+        if key == "method" and after != "qlora":
             slots.pop("quant_bits", None)
     pure_question = _QUESTION.search(text) and not _FOLLOW_UP.search(text) and not _STRONG.search(text)
     question_slots: dict[str, object] = {}
