@@ -36,7 +36,7 @@ def plan_row(option: str, p: Artifact) -> Artifact:
         return {"option": option, "fits": False, "priced": False, "hours": None, "cost_cny": None,
                 "instance_type": None, "cloud": None, "gpu": None, "gpu_count": None,
                 "reason": p.get("infeasible") or "", "reason_zh": p.get("infeasible_zh") or ""}
-    return {"option": option, "fits": True, "priced": True, "hours": c["training_hours"],
+    return {"option": option, "fits": True, "priced": c["total_cost_cny"] is not None, "hours": c["training_hours"],
             "cost_cny": c["total_cost_cny"], "instance_type": c["instance_type"], "cloud": c["cloud"],
             "gpu": c["gpu"], "gpu_count": c["total_gpus"], "billing": c["billing"],
             "per_gpu_gib": c["memory_per_gpu_gib"], "gpu_memory_gib": c["gpu_memory_gib"],

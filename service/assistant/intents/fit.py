@@ -20,6 +20,14 @@ COUNTS = (1, 2, 4, 8, 16, 32, 64)
 REFERENCE_GPUS = ("RTX-4090", "L20", "A100-80G-SXM", "H20")
 
 
+def _zh_assumptions(cat: Catalog, w: Workload) -> list[str]:
+    """The workload's assumptions in Chinese, as the engine states them (the estimate's own extra lines about
+    ZeRO, checkpointing and MFU are English only)."""
+    from service.planner.resolve import resolve_job
+
+    return list(resolve_job(w, cat.models).assumptions_zh)
+
+
 def _sized(cat: Catalog, w: Workload, gpu: str, n: int, offload: str = "none") -> Artifact:
     if n > 1 and w.zero_stage is None:
         w = w.model_copy(update={"zero_stage": 3})  # more cards only lower the per-GPU memory when sharded
@@ -88,7 +96,7 @@ def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact
         "needed_per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"],
         "training_hours": out["training_hours"], "strategy": out["strategy"], "model": out["model"],
         "fits_with": fits_with, "rent": rentals(cat, g.id), "form_factor": g.form_factor,
-        "assumptions": out["assumptions"], "workload": w.model_dump(),
+        "assumptions": out["assumptions"], "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
     }
 
 
@@ -107,7 +115,8 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
             "per_gpu_gib": shown["memory"]["per_gpu_gib"], "memory": shown["memory"],
             "single_gpu_gib": one["memory"]["per_gpu_gib"], "strategy": shown["strategy"],
             "training_hours": shown["training_hours"], "model": shown["model"], "rent": rentals(cat, g.id),
-            "assumptions": shown["assumptions"], "workload": w.model_dump(),
+            "form_factor": g.form_factor, "assumptions": shown["assumptions"],
+            "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
         }
     refs = [r for r in REFERENCE_GPUS if any(x.id == r for x in cat.gpus)]
     one = _sized(cat, w, refs[-1], 1)
@@ -123,5 +132,5 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
         "single_gpu_gib": one["memory"]["per_gpu_gib"], "per_gpu_gib": one["memory"]["per_gpu_gib"],
         "min_memory_gib": round(one["memory"]["per_gpu_gib"] / HEADROOM, 1), "memory": one["memory"],
         "strategy": one["strategy"], "model": one["model"], "options": options,
-        "assumptions": one["assumptions"], "workload": w.model_dump(),
+        "assumptions": one["assumptions"], "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
     }

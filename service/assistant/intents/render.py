@@ -17,18 +17,25 @@ def _method(art: Artifact, ph: Artifact) -> str:
     return str(ph["method_names"].get(art["strategy"]["method"], art["strategy"]["method"]))
 
 
-def _strategy(art: Artifact) -> str:
+def _zh(ph: Artifact) -> bool:
+    return bool(ph["hours_unit"] == "小时")
+
+
+def _strategy(art: Artifact, ph: Artifact) -> str:
     s = art["strategy"]
     bits = f" {s['quant_bits']}-bit" if s.get("quant_bits") else ""
-    seq = f", seq {s['seq_len']}" if art.get("model", {}).get("kind") in ("decoder", "encoder") else ""
-    return f"{s['method']}{bits}, ZeRO-{s['zero_stage']}, {s['precision']}{seq}"
+    parts = [f"{ph['method_names'].get(s['method'], s['method'])}{bits}", f"ZeRO-{s['zero_stage']}",
+             str(s["precision"]).replace("_", " ").upper()]
+    if art.get("model", {}).get("kind") in ("decoder", "encoder"):
+        parts.append(str(ph["seq_part"]).format(seq=s["seq_len"]))
+    return ("，" if _zh(ph) else ", ").join(parts)
 
 
 def _memory_line(art: Artifact, ph: Artifact) -> str:
     m = art["memory"]
     return str(ph["feas_memory"]).format(
         weights=m["weights_gib"], gradients=m["gradients_gib"], optimizer=m["optimizer_gib"],
-        activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"], strategy=_strategy(art))
+        activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"], strategy=_strategy(art, ph))
 
 
 def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
@@ -74,7 +81,7 @@ def render_feasibility(art: Artifact, ph: Artifact, pick: Artifact | None = None
 
 
 def _assumptions(art: Artifact, ph: Artifact) -> list[str]:
-    items = art.get("assumptions") or []
+    items = (art.get("assumptions_zh") if _zh(ph) else None) or art.get("assumptions") or []
     return ["", str(ph["assume_title"]), *[f"- {a}" for a in items]] if items else []
 
 
