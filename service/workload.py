@@ -23,7 +23,15 @@ DEFAULT_EPOCHS = 3.0
 class Workload(BaseModel):
     """What the user wants to train. None means 'not given': the engine assumes a default and says so."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The rules between fields (checked in _consistent), stated in the JSON schema too
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [
+        {"anyOf": [{"required": ["model"], "properties": {"model": {"type": "string"}}},
+                   {"required": ["params_b"], "properties": {"params_b": {"type": "number"}}}],
+         "description": "give model or params_b"},
+        {"anyOf": [{"not": {"required": ["quant_bits"]}}, {"properties": {"quant_bits": {"type": "null"}}},
+                   {"properties": {"method": {"enum": ["lora", "qlora"]}}}],
+         "description": "quant_bits only with method qlora (lora becomes qlora)"},
+    ]})
 
     model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="model name or alias, e.g. Qwen2-7B")

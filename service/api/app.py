@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -90,6 +90,21 @@ def _install_error_handlers(app: FastAPI) -> None:
         )
 
 
+def _openapi_with_settings(app: FastAPI, settings: Settings) -> Callable[[], dict[str, Any]]:
+    """The schema FastAPI builds, plus the limits that come from the settings (the message length)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            message = schema.get("components", {}).get("schemas", {}).get("ChatRequest", {}).get("properties", {})
+            if "message" in message:
+                message["message"]["maxLength"] = settings.max_message_chars
+        return app.openapi_schema or build()
+
+    return openapi
+
+
 def create_app(
     settings: Settings | None = None,
     assistant: AssistantProtocol | None = None,
@@ -112,6 +127,7 @@ def create_app(
         search,
         sessions,
     )
+    from service.api.schemas import error_responses
     from service.web import mount_web
 
     resources = Resources(settings or get_settings(), assistant=assistant, catalog=catalog, retriever=retriever)
@@ -122,14 +138,15 @@ def create_app(
         lifespan=_lifespan(resources),
     )
     app.state.resources = resources
+    app.openapi = _openapi_with_settings(app, resources.settings)  # type: ignore[method-assign]
     _install_error_handlers(app)
     app.add_middleware(BodyLimits, timeout_s=resources.settings.body_timeout_s)
     app.add_middleware(HeadAsGet)
     app.include_router(health.router)
-    app.include_router(knowledge.router)
+    app.include_router(knowledge.router, responses=error_responses(404, 408, 422, 500, by_ref=True))
     auth = [Depends(require_api_key)]
     for module in (chat, openai_compat, responses, plan, catalog_routes, models_catalog, search, documents, sessions):
-        app.include_router(module.router, prefix="/v1", dependencies=auth)
+        app.include_router(module.router, prefix="/v1", dependencies=auth, responses=error_responses())
     from service.slack.app import mount_slack
 
     mount_slack(app, resources.settings, resources.assistant.get)  # only when the Slack secrets are set

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.planner.estimate import EstimateRequest
@@ -18,10 +19,65 @@ ShortText = Annotated[str, StringConstraints(max_length=1000)]
 FieldName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
-class WorkloadIn(Workload):
-    """The workload as the API takes it: JSON types exactly (no "1_000" for a number, no false for a ZeRO stage)."""
+NUMBER_FIELDS = ("params_b", "quant_bits", "samples", "avg_tokens_per_sample", "tokens", "dataset_gb", "epochs",
+                 "seq_len", "budget_cny", "deadline_hours", "gpu_count", "micro_batch", "lora_rank", "zero_stage")
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+
+def json_number(value: object) -> object:
+    """A number must come as a JSON number: not "1_000" or "7" (Python would read those), not true/false."""
+    if isinstance(value, str | bool):
+        raise ValueError(f"send a JSON number, not {json.dumps(value)[:40]}")
+    return value
+
+
+class WorkloadIn(Workload):
+    """The workload as the API takes it: numbers as JSON numbers, booleans as JSON booleans."""
+
+    @field_validator(*NUMBER_FIELDS, mode="before")
+    @classmethod
+    def _numbers(cls, value: object) -> object:
+        return json_number(value)
+
+    @field_validator("grad_ckpt", mode="before")
+    @classmethod
+    def _boolean(cls, value: object) -> object:
+        if value is not None and not isinstance(value, bool):
+            raise ValueError("send true or false")
+        return value
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="a stable machine name, e.g. invalid_input, unauthorized, payload_too_large")
+    message: str = Field(description="what is wrong, naming the field; quotes at most ~200 characters of input")
+    fix: str = Field(description="what to send instead")
+
+
+class ErrorBody(BaseModel):
+    """Every error the API returns, whatever the status."""
+
+    error: ErrorDetail
+
+
+ERROR_STATUSES: dict[int, str] = {
+    400: "bad request: an unknown GPU or model name, or a request the engine cannot use",
+    401: "missing or wrong API key (when the server sets GPU_ADVISOR_API_KEY)",
+    404: "unknown session, model or page",
+    408: "the request body did not arrive in time",
+    413: "the body, or the message, is over its limit",
+    422: "a field is missing, of the wrong type, out of range, or breaks a rule between fields",
+    500: "internal error (logged)",
+    503: "a component (catalog, index, assistant) is still loading or unavailable",
+}
+
+
+def error_responses(*statuses: int, by_ref: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses (all of ERROR_STATUSES when none are named). `by_ref` for
+    routes whose success is not JSON (FastAPI would list the error body under their media type)."""
+    if by_ref:
+        json_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        return {status: {"description": ERROR_STATUSES[status], "content": json_body} for status in statuses}
+    return {status: {"model": ErrorBody, "description": ERROR_STATUSES[status]}
+            for status in (statuses or tuple(ERROR_STATUSES))}
 
 
 class ChatRequest(BaseModel):
@@ -46,6 +102,11 @@ class EstimateIn(WorkloadIn):
 
     gpu: str = Field(min_length=1, max_length=128, description="GPU name, e.g. A100 or H800")
     gpus: int = Field(default=1, ge=1, le=4096)
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus_number(cls, value: object) -> object:
+        return json_number(value)
     offload: Literal["none", "optimizer", "all"] = "none"
 
     def to_request(self) -> EstimateRequest:
@@ -66,7 +127,8 @@ class DocumentIn(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"oneOf": [{"required": ["plan"]}, {"required": ["workload"]}]},
+        json_schema_extra={"oneOf": [{"required": ["plan"], "properties": {"plan": {"type": "object"}}},
+                                     {"required": ["workload"], "properties": {"workload": {"type": "object"}}}]},
     )
 
     plan: PlanIn | None = Field(default=None, description="a POST /v1/plan result")
@@ -122,7 +184,10 @@ class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     model: str = Field(default="gpu-advisor", max_length=128)
-    messages: list[CompatMessage] = Field(min_length=1, max_length=1000)
+    messages: list[CompatMessage] = Field(
+        min_length=1, max_length=1000, description="the conversation; it must hold a user message",
+        json_schema_extra={"contains": {"required": ["role"], "properties": {"role": {"const": "user"}}}},
+    )
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = Field(
