@@ -39,6 +39,7 @@ DESCRIPTION = (
 
 
 WARM_UP_JOIN_S = 300.0
+ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 
 
 def _lifespan(resources: Resources) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
@@ -91,7 +92,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _openapi_with_settings(app: FastAPI, settings: Settings) -> Callable[[], dict[str, Any]]:
-    """The schema FastAPI builds, plus the limits that come from the settings (the message length)."""
+    """The schema FastAPI builds, plus the limits that come from the settings (the message length), and our
+    error body on every error status a route documents by description only."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -100,6 +102,11 @@ def _openapi_with_settings(app: FastAPI, settings: Settings) -> Callable[[], dic
             message = schema.get("components", {}).get("schemas", {}).get("ChatRequest", {}).get("properties", {})
             if "message" in message:
                 message["message"]["maxLength"] = settings.max_message_chars
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    for status, response in operation.get("responses", {}).items():
+                        if status[:1] in "45" and "content" not in response:
+                            response["content"] = {"application/json": {"schema": ERROR_REF}}
         return app.openapi_schema or build()
 
     return openapi
