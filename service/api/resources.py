@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-RETRY_AFTER_S = 30.0
+RETRY_AFTER_S = 30.0  # the first retry after a failure; doubles per consecutive failure up to RETRY_MAX_S
+RETRY_MAX_S = 300.0
 
 
 class RetrieverLike(Protocol):
@@ -38,13 +39,15 @@ class RetrieverLike(Protocol):
 
 @dataclass
 class Lazy(Generic[T]):
-    """One resource: built once by `build`, thread-safe; a failure is kept for RETRY_AFTER_S and re-raised."""
+    """One resource: built once by `build`, thread-safe; a failure is kept and re-raised for a back-off period
+    (RETRY_AFTER_S, doubling per consecutive failure up to RETRY_MAX_S), then the next use retries."""
 
     name: str
     build: Callable[[], T]
     value: T | None = None
     error: AdvisorError | None = None
     failed_at: float = 0.0
+    failures: int = 0
     loading: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -54,12 +57,12 @@ class Lazy(Generic[T]):
         with self._lock:
             if self.value is not None:
                 return self.value
-            if self.error is not None and time.monotonic() - self.failed_at < RETRY_AFTER_S:
+            if self.error is not None and time.monotonic() - self.failed_at < self.backoff():
                 raise self.error
             self.loading = True
             try:
                 self.value = self.build()
-                self.error = None
+                self.error, self.failures = None, 0
             except AdvisorError as exc:
                 self._fail(exc)
                 raise
@@ -76,7 +79,13 @@ class Lazy(Generic[T]):
             return self.value
 
     def _fail(self, exc: AdvisorError) -> None:
-        self.error, self.failed_at = exc, time.monotonic()
+        self.error, self.failed_at, self.failures = exc, time.monotonic(), self.failures + 1
+
+    def backoff(self) -> float:
+        return float(min(RETRY_AFTER_S * 2.0 ** max(self.failures - 1, 0), RETRY_MAX_S))
+
+    def retry_due(self) -> bool:
+        return self.error is not None and not self.loading and time.monotonic() - self.failed_at >= self.backoff()
 
     def state(self) -> str:
         if self.value is not None:
@@ -154,4 +163,16 @@ class Resources:
         log.info("warm-up done in %.1f s", time.monotonic() - self.started_at)
 
     def readiness(self) -> dict[str, str]:
+        """Each component's state; a failed one whose back-off has passed is retried in the background (a
+        database that comes back makes the service ready without a restart)."""
+        for lazy in self.all():
+            if lazy.retry_due():
+                threading.Thread(target=_quietly, args=(lazy,), name=f"retry-{lazy.name}", daemon=True).start()
         return {lazy.name: lazy.state() for lazy in self.all()}
+
+
+def _quietly(lazy: Lazy[Any]) -> None:
+    try:
+        lazy.get()
+    except AdvisorError as exc:
+        log.warning("retrying %s: %s", lazy.name, exc.message)

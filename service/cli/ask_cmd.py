@@ -50,15 +50,21 @@ def register(app: typer.Typer) -> None:
         con.print(f"[dim]session {result.session_id} · backend {result.backend}[/]")
 
     @app.command()
+    @guarded
     def serve(
         host: Annotated[str, typer.Option()] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+        workers: Annotated[int, typer.Option(min=1, max=64, help="worker processes; more than one needs "
+                                             "DATABASE_URL (Postgres), see docs/deploy.md")] = 1,
     ) -> None:
         """Run the chat API (and web page); builds the knowledge index first when it is missing."""
-        ensure_index()
+        from service.api.server import check_workers
         from service.api.server import serve as run_server
+        from service.settings import get_settings
 
-        run_server(host, port)
+        check_workers(workers, get_settings())  # refuse before the index build, not after
+        ensure_index()  # one build before the workers start, never one per worker
+        run_server(host, port, workers=workers)
 
     @app.command()
     def run(

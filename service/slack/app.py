@@ -28,7 +28,7 @@ from service.settings import Settings
 from service.slack.blocks import DOCUMENT_ACTIONS, usage_text
 from service.slack.dedup import SeenEvents, is_duplicate
 from service.slack.handlers import AssistantProvider, SlackHandlers
-from service.slack.threads import SlackDb, ThreadSessions
+from service.slack.threads import ThreadSessions, slack_db
 from service.slack.verify import MAX_BODY_BYTES, TOO_LARGE, Problem, check_request
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def build_slack_app(settings: Settings, assistant: AssistantProtocol | Assistant
     if not socket_mode and not settings.slack_signing_secret:
         raise InvalidInputError("SLACK_SIGNING_SECRET is not set.",
                                 "Set it to the Signing Secret from the app's Basic Information page.")
-    db = SlackDb(settings.data_dir / DB_FILE)
+    db = slack_db(settings.data_dir / DB_FILE, settings.database_url)
     handlers = SlackHandlers(_provider(assistant), ThreadSessions(db))
     seen = SeenEvents(db)
     app = App(

@@ -1,7 +1,8 @@
 """Slack retries an event when our 2xx is late or lost (X-Slack-Retry-Num: 1, 2, 3; same event_id).
 
 `SeenEvents.first_time(event_id)` is true once per event id within the TTL, across threads and processes that
-share the data dir (an INSERT OR IGNORE on the event id is the atomic test).
+share the data dir, or the Postgres database with DATABASE_URL (several workers, several hosts): an
+INSERT ... ON CONFLICT DO NOTHING on the event id is the atomic test.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class SeenEvents:
     def first_time(self, event_id: str) -> bool:
         now = self.clock()
         self.db.changes("DELETE FROM slack_events WHERE seen_at < ?", (now - self.ttl_s,))
-        return self.db.changes("INSERT OR IGNORE INTO slack_events VALUES (?, ?)", (event_id, now)) == 1
+        return self.db.changes("INSERT INTO slack_events VALUES (?, ?) ON CONFLICT DO NOTHING", (event_id, now)) == 1
 
 
 def retry_info(headers: Mapping[str, Any]) -> tuple[int, str]:

@@ -10,6 +10,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 
 class SlackDb:
@@ -54,6 +55,48 @@ class SlackDb:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+class SharedSlackDb(SlackDb):
+    """The same tables on Postgres (DATABASE_URL): every worker sees one thread map and one dedup store."""
+
+    def __init__(self, database_url: str) -> None:
+        super().__init__(Path("postgres"))
+        self.database_url = database_url
+        self._db: Any = None
+
+    def _shared(self) -> Any:
+        with self._lock:
+            if self._db is None:
+                from service.assistant.db import open_database
+
+                db = open_database(self.database_url, Path("unused"))
+                db.execute("CREATE TABLE IF NOT EXISTS slack_threads (channel TEXT NOT NULL, thread_ts TEXT NOT "
+                           "NULL, session_id TEXT NOT NULL, updated_at DOUBLE PRECISION NOT NULL, "
+                           "PRIMARY KEY (channel, thread_ts))")
+                db.execute("CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, "
+                           "seen_at DOUBLE PRECISION NOT NULL)")
+                db.execute("CREATE INDEX IF NOT EXISTS slack_events_seen ON slack_events (seen_at)")
+                self._db = db
+            return self._db
+
+    def execute(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        rows: list[tuple[object, ...]] = self._shared().execute(sql, args)
+        return rows
+
+    def changes(self, sql: str, args: tuple[object, ...] = ()) -> int:
+        return int(self._shared().changes(sql, args))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def slack_db(data_file: Path, database_url: str) -> SlackDb:
+    """Postgres when DATABASE_URL is set (shared by all workers), else SQLite at `data_file`."""
+    return SharedSlackDb(database_url) if database_url else SlackDb(data_file)
 
 
 class ThreadSessions:
