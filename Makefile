@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test lint bench install clean browser
+.PHONY: run test lint bench install clean browser postgres
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,7 +40,17 @@ browser:
 			>/dev/null) || echo "make browser: apt-get install chromium failed; the browser tests (tests/web) will skip"; \
 	else echo "make browser: chromium missing and no root apt-get; the browser tests (tests/web) will skip"; fi
 
-test: lint browser
+# The multi-worker tests (tests/deploy) start their own Postgres from Debian's binaries (initdb/pg_ctl in a temp
+# dir, 127.0.0.1 only; as root they run it as the `postgres` user). As root with apt this installs them; otherwise
+# it says why not, and those tests skip with that reason.
+postgres:
+	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+			|| echo "make postgres: apt-get install postgresql failed; the multi-worker tests (tests/deploy) will skip"; \
+	else echo "make postgres: Postgres missing and no root apt-get; the multi-worker tests (tests/deploy) will skip"; fi
+
+test: lint browser postgres
 	$(BIN)/pytest
 
 bench: $(STAMP)
