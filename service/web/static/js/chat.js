@@ -1,48 +1,9 @@
 // The chat: a user message (shown as text) → POST /v1/chat?stream=true → the answer streamed as Markdown,
 // then the final AskResult: sanitised answer, the recommendation's tables and chart, sources, downloads.
-import { streamChat } from "./api.js";
+import { api, streamChat } from "./api.js";
 import { announce, errorBox, h } from "./dom.js";
 import { t } from "./i18n.js";
-import { addCopyButtons, linkKnowledgeRefs, renderMarkdown } from "./markdown.js";
-import { citationList } from "./citations.js";
-import { showPlan } from "./plan-view.js";
-
-function copyLabels() {
-  return { copy: t("copy"), copied: t("copied"), copyFailed: t("copyFailed") };
-}
-
-/** Markdown into `target`: sanitised, knowledge references linked, copy buttons on code. */
-function fillMarkdown(target, markdown, { final }) {
-  target.replaceChildren(renderMarkdown(markdown));
-  if (final) {
-    linkKnowledgeRefs(target);
-    addCopyButtons(target, copyLabels(), announce);
-    target.querySelectorAll("table").forEach((table) => {
-      const wrap = h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": t("recTitle") });
-      table.replaceWith(wrap);
-      wrap.append(table);
-    });
-  }
-}
-
-/** Documents the answer carries but does not already show in its text (the offline answer usually does). */
-function documentsBlock(documents, answer) {
-  const shown = (text) => answer.includes(String(text).trim().slice(0, 200));
-  const parts = [];
-  if (typeof documents.request_document === "string" && !shown(documents.request_document)) {
-    const body = h("div", { class: "markdown" });
-    fillMarkdown(body, documents.request_document, { final: true });
-    parts.push(h("details", { class: "document" }, h("summary", {}, t("dlRequestMd")), body));
-  }
-  if (documents.launch_bundle && typeof documents.launch_bundle === "object") {
-    const files = Object.entries(documents.launch_bundle).filter(([, text]) => !shown(text)).map(([name, text]) =>
-      h("div", { class: "bundle-file" }, h("h5", { class: "mono" }, name), h("pre", {}, h("code", {}, String(text)))));
-    const body = h("div", {}, files);
-    addCopyButtons(body, copyLabels(), announce);
-    if (files.length) parts.push(h("details", { class: "document" }, h("summary", {}, t("dlLaunch")), body));
-  }
-  return parts;
-}
+import { fillMarkdown, showAnswer } from "./answer-view.js";
 
 export function createChat({ onSession, onTurnDone, onError }) {
   const log = document.getElementById("chat-log");
@@ -59,6 +20,37 @@ export function createChat({ onSession, onTurnDone, onError }) {
     stop.hidden = !busy;
   }
 
+  function assistantBubble(status, content, extras, busy) {
+    return h("article", { class: "message assistant", "aria-busy": busy ? "true" : "false" },
+      h("h3", { class: "visually-hidden" }, t("assistant")), h("div", { class: "bubble" }, status, content, extras));
+  }
+
+  /** A stored conversation (GET /v1/sessions/{id}/messages), drawn as it was answered. */
+  async function showHistory(id) {
+    const shown = h("p", { class: "status small muted" }, t("loading"));
+    log.append(shown);
+    try {
+      const messages = await api(`/v1/sessions/${encodeURIComponent(id)}/messages`);
+      if (sessionId !== id) return; // another chat was opened meanwhile
+      const items = [];
+      for (const m of messages) {
+        if (m.role === "user") { items.push(userBubble(m.content)); continue; }
+        const content = h("div", { class: "markdown answer" });
+        const extras = h("div", { class: "extras" });
+        items.push(assistantBubble(null, content, extras, false));
+        showAnswer(content, extras, { answer_markdown: m.content, recommendation: m.recommendation,
+          citations: m.citations || [] });
+        if (m.stopped) extras.append(h("p", { class: "small muted" }, t("stopped")));
+      }
+      shown.replaceWith(...items);
+      const last = log.lastElementChild;
+      if (last) last.scrollIntoView({ block: "end" });
+    } catch (err) {
+      shown.replaceWith(errorBox(err, t("errorPrefix"), t("fixPrefix")));
+      onError(err, { quiet: true });
+    }
+  }
+
   function userBubble(text) {
     return h("article", { class: "message user" }, h("h3", { class: "visually-hidden" }, t("you")),
       h("div", { class: "bubble" }, h("p", { class: "plain" }, text)));
@@ -70,8 +62,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
     const status = h("p", { class: "status small muted" }, t("thinking"));
     const content = h("div", { class: "markdown answer" });
     const extras = h("div", { class: "extras" });
-    const bubble = h("article", { class: "message assistant", "aria-busy": "true" },
-      h("h3", { class: "visually-hidden" }, t("assistant")), h("div", { class: "bubble" }, status, content, extras));
+    const bubble = assistantBubble(status, content, extras, true);
     log.append(userBubble(message), bubble);
     bubble.scrollIntoView({ block: "end" });
     controller = new AbortController();
@@ -99,20 +90,8 @@ export function createChat({ onSession, onTurnDone, onError }) {
     };
     const finish = (result) => {
       done = true; // a repaint already scheduled must not replace the final answer
-      fillMarkdown(content, result.answer_markdown || text, { final: true });
       status.textContent = "";
-      if (result.recommendation) {
-        const host = h("div", { class: "plan-host" });
-        extras.append(host);
-        showPlan(host, result.recommendation);
-      }
-      if (result.prose_check && result.prose_check.length) {
-        extras.append(h("div", { class: "alert warn" }, `⚠ ${result.prose_check.join("; ")}`));
-      }
-      extras.append(...documentsBlock(result.documents || {}, result.answer_markdown || text));
-      const cites = citationList(result.citations);
-      if (cites) extras.append(cites);
-      if (result.backend) extras.append(h("p", { class: "small muted backend" }, `backend: ${result.backend}`));
+      showAnswer(content, extras, result, text);
       if (result.session_id && result.session_id !== sessionId) {
         sessionId = result.session_id;
         onSession(sessionId);
@@ -167,6 +146,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
       const note = document.getElementById("session-banner");
       note.textContent = banner;
       note.hidden = !banner;
+      if (id) showHistory(id);
       input.focus();
     },
   };

@@ -4,7 +4,7 @@ import { t } from "./i18n.js";
 import { knowledgeLink, splitKnowledgeRef } from "./markdown.js";
 
 /** An answer's citations as links that open the cited knowledge section. */
-export function citationList(citations) {
+export function citationList(citations, { heading = true } = {}) {
   if (!citations || !citations.length) return null;
   const items = citations.map((c) => {
     // the section to open: the citation's url when it is a knowledge path, else its chunk id
@@ -12,11 +12,11 @@ export function citationList(citations) {
     const anchor = ref && (ref[1] || (splitKnowledgeRef(c.id) || [])[1]);
     const external = /^https?:\/\//.test(c.url || "") ? c.url : "";
     return h("li", {},
-      ref ? knowledgeLink(ref[0], anchor, c.title || c.id, t("openKnowledge")) : h("span", {}, c.title || c.id),
-      h("span", { class: "small muted" }, ` — ${c.source}`),
+      ref ? knowledgeLink(ref[0], anchor, c.title || anchor || ref[0], t("openKnowledge"))
+        : h("span", {}, c.title || c.source || c.id),
       external ? h("a", { href: external, target: "_blank", rel: "noopener noreferrer", class: "small",
         title: t("external"), "aria-label": t("external") }, " ↗") : null);
   });
   return h("div", { class: "citations" },
-    h("h4", { dataset: { i18n: "citationsTitle" } }, t("citationsTitle")), h("ol", {}, items));
+    heading ? h("h4", { dataset: { i18n: "citationsTitle" } }, t("citationsTitle")) : null, h("ol", {}, items));
 }

@@ -66,6 +66,32 @@ export function describeWorkload(w, lang = getLang()) {
   return `${parts.join(", ")}.`;
 }
 
+const FIELD_ZH = { model: "模型", samples: "数据集大小", tokens: "数据集大小", budget_cny: "预算",
+  deadline_hours: "期限", epochs: "训练轮数", avg_tokens_per_sample: "平均每条 tokens", method: "训练方法" };
+const FIELD_INPUT = { samples: "size", tokens: "size" };
+
+/** A plan error as the form shows it: in the page's language, with the field it is about. */
+export function localError(err, form) {
+  const unknown = /^Unknown model '([^']*)'(?:\. Did you mean: (.*?)\?)?/.exec(err.message || "");
+  if (unknown) {
+    const field = form.elements.model;
+    if (getLang() !== "zh") return { message: err.message, fix: err.fix, field };
+    const hint = unknown[2] ? `你是不是要找：${unknown[2].split(", ").join("、")}？` : "";
+    return { message: `未知模型“${unknown[1]}”。${hint}`, fix: "请从列表中选择已知模型（如 Qwen2-7B），或填写参数量（如 7B）。", field };
+  }
+  const invalid = err.code === "invalid_input" && /(?:^|: )(\w+): /.exec(err.message || "");
+  if (invalid) {
+    const name = invalid[1];
+    const field = form.elements[FIELD_INPUT[name] || name] || null;
+    if (getLang() !== "zh") return { message: err.message, fix: err.fix, field };
+    const gt = /greater than (?:or equal to )?([\d.]+)/.exec(err.message);
+    const le = /less than (?:or equal to )?([\d.]+)/.exec(err.message);
+    const rule = gt ? `：须大于 ${gt[1]}` : le ? `：须不超过 ${le[1]}` : "";
+    return { message: `“${FIELD_ZH[name] || name}”的值无效${rule}。`, fix: "请修改该字段后重试。", field };
+  }
+  return err;
+}
+
 export function setUpForm({ onExplain, onError }) {
   const form = document.getElementById("plan-form");
   const result = document.getElementById("form-result");
@@ -111,7 +137,9 @@ export function setUpForm({ onExplain, onError }) {
       showPlan(result, await api("/v1/plan", { method: "POST", body: workload }));
       announce(t("planDone"));
     } catch (err) {
-      result.replaceChildren(errorBox(err, t("errorPrefix"), t("fixPrefix")));
+      const shown = localError(err, form);
+      result.replaceChildren(errorBox(shown, t("errorPrefix"), t("fixPrefix")));
+      if (shown.field) shown.field.setAttribute("aria-invalid", "true");
       onError(err, { quiet: true });
     } finally {
       button.disabled = false;

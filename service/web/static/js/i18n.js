@@ -20,7 +20,7 @@ const STRINGS = {
     assistant: "助手", thinking: "正在思考…", calling: "调用工具：{name}", answerDone: "回答完成",
     stopped: "已停止。", rename: "重命名", del: "删除", save: "保存", cancel: "取消",
     renameLabel: "会话标题", confirmDelete: "删除会话“{title}”及其记录？", continuing:
-      "继续会话“{title}”：新消息会接着这段对话（此处不显示之前的记录）。", newSession: "新对话",
+      "继续会话“{title}”：新消息会接着这段对话。", newSession: "新对话",
     turns: "{n} 轮", turns1: "1 轮", copy: "复制", copied: "已复制", copyFailed: "复制失败",
     errorPrefix: "出错了：", fixPrefix: "解决办法：", unknownSession: "这个会话已不存在，已开始新对话。",
     needCloud: "至少选择一个云厂商。", needModel: "请填写模型。", needSize: "请填写数据集大小（大于 0）。",
@@ -40,7 +40,10 @@ const STRINGS = {
     downloaded: "已下载 {name}", external: "外部链接", openKnowledge: "打开知识库章节", loading: "加载中…",
     sectionMissing: "（没有找到这一节，显示整页）", tencent: "腾讯云", jdcloud: "京东云",
     on_demand: "按量计费", monthly: "包年包月", spot: "竞价实例", on_request: "价格需询价", askSales: "联系销售询价", epochsN: "{n} 轮", budgetMonth: "预算每月 {amount}",
-    budgetTotal: "总预算 {amount}", source: "来源",
+    budgetTotal: "总预算 {amount}", source: "来源", derivationTitle: "计算过程与依据（显存、时长、费用、主机）",
+    tableRegion: "表格", backend: "模型", sourceKind_official: "官方价格页", sourceKind_third_party: "第三方价格采集",
+    sourceKind_estimate: "估算（由其他计费方式的价格推算）", sourceKind_user: "你提供的价格表",
+    unknownModel: "未知模型“{model}”：请从列表中选择，或填写参数量（如 7B）。",
   },
   en: {
     skip: "Skip to the message box", tagline: "GPU training advisor", sessions: "Sessions", modes: "Mode",
@@ -62,7 +65,7 @@ const STRINGS = {
     you: "You", assistant: "Assistant", thinking: "Thinking…", calling: "Calling tool: {name}",
     answerDone: "Answer complete", stopped: "Stopped.", rename: "Rename", del: "Delete", save: "Save",
     cancel: "Cancel", renameLabel: "Session title", confirmDelete: "Delete the session “{title}” and its history?",
-    continuing: "Continuing “{title}”: new messages follow on from it (its earlier messages are not shown here).",
+    continuing: "Continuing “{title}”: new messages follow on from it.",
     newSession: "New chat", turns: "{n} turns", turns1: "1 turn", copy: "Copy", copied: "Copied", copyFailed: "Copy failed",
     errorPrefix: "Error: ", fixPrefix: "How to fix: ", unknownSession: "That session no longer exists; a new chat has started.",
     needCloud: "Choose at least one cloud.", needModel: "Enter a model.", needSize: "Enter the dataset size (above 0).",
@@ -85,6 +88,10 @@ const STRINGS = {
     sectionMissing: "(section not found; showing the whole page)", tencent: "Tencent Cloud", jdcloud: "JD Cloud",
     on_demand: "On-demand", monthly: "Monthly", spot: "Spot", on_request: "Price on request", askSales: "Ask sales", epochsN: "{n} epochs",
     budgetMonth: "budget {amount} per month", budgetTotal: "budget {amount} in total", source: "source",
+    derivationTitle: "How it was worked out (memory, time, cost, host)", tableRegion: "Table", backend: "backend",
+    sourceKind_official: "official price page", sourceKind_third_party: "third-party price capture",
+    sourceKind_estimate: "estimate (derived from another billing mode's price)", sourceKind_user: "your price sheet",
+    unknownModel: "Unknown model “{model}”: pick one from the list, or give the size (e.g. 7B).",
   },
 };
 

@@ -112,7 +112,13 @@ function main() {
     sidebar.close();
   });
   document.getElementById("example-question").addEventListener("click", () => chat.ask(t("example")));
-  form = setUpForm({ onExplain: (message) => { tabs.showChat(); chat.ask(message); }, onError });
+  // "Explain this" starts a new chat: the form's workload is its own question, not a turn of the open chat
+  form = setUpForm({ onExplain: (message) => {
+    chat.reset(null);
+    sessions.render();
+    tabs.showChat();
+    chat.ask(message);
+  }, onError });
   form.loadModels();
   sessions.refresh();
 }

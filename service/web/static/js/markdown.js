@@ -47,8 +47,16 @@ export function splitKnowledgeRef(ref) {
   return [match[1], anchor];
 }
 
-/** Turn "[guide/x.md#anchor]" references in the text of `root` into knowledge links. */
-export function linkKnowledgeRefs(root) {
+/** A reference's readable name: the cited section's title when a citation has it, else the anchor in words. */
+function refTitle(path, anchor, citations) {
+  const id = anchor ? `${path}#${anchor}` : path;
+  const cited = citations.find((c) => c.id === id || c.id === `knowledge/${id}`);
+  if (cited && cited.title) return cited.title;
+  return (anchor || path.split("/").pop().replace(/\.(zh|en)\.md$|\.md$/g, "")).replace(/-/g, " ");
+}
+
+/** Turn "[guide/x.md#anchor]" references in the text of `root` into knowledge links named by the section title. */
+export function linkKnowledgeRefs(root, citations = []) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
     acceptNode: (node) => (node.parentElement.closest("a, code, pre") ? NodeFilter.FILTER_REJECT
       : HAS_KNOWLEDGE_REF.test(node.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
@@ -59,7 +67,9 @@ export function linkKnowledgeRefs(root) {
     const parts = [];
     let last = 0;
     node.data.replace(KNOWLEDGE_REF, (whole, path, anchor, offset) => {
-      parts.push(node.data.slice(last, offset), "[", knowledgeLink(path, anchor, anchor ? `${path}#${anchor}` : path), "]");
+      let decoded = anchor || "";
+      try { decoded = decodeURIComponent(decoded); } catch { /* keep it as written */ }
+      parts.push(node.data.slice(last, offset), knowledgeLink(path, decoded, refTitle(path, decoded, citations)));
       last = offset + whole.length;
       return whole;
     });

@@ -4,8 +4,10 @@ import { barChart } from "./chart.js";
 import { downloadButtons } from "./documents.js";
 import { h } from "./dom.js";
 import { getLang, t } from "./i18n.js";
+import { priceNote, publicLinks } from "./sources.js";
 
 const ROWS_PER_CLOUD = 5;
+const ROWS_COMPACT = 3; // in the chat, where the answer should stay within a few screens
 const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 };
 let counter = 0;
 
@@ -30,6 +32,14 @@ export function formatHours(hours) {
   return n >= 48 ? `${text} (${t("days", { d: (n / 24).toFixed(1) })})` : text;
 }
 
+/** The hours as unbreakable pieces ("53.4 小时", "(约 2.2 天)") that may stack in a narrow cell. */
+function hoursCell(hours) {
+  const n = Number(hours);
+  const text = t("hours", { h: n < 10 ? n.toFixed(1) : n.toLocaleString("en-US", { maximumFractionDigits: 1 }) });
+  return h("td", { class: "hours" }, h("span", { class: "nowrap" }, text),
+    n >= 48 ? [" ", h("span", { class: "nowrap small muted" }, `(${t("days", { d: (n / 24).toFixed(1) })})`)] : null);
+}
+
 function formatTokens(n) {
   if (!n) return "";
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B tokens`;
@@ -51,12 +61,12 @@ function seriousWarnings(c) {
 }
 
 /** The candidates shown for `cloud`: its pick, the alternatives on it, then the best-ranked others. */
-function rowsFor(plan, cloud) {
+function rowsFor(plan, cloud, limit = ROWS_PER_CLOUD) {
   const mine = (plan.candidates || []).filter((c) => c.cloud === cloud);
   const wanted = [plan.picks && plan.picks[cloud], ...Object.values(plan.alternatives || {})].filter(Boolean);
   const first = wanted.map((it) => mine.find((c) => c.instance_type === it)).filter(Boolean);
   const rest = mine.filter((c) => !first.includes(c));
-  return [...new Set([...first, ...rest])].slice(0, Math.max(ROWS_PER_CLOUD, first.length));
+  return [...new Set([...first, ...rest])].slice(0, Math.max(limit, first.length));
 }
 
 function priceCell(c) {
@@ -69,17 +79,26 @@ function priceCell(c) {
   const p = c.price || {};
   const unit = p.unit === "month" ? t("perMonth") : p.unit === "hour" ? t("perHour") : p.unit ? `/${p.unit}` : "";
   const confidence = p.confidence ? t(`confidence_${p.confidence}`) : "";
-  const source = [p.source, p.note].filter(Boolean).join(" — ");
   const quote = c.quote_link
     ? h("a", { href: c.quote_link, target: "_blank", rel: "noopener noreferrer", class: "small" }, `${t("quote")} ↗`)
     : null;
   return h("td", { class: "price" },
-    h("span", { title: source }, `${formatCny(p.price_cny)}${unit}`),
+    h("span", { class: "nowrap" }, `${formatCny(p.price_cny)}${unit}`),
     p.stale ? h("span", { class: "badge warn" }, t("stale")) : null,
-    h("div", { class: "small muted" }, [p.as_of, confidence].filter(Boolean).join(" · ")),
-    h("div", {},
-      h("details", { class: "source" }, h("summary", { class: "small" }, t("source")), h("p", { class: "small" }, source)),
-      quote));
+    h("div", { class: "small muted nowrap" }, [p.as_of, confidence].filter(Boolean).join(" · ")),
+    h("div", {}, sourceDetails(p), quote));
+}
+
+/** The price's source, folded: its kind in the reader's language, the public pages it names, the note. */
+function sourceDetails(p) {
+  const links = publicLinks(p.source).map((href) => h("li", {},
+    h("a", { href, target: "_blank", rel: "noopener noreferrer" }, href.replace(/^https:\/\//, ""))));
+  const note = priceNote(p, getLang());
+  return h("details", { class: "source" }, h("summary", { class: "small" }, t("source")),
+    h("div", { class: "small source-body" },
+      h("p", {}, t(`sourceKind_${p.confidence}`)),
+      links.length ? h("ul", {}, links) : null,
+      note ? h("p", { class: "muted" }, note) : null));
 }
 
 function fitCell(c) {
@@ -87,7 +106,7 @@ function fitCell(c) {
     : value === false ? h("div", { class: "bad-text" }, `✗ ${t(no)}`) : null);
   const budget = mark(c.within_budget, "withinBudget", "overBudget");
   const deadline = mark(c.meets_deadline, "meetsDeadline", "missesDeadline");
-  return h("td", {}, budget, deadline, !budget && !deadline ? "—" : null);
+  return h("td", { class: "fit" }, budget, deadline, !budget && !deadline ? "—" : null);
 }
 
 /** "⚠ 2": opens and shows the warning list under the table. */
@@ -111,13 +130,13 @@ function candidateRow(c, plan, warnId) {
   const strategy = c.strategy ? (zh() ? c.strategy.label_zh : c.strategy.label) : "";
   const cls = [isPick(plan, c) ? "is-pick" : "", serious.length ? "warn" : "", c.within_budget === false ? "over" : ""];
   return h("tr", { class: cls.filter(Boolean).join(" ") || null, dataset: { instance: c.instance_type } },
-    h("th", { scope: "row" }, h("span", { class: "mono" }, c.instance_type), " ", badges(c, plan),
-      warningBadge(serious, warnId)),
-    h("td", { class: "gpu", title: c.gpu_name || "" }, gpu,
-      h("div", { class: "small muted" }, `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
+    h("th", { scope: "row" }, h("span", { class: "mono nowrap" }, c.instance_type), " ",
+      h("span", { class: "badges" }, badges(c, plan), warningBadge(serious, warnId))),
+    h("td", { class: "gpu", title: c.gpu_name || "" }, h("span", { class: "nowrap" }, gpu),
+      h("div", { class: "small muted nowrap" }, `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
     h("td", { class: "strategy" }, strategy),
     h("td", { class: "nowrap" }, `${c.memory_per_gpu_gib} / ${Number(c.gpu_memory_gib)} GiB`),
-    h("td", { class: "nowrap" }, formatHours(c.training_hours)),
+    hoursCell(c.training_hours),
     h("td", { class: "cost" }, h("strong", {}, formatCny(c.total_cost_cny)),
       h("div", { class: "small muted" }, t(c.billing))),
     priceCell(c),
@@ -137,13 +156,18 @@ function labelCells(row) {
   return row;
 }
 
+/** Text that may wrap at its spaces only: each word an unbreakable span ("每卡显存", "需要/可用"). */
+function words(text) {
+  return text.split(" ").flatMap((w, i) => [i ? " " : null, h("span", { class: "nowrap" }, w)]);
+}
+
 function cloudTable(plan, cloud, rows, warnId) {
   const head = HEAD;
   const caption = `${t(cloud)} — ${t("recTitle")}`;
   return h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": caption },
     h("table", { class: "plan-table", dataset: { cloud } },
       h("caption", { class: "visually-hidden" }, caption),
-      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, words(t(key)))))),
       h("tbody", {}, rows.map((c) => labelCells(candidateRow(c, plan, warnId))))));
 }
 
@@ -162,7 +186,7 @@ function warningList(plan, rows, warnId) {
     }
   }
   if (!items.length) return null;
-  return h("details", { class: "warnings", id: warnId, open: items.some((li) => !li.classList.contains("sev-info")) },
+  return h("details", { class: "warnings", id: warnId, open: items.some((li) => li.classList.contains("sev-error")) },
     h("summary", {}, `${t("warningsTitle")} (${items.length})`), h("ul", {}, items));
 }
 
@@ -188,14 +212,15 @@ function summaryLine(plan) {
   return parts.filter(Boolean).join(" · ");
 }
 
-/** The whole recommendation block: tables, chart, warnings, assumptions and downloads. */
-export function renderPlan(plan) {
+/** The whole recommendation block: tables, chart, warnings, assumptions and downloads. `compact` (the chat, where
+ * the answer's verdict already names the job): no title line, fewer rows per cloud. */
+export function renderPlan(plan, { compact = false } = {}) {
   counter += 1;
-  const block = h("section", { class: "plan", "aria-label": t("recTitle") },
-    h("h3", {}, t("recTitle")), h("p", { class: "plan-summary" }, summaryLine(plan)));
+  const block = h("section", { class: compact ? "plan compact" : "plan", "aria-label": t("recTitle") },
+    compact ? null : h("h3", {}, t("recTitle")), compact ? null : h("p", { class: "plan-summary" }, summaryLine(plan)));
   if (plan.infeasible) {
     block.append(h("div", { class: "alert error", role: "alert" },
-      h("strong", {}, `${t("infeasible")}: `), plan.infeasible));
+      h("strong", {}, `${t("infeasible")}: `), (zh() && plan.infeasible_zh) || plan.infeasible));
   }
   for (const note of (plan.notes || []).filter((n) => n.severity !== "info")) {
     block.append(h("div", { class: `alert ${note.severity === "error" ? "error" : "warn"}` }, `⚠ ${msg(note)}`));
@@ -204,7 +229,7 @@ export function renderPlan(plan) {
   const charted = [];
   let listed = 0;
   clouds.forEach((cloud, i) => {
-    const rows = rowsFor(plan, cloud);
+    const rows = rowsFor(plan, cloud, compact ? ROWS_COMPACT : ROWS_PER_CLOUD);
     if (!rows.length) return;
     const warnId = `plan-${counter}-warn-${i}`;
     charted.push(...rows.slice(0, 3));
@@ -231,13 +256,13 @@ export function renderPlan(plan) {
 export function rerenderPlans() {
   document.querySelectorAll("[data-plan-host]").forEach((host) => {
     const state = host.planState;
-    if (state) host.replaceChildren(renderPlan(state.plan));
+    if (state) host.replaceChildren(renderPlan(state.plan, state.options));
   });
 }
 
 /** Show `plan` inside `host`, remembering it so the language switch can redraw it. */
-export function showPlan(host, plan) {
+export function showPlan(host, plan, options = {}) {
   host.dataset.planHost = "";
-  host.planState = { plan };
-  host.replaceChildren(renderPlan(plan));
+  host.planState = { plan, options };
+  host.replaceChildren(renderPlan(plan, options));
 }
