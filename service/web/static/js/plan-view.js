@@ -92,7 +92,7 @@ function priceCell(c) {
 /** The price's source, folded: its kind in the reader's language, the public pages it names, the note. */
 function sourceDetails(p) {
   const links = publicLinks(p.source).map((href) => h("li", {},
-    h("a", { href, target: "_blank", rel: "noopener noreferrer" }, href.replace(/^https:\/\//, ""))));
+    h("a", { href, target: "_blank", rel: "noopener noreferrer", title: href }, new URL(href).hostname)));
   const note = priceNote(p, getLang());
   return h("details", { class: "source" }, h("summary", { class: "small" }, t("source")),
     h("div", { class: "small source-body" },
@@ -145,8 +145,22 @@ function candidateRow(c, plan, warnId) {
 
 const HEAD = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
 
+/** Tokens a line may break inside (after a hyphen or slash: "A100-40G-SXM", "on-demand") wrapped whole. */
+function keepTokens(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/\S[-/‐]\S/.test(n.data) && !n.parentElement.closest(".nowrap")) nodes.push(n);
+  }
+  for (const n of nodes) {
+    n.replaceWith(...n.data.split(/(\s+)/).filter(Boolean).map((part) => (/\S[-/‐]\S/.test(part)
+      ? h("span", { class: "nowrap" }, part) : part)));
+  }
+}
+
 /** Each cell names its column (data-label): at phone width the rows show as cards, one labelled line per cell. */
 function labelCells(row) {
+  keepTokens(row);
   [...row.children].forEach((cell, i) => {
     cell.dataset.label = t(HEAD[i]);
     const content = h("div", { class: "cell" });
