@@ -105,6 +105,13 @@ function documentsBlock(documents, shownText) {
   return parts;
 }
 
+/** Which model wrote the answer, in the page's language ("离线规划模型", "大模型（不可用，离线规划模型代答）"). */
+function backendLabel(backend) {
+  const kind = backend === "openai" ? "backendLlm" : backend.startsWith("offline (fallback") ? "backendFallback"
+    : backend === "offline" ? "backendOffline" : "";
+  return t("backend", { who: kind ? t(kind) : backend });
+}
+
 /** Fill an answer's `content` (the text) and `extras` (card, folds, sources) from its final AskResult. */
 export function showAnswer(content, extras, result, streamedText = "") {
   const markdown = result.answer_markdown || streamedText;
@@ -134,5 +141,5 @@ export function showAnswer(content, extras, result, streamedText = "") {
   extras.append(...documentsBlock(result.documents || {}, shownText));
   const cites = citationList(citations, { heading: !result.recommendation });
   if (cites) extras.append(result.recommendation ? folded("sources", `${t("citationsTitle")} (${citations.length})`, cites) : cites);
-  if (result.backend) extras.append(h("p", { class: "small muted backend" }, `${t("backend")}: ${result.backend}`));
+  if (result.backend) extras.append(h("p", { class: "small muted backend", title: result.backend }, backendLabel(result.backend)));
 }
