@@ -69,17 +69,17 @@ def _timed(fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     return (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000
 
 
-def bench_in_process(runs: int) -> tuple[float, float]:
+def bench_in_process(runs: int, frontier: bool = True) -> tuple[float, float]:
     cat = load_catalog(REPO / "knowledge")
     today = date.today()
     workloads = {k: Workload.model_validate(v) for k, v in WORKLOADS.items()}
     for w in workloads.values():  # warm-up
-        plan(w, cat, today)
+        plan(w, cat, today, frontier=frontier)
     wall: dict[str, list[float]] = {k: [] for k in workloads}
     cpu: dict[str, list[float]] = {k: [] for k in workloads}
     for _ in range(runs):  # round-robin, so that no workload runs twice in a row
         for name, w in workloads.items():
-            dw, dc = _timed(lambda w=w: plan(w, cat, today))
+            dw, dc = _timed(lambda w=w: plan(w, cat, today, frontier=frontier))
             wall[name].append(dw)
             cpu[name].append(dc)
     cold_wall: list[float] = []
@@ -87,10 +87,11 @@ def bench_in_process(runs: int) -> tuple[float, float]:
     for _ in range(max(5, runs // 20)):
         for w in workloads.values():
             _clear_caches()
-            dw, dc = _timed(lambda w=w: plan(w, cat, today))
+            dw, dc = _timed(lambda w=w: plan(w, cat, today, frontier=frontier))
             cold_wall.append(dw)
             cold_cpu.append(dc)
-    print(f"in-process plan() over {len(cat.instances)} instances, {runs} runs per workload (warm caches); "
+    print(f"in-process plan(frontier={frontier}) over {len(cat.instances)} instances, {runs} runs per workload "
+          "(warm caches); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"  {'workload':38s} {'wall p50':>9s} {'wall p99':>9s} {'CPU p50':>9s} {'CPU p99':>9s}  (ms)")
     for name in workloads:
@@ -125,9 +126,10 @@ def bench_cli(repeats: int = 5) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=200, help="in-process runs per workload (>= 200)")
+    parser.add_argument("--runs", type=int, default=200, help="in-process runs per workload")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
+    bench_in_process(args.runs, frontier=False)  # the smallest fitting cluster per instance type, for comparison
     p50_wall, p50_cpu = bench_in_process(args.runs)
     cli_wall, cli_cpu = bench_cli()
     missed = []

@@ -91,6 +91,8 @@ _MFU_ZH = (
     ("H20: compute-light Hopper with high bandwidth per FLOP; assumed like A100 (estimate)",
      "估算：H20 算力偏低、单位算力带宽高，按 A100 水平假设"),
     ("estimate for convolutional / diffusion training", "估算：卷积 / 扩散模型训练"),
+    ("node model:", "节点吞吐模型：按大矩阵乘的硬件利用率（按公开实测校准）、每个 micro-batch 的 token 数和通信效率估算"),
+    ("capped at the published cluster-scale MFU", "不超过公开的大规模集群 MFU 实测值"),
 )
 _FACTOR = re.compile(r";\s*x([\d.]+) for (\w+) \(smaller GEMMs(, dequantisation 1\.75x slower)?\)")
 _METHOD_ZH = {"lora": "LoRA", "qlora": "QLoRA", "freeze": "冻结微调"}

@@ -124,6 +124,8 @@ class MoeSpec(_Row):
     moe_intermediate_size: int = Field(gt=0)
     shared_experts: int = 0
     first_k_dense: int = Field(default=0, description="leading layers that stay dense")
+    shared_expert_intermediate_size: int | None = Field(
+        default=None, description="Qwen2-MoE: one shared expert of this width (instead of moe_intermediate_size)")
 
 
 class MlaSpec(_Row):

@@ -126,8 +126,8 @@ def time_arithmetic(view: PlanView, c: CandidateView, lang: Lang, catalog: Catal
     calc = f"{total} ÷ {fmt.num(c.throughput_tokens_per_s)} ÷ 3600"
     slowdown = OFFLOAD_SLOWDOWN.get(s.offload, 1.0)
     if slowdown != 1.0:
-        calc += tr(lang, f" × {fmt.ratio(slowdown)}（CPU offload 降速系数，估算）",
-                   f" × {fmt.ratio(slowdown)} (CPU offload slowdown, an estimate)")
+        calc += tr(lang, f"（吞吐已计入 CPU offload 降速 {fmt.ratio(slowdown)} 倍，估算）",
+                   f" (the throughput includes the CPU offload slowdown of {fmt.ratio(slowdown)}x, an estimate)")
     result = tr(lang, f"训练时长：{calc} ≈ **{fmt.num(c.training_hours)} 小时**",
                 f"Training time: {calc} ≈ **{fmt.num(c.training_hours)} h**")
     return fmt.bullets(lines) + "\n\n" + result

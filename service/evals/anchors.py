@@ -111,7 +111,7 @@ def _model(inputs: dict[str, Any], catalog: Catalog) -> Any:
 
 def _engine(a: Anchor, catalog: Catalog) -> float:
     from service.catalog.queries import resolve_gpu
-    from service.sizing import compute, memory
+    from service.sizing import compute, memory, throughput
     from service.sizing.types import GIB, TrainSetup
 
     i = a.inputs
@@ -121,7 +121,7 @@ def _engine(a: Anchor, catalog: Catalog) -> float:
         gpus = int(i.get("gpus", 1024))
         setup = TrainSetup("pretrain", seq_len=int(i["seq_len"]), grad_ckpt=False)
         gpu = resolve_gpu(str(i["gpu"]), catalog.gpus)[0]
-        t = compute.training_time(_model(i, catalog), gpu, setup, float(i["tokens"]), total_gpus=gpus)
+        t = throughput.training_time(_model(i, catalog), gpu, setup, float(i["tokens"]), total_gpus=gpus)
         return t.hours * gpus
     if a.kind == "deepspeed_states":
         estimator = getattr(memory, "deepspeed_model_states_gib", None)

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from service.planner.candidate import Candidate, PlanResult
 from service.planner.resolve import Job
 from service.sizing.host import Note, numa_advice, storage_advice
 from service.workload import Workload
-
-if TYPE_CHECKING:
-    from service.planner.plan import Candidate, PlanResult
 
 
 def _fmt_cny(x: float) -> str:
     return f"¥{x:,.0f}"
 
 
-def plan_notes(w: Workload, job: Job, ranked: Sequence[Candidate]) -> list[Note]:
+def plan_notes(w: Workload, job: Job, ranked: Sequence[Candidate],
+               options: Sequence[Candidate] = ()) -> list[Note]:
     notes = [storage_advice(w.dataset_gb), numa_advice()]
     if not ranked:
         return notes
@@ -36,16 +36,31 @@ def plan_notes(w: Workload, job: Job, ranked: Sequence[Candidate]) -> list[Note]
             f"没有方案满足{per_zh} {_fmt_cny(w.budget_cny)} 的预算：最便宜的 {cheapest.inst.instance_type} "
             f"{per_zh}需 {_fmt_cny(spend)}。可提高预算、改用 QLoRA、减少数据量或轮数。",
         ))
-    if w.deadline_hours is not None and not any(c.meets_deadline for c in ranked):
-        fastest = min(ranked, key=lambda c: c.hours)
-        notes.append(Note(
-            "misses_deadline",
-            f"No option finishes within {w.deadline_hours:g} h: the fastest, {fastest.inst.instance_type}, "
-            f"needs {fastest.hours:.1f} h. Use more GPUs, fewer epochs or LoRA.",
-            f"没有方案能在 {w.deadline_hours:g} 小时内完成：最快的 {fastest.inst.instance_type} 需 "
-            f"{fastest.hours:.1f} 小时。可增加 GPU、减少轮数或改用 LoRA。",
-        ))
+    if w.deadline_hours is not None and not any(c.meets_deadline for c in (*ranked, *options)):
+        notes.append(_deadline_note(w.deadline_hours, [*ranked, *options]))
     return notes
+
+
+def _deadline_note(deadline: float, cands: Sequence[Candidate]) -> Note:
+    """Misses the deadline: the fastest option, and how many GPUs of the kind with the best scaled rate would
+    meet it (GPU-hours of its largest sized cluster spread over more whole nodes, at the same per-GPU rate)."""
+    fastest = min(cands, key=lambda c: c.hours)
+    multi = [c for c in cands if c.strategy.nodes > 1] or list(cands)
+    best = min(multi, key=lambda c: c.hours * c.strategy.total_gpus)
+    per_node = best.strategy.gpus_per_node
+    nodes = math.ceil(best.hours * best.strategy.total_gpus / deadline / per_node)
+    gpus = nodes * per_node
+    return Note(
+        "misses_deadline",
+        f"No option finishes within {deadline:g} h: the fastest, {fastest.inst.instance_type} "
+        f"({fastest.strategy.total_gpus}x {fastest.gpu.id}), needs {fastest.hours:.1f} h. About {gpus}x "
+        f"{best.gpu.id} ({nodes} nodes of {best.inst.instance_type}) would meet it at the same per-GPU rate, "
+        "if the cloud sells that many; or use fewer epochs or LoRA.",
+        f"没有方案能在 {deadline:g} 小时内完成：最快的 {fastest.inst.instance_type}"
+        f"（{fastest.strategy.total_gpus} 卡 {fastest.gpu.id}）需 {fastest.hours:.1f} 小时。按相同的单卡速度，约需 "
+        f"{gpus} 卡 {best.gpu.id}（{nodes} 台 {best.inst.instance_type}）才能按时完成（需确认云厂商可售数量）；"
+        "或减少轮数、改用 LoRA。",
+    )
 
 
 _LIGHTER = {"pretrain": ("lora", None), "full": ("lora", None), "freeze": ("lora", None),

@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from service.calibration.store import calibration_factors
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import ModelSpec
 from service.planner.resolve import resolve_job
 from service.planner.strategy import HEADROOM, base_setup
-from service.sizing.compute import scaling_efficiency, training_time
 from service.sizing.host import gpu_notes
 from service.sizing.memory import estimate_memory
 from service.sizing.params import count_params
+from service.sizing.throughput import Cluster, training_time
 from service.workload import Workload
 
 
@@ -48,13 +49,13 @@ def estimate(req: EstimateRequest, cat: Catalog) -> dict[str, object]:
         assumptions.append("Gradient checkpointing assumed on (LLaMA-Factory's default).")
     setup = replace(setup, n_gpus=req.gpus, zero_stage=stage, offload=req.offload)
     mem = estimate_memory(job.model, setup)
-    scaling = scaling_efficiency(gpu, req.gpus, 1, stage, rdma=False)
     trainable_fraction = mem.trainable_params / max(1.0, job.model.params_published_b * 1e9)
     t = training_time(job.model, gpu, replace(setup, seq_len=job.avg_seq_len), job.tokens_total, req.gpus,
-                      scaling, trainable_fraction, samples=job.samples_total)
+                      1.0, trainable_fraction, samples=job.samples_total,
+                      cluster=Cluster(req.gpus, 1), calibration=calibration_factors().get(gpu.id, 1.0))
     assumptions.append(f"MFU {t.mfu.value:.2f}: {t.mfu.source}.")
-    if scaling < 1:
-        assumptions.append(f"Scaling efficiency {scaling:.2f} for the interconnect of {req.gpus}x {gpu.id}.")
+    if t.offload_slowdown > 1:
+        assumptions.append(f"CPU offload: {t.offload_slowdown:g}x slower (estimate), included in tokens/s and hours.")
     warnings = [n.as_dict() for n in gpu_notes(gpu, req.gpus, 1, rdma=False)]
     fits = mem.per_gpu_gib <= HEADROOM * gpu.memory_gib
     if not fits:

@@ -3,140 +3,33 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date
 
+from service.calibration.store import calibration_factors
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow
 from service.labels import confidence_label
 from service.planner.advice import infeasible_hint, plan_notes
+from service.planner.candidate import Candidate, FrontierPoint, PlanResult
 from service.planner.costing import (
-    QUOTE_LINKS,
-    CostLine,
     Quote,
     budget_verdict,
     choose_billing,
     cost_lines,
     deadline_verdict,
-    price_dict,
     price_notes,
     quote,
     quote_notes,
 )
 from service.planner.resolve import Job, resolve_job
-from service.planner.strategy import Fit, NoFit, Strategy, choose
-from service.sizing.compute import scaling_efficiency, training_time
-from service.sizing.host import RAM_PER_GPU_MEMORY, VCPU_PER_GPU, Note, gpu_notes, host_notes
-from service.sizing.types import MemoryBreakdown, TimeEstimate
+from service.planner.strategy import Fit, NoFit, choose
+from service.sizing.host import Note, gpu_notes, host_notes
+from service.sizing.throughput import Cluster, training_time
 from service.workload import Workload
 
-
-@dataclass(frozen=True)
-class Candidate:
-    inst: InstanceRow
-    gpu: GpuSpec
-    strategy: Strategy
-    memory: MemoryBreakdown
-    time: TimeEstimate
-    hours: float
-    cost: CostLine | None  # None: price on request (no public price); see quote
-    costs: dict[str, CostLine]
-    within_budget: bool | None
-    meets_deadline: bool | None
-    warnings: tuple[Note, ...]
-    quote: Quote | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.within_budget is not False and self.meets_deadline is not False
-
-    @property
-    def priced(self) -> bool:
-        return self.cost is not None
-
-    @property
-    def total_cny(self) -> float:
-        """The job's cost; infinite when the price is on request (sorts after every priced option)."""
-        return self.cost.total_cny if self.cost is not None else math.inf
-
-    def host_check(self) -> dict[str, object]:
-        """The host rules (>= 8 vCPU per GPU, RAM >= 2x GPU memory) and the GPU interconnect of this pick."""
-        i, g = self.inst, self.gpu
-        gpus = max(1.0, i.gpu_count)
-        link = f"NVLink {g.nvlink_gb_s:g} GB/s" if g.nvlink_gb_s else f"PCIe Gen{g.pcie_gen}"
-        return {"vcpu_per_gpu": round(i.vcpus / gpus, 1), "vcpu_ok": i.vcpus >= VCPU_PER_GPU * gpus,
-                "ram_recommended_gib": round(RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib),
-                "ram_ok": i.memory_gib >= RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib,
-                "interconnect": link, "rdma": i.rdma, "nodes": self.strategy.nodes}
-
-    def as_dict(self) -> dict[str, object]:
-        i = self.inst
-        return {
-            "cloud": i.cloud, "instance_type": i.instance_type, "family": i.family, "gpu": self.gpu.id,
-            "gpu_name": self.gpu.name, "gpu_count": i.gpu_count, "nodes": self.strategy.nodes,
-            "vcpus": i.vcpus, "memory_gib": i.memory_gib, "rdma": i.rdma, "sale_status": i.sale_status,
-            "instance_source": i.source, "instance_confidence": i.confidence,
-            "strategy": self.strategy.as_dict(),
-            "memory_per_gpu_gib": round(self.memory.per_gpu_gib, 2), "memory": self.memory.as_dict(),
-            "host_ram_needed_gib": round(self.memory.host_ram_gib, 1),
-            "gpu_memory_gib": i.gpu_memory_gib,
-            "training_hours": round(self.hours, 2),
-            "throughput_tokens_per_s": round(self.time.throughput_tokens_per_s, 1),
-            "mfu": self.time.mfu.value, "mfu_source": self.time.mfu.source,
-            "flops_per_token": self.time.flops_per_token, "work_units": self.time.tokens_total,
-            "peak_tflops": self.gpu.dense_16bit_tflops, "total_gpus": self.strategy.total_gpus,
-            "slowdown": round(self.hours / self.time.hours, 3) if self.time.hours else 1.0,
-            "scaling_efficiency": round(self.time.scaling_efficiency, 3),
-            "cost_cny": {b: c.as_dict() for b, c in self.costs.items()},
-            **self._cost_fields(),
-            "host": self.host_check(),
-            "within_budget": self.within_budget, "meets_deadline": self.meets_deadline,
-            "warnings": [n.as_dict() for n in self.warnings],
-        }
-
-    def _cost_fields(self) -> dict[str, object]:
-        c = self.cost
-        if c is None:
-            q = self.quote
-            return {"billing": "on_request", "total_cost_cny": None, "monthly_cost_cny": None, "price": None,
-                    "price_on_request": True, "quote": q.as_dict() if q is not None else None,
-                    "quote_link": q.link if q is not None else QUOTE_LINKS[self.inst.cloud]}
-        return {"billing": c.billing, "total_cost_cny": round(c.total_cny, 2),
-                "monthly_cost_cny": round(c.monthly_cny, 2), "price": price_dict(c.price),
-                "price_on_request": False, "quote_link": QUOTE_LINKS[self.inst.cloud]}
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    workload: Workload
-    job: Job
-    candidates: tuple[Candidate, ...]
-    rejected: tuple[tuple[str, str], ...]
-    assumptions: tuple[str, ...]
-    notes: tuple[Note, ...] = field(default=())
-    infeasible: str = ""
-    infeasible_zh: str = ""
-
-    def picks(self) -> dict[str, Candidate]:
-        out: dict[str, Candidate] = {}
-        for c in self.candidates:
-            out.setdefault(c.inst.cloud, c)
-        return out
-
-    def alternatives(self) -> dict[str, Candidate]:
-        if not self.candidates:
-            return {}
-        top = self.candidates[0]
-        out: dict[str, Candidate] = {}
-        # Alternatives trade cost against time, so they come from priced options only.
-        cheaper = [c for c in self.candidates if c.priced and c.total_cny < top.total_cny - 0.5]
-        faster = [c for c in self.candidates if c.priced and c.hours < top.hours * 0.95]
-        if cheaper:
-            out["cheaper"] = min(cheaper, key=lambda c: (c.total_cny, c.hours))
-        if faster:
-            out["faster"] = min(faster, key=lambda c: (c.hours, c.total_cny))
-        return out
+__all__ = ["Candidate", "FrontierPoint", "PlanResult", "plan"]
 
 
 def _gpu_filter(w: Workload, cat: Catalog) -> tuple[set[str], set[str], list[str]]:
@@ -159,14 +52,14 @@ def _family_ids(g: GpuSpec, cat: Catalog) -> set[str]:
 
 
 def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fit: Fit,
-               today: date, max_age: int) -> Candidate | str:
+               today: date, max_age: int, cal: dict[str, float]) -> Candidate | str:
     s = fit.strategy
-    scaling = scaling_efficiency(gpu, s.gpus_per_node, s.nodes, s.setup.zero_stage, inst.rdma)
     trainable_fraction = fit.memory.trainable_params / max(1.0, job.model.params_published_b * 1e9)
     time_setup = replace(s.setup, seq_len=job.avg_seq_len)
-    t = training_time(job.model, gpu, time_setup, job.tokens_total, s.total_gpus, scaling,
-                      trainable_fraction, s.gpu_fraction, job.samples_total)
-    hours = t.hours * fit.slowdown
+    cluster = Cluster(s.gpus_per_node, s.nodes, inst.rdma, inst.network_gbps, inst.vcpus)
+    t = training_time(job.model, gpu, time_setup, job.tokens_total, s.total_gpus, 1.0, trainable_fraction,
+                      s.gpu_fraction, job.samples_total, cluster, cal.get(gpu.id, 1.0))
+    hours = t.hours
     lines = cost_lines(inst, s.nodes, hours, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
     q: Quote | None = None
@@ -197,32 +90,77 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
 _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out": "售罄", "limited": "限量"}
 
 
+COST_TIE = 0.005  # costs within 0.5 % of each other tie: the faster goes first
+
+
 def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
+    """Price-on-request candidates rank normally for fastest and after every priced one otherwise."""
     if not cands:
         return cands
     min_cost = min((c.total_cny for c in cands if c.priced), default=1.0) or 1.0
     min_hours = min(c.hours for c in cands) or 1e-6
+    if objective == "fastest":
+        return sorted(cands, key=lambda c: (not c.ok, round(c.hours, 2), c.total_cny))
+    if objective == "balanced":
+        def score(c: Candidate) -> tuple[bool, bool, float, float]:
+            if not c.priced:
+                return (True, not c.ok, c.hours, 0.0)
+            s = math.log(c.total_cny / min_cost + 1e-9) + math.log(c.hours / min_hours + 1e-9)
+            return (False, not c.ok, s, c.total_cny)
+        return sorted(cands, key=score)
+    # cheapest: by cost; a run of options within COST_TIE of the run's cheapest is a tie, ordered by hours
+    by_cost = sorted(cands, key=lambda c: (not c.priced, not c.ok, c.total_cny, c.hours))
+    out: list[Candidate] = []
+    group: list[Candidate] = []
+    for c in by_cost:
+        head = group[0] if group else None
+        if head is not None and (c.ok != head.ok or c.priced != head.priced
+                                 or c.total_cny > head.total_cny * (1 + COST_TIE)):
+            out += sorted(group, key=lambda x: x.hours)
+            group = []
+        group.append(c)
+    return out + sorted(group, key=lambda x: x.hours)
 
-    # Price-on-request candidates rank normally for fastest and after every priced one otherwise.
-    def key(c: Candidate) -> tuple[bool, bool, float, float]:
-        if objective == "fastest":
-            return (False, not c.ok, c.hours, c.total_cny)
-        if objective == "balanced" and c.priced:
-            score = math.log(c.total_cny / min_cost + 1e-9) + math.log(c.hours / min_hours + 1e-9)
-            return (False, not c.ok, score, c.total_cny)
-        return (not c.priced, not c.ok, c.total_cny, c.hours)
 
-    return sorted(cands, key=key)
+def _sizes(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fits: list[Fit], today: date,
+           max_age: int, cal: dict[str, float]) -> list[Candidate] | str:
+    """Each cluster size of one instance type, costed (a size slower than a smaller one is dropped)."""
+    out: list[Candidate] = []
+    for fit in fits:
+        cand = _candidate(job, w, cat, inst, gpu, fit, today, max_age, cal)
+        if isinstance(cand, str):
+            return cand
+        if not out or cand.hours < min(c.hours for c in out):
+            out.append(cand)
+    return out or "no price in the catalog"
 
 
-def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_days: int = 180) -> PlanResult:
-    """Every instance on the chosen clouds, sized, timed, costed and ranked by the objective."""
+def _frontier(options: list[Candidate]) -> dict[str, tuple[FrontierPoint, ...]]:
+    by_family: dict[str, dict[int, FrontierPoint]] = {}
+    for c in options:
+        pts = by_family.setdefault(f"{c.inst.cloud}:{c.inst.family}", {})
+        p = FrontierPoint(c.inst.instance_type, c.strategy.nodes, c.strategy.total_gpus, c.hours,
+                          c.cost.total_cny if c.cost is not None else None, c.meets_deadline, c.within_budget)
+        old = pts.get(p.total_gpus)
+        if old is None or (c.total_cny, p.hours) < (old.cost_cny if old.cost_cny is not None else math.inf,
+                                                    old.hours):
+            pts[p.total_gpus] = p
+    return {k: tuple(v[g] for g in sorted(v)) for k, v in sorted(by_family.items())}
+
+
+def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_days: int = 180,
+         frontier: bool = True) -> PlanResult:
+    """Every instance on the chosen clouds, sized (1, 2, 4 ... nodes), timed, costed and ranked by the objective:
+    per instance type the cluster size the objective asks for (cheapest meeting the deadline and budget, fastest
+    within the budget, or the knee for balanced). `frontier=False` costs only the smallest size that fits."""
     today = today or date.today()
     job = resolve_job(w, cat.models)
     include, exclude, filter_notes = _gpu_filter(w, cat)
     gpus = {g.id: g for g in cat.gpus}
     cands: list[Candidate] = []
+    options: list[Candidate] = []
     rejected: list[tuple[str, str]] = []
+    cal = calibration_factors()
     for inst in cat.instances:
         if w.clouds and inst.cloud not in w.clouds:
             continue
@@ -232,17 +170,19 @@ def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_day
         if w.gpu_count is not None and inst.gpu_count < 1:
             continue
         gpu = gpus[inst.gpu]
-        fit = choose(job, w, gpu, inst)
-        if isinstance(fit, NoFit):
-            rejected.append((inst.instance_type, fit.reason))
+        fits = choose(job, w, gpu, inst)
+        if isinstance(fits, NoFit):
+            rejected.append((inst.instance_type, fits.reason))
             continue
-        cand = _candidate(job, w, cat, inst, gpu, fit, today, max_price_age_days)
-        if isinstance(cand, str):
-            rejected.append((inst.instance_type, cand))
-        else:
-            cands.append(cand)
+        sizes = _sizes(job, w, cat, inst, gpu, fits if frontier else fits[:1], today, max_price_age_days, cal)
+        if isinstance(sizes, str):
+            rejected.append((inst.instance_type, sizes))
+            continue
+        options += sizes
+        cands.append(_rank(sizes, w.objective)[0])
     ranked = _rank(cands, w.objective)
     assumptions = (*filter_notes, *job.assumptions)
-    hint, hint_zh = ("", "") if ranked else infeasible_hint(w, lambda alt: plan(alt, cat, today, max_price_age_days))
+    hint, hint_zh = ("", "") if ranked else infeasible_hint(
+        w, lambda alt: plan(alt, cat, today, max_price_age_days, frontier=False))
     return PlanResult(w, job, tuple(ranked), tuple(rejected), tuple(assumptions),
-                      tuple(plan_notes(w, job, ranked)), hint, hint_zh)
+                      tuple(plan_notes(w, job, ranked, options)), hint, hint_zh, _frontier(options), tuple(options))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from service.planner.candidate import Candidate, PlanResult
 from service.planner.estimate import model_dict
-from service.planner.plan import PlanResult
 
 
 def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, object]:
@@ -29,4 +29,16 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
         "notes": [n.as_dict() for n in r.notes],
         "infeasible": r.infeasible or None,
         "infeasible_zh": r.infeasible_zh or None,
+        "frontier": {family: [p.as_dict() for p in pts] for family, pts in r.frontier.items()},
+        "fastest_within_budget": _ref(r.fastest_within_budget()),
+        "cheapest_within_deadline": _ref(r.cheapest_within_deadline()),
     }
+
+
+def _ref(c: Candidate | None) -> dict[str, object] | None:
+    if c is None:
+        return None
+    return {"instance_type": c.inst.instance_type, "cloud": c.inst.cloud, "gpu": c.gpu.id,
+            "nodes": c.strategy.nodes, "total_gpus": c.strategy.total_gpus, "hours": round(c.hours, 2),
+            "cost_cny": None if c.cost is None else round(c.cost.total_cny, 2), "strategy": c.strategy.label(),
+            "strategy_zh": c.strategy.label_zh()}

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from service.catalog.queries import parse_param_count, resolve_model
 from service.catalog.schema import ModelSpec
@@ -32,6 +32,7 @@ class Job:
     samples_per_epoch: float
     assumptions: tuple[str, ...] = field(default=())
     assumptions_zh: tuple[str, ...] = field(default=())
+    seq_len_stated: bool = False  # the user gave --seq-len: sequences are that long (packed to the cutoff)
 
     @property
     def tokens_total(self) -> float:
@@ -43,7 +44,10 @@ class Job:
 
     @property
     def avg_seq_len(self) -> int:
-        """Tokens per sequence for the attention FLOPs (samples shorter than the cutoff are not padded)."""
+        """Tokens per sequence for the attention FLOPs: the stated --seq-len (samples packed to it), else the mean
+        sample (samples shorter than the cutoff are not padded)."""
+        if self.seq_len_stated:
+            return self.seq_len
         if self.samples_per_epoch > 0 and self.model.kind in ("decoder", "encoder"):
             return max(16, min(self.seq_len, round(self.tokens_per_epoch / self.samples_per_epoch)))
         return self.seq_len
@@ -93,27 +97,57 @@ def model_from_hf_config(path: Path) -> ModelSpec:
     missing = [k for k in need if k not in cfg]
     if missing:
         raise InvalidInputError(f"{path} lacks {', '.join(missing)}.", "Use a decoder config.json from the model repo.")
-    moe = None
-    experts = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg.get("num_local_experts")
-    if experts:
-        moe = {"num_experts": experts, "top_k": cfg.get("num_experts_per_tok", 2),
-               "moe_intermediate_size": cfg.get("moe_intermediate_size") or cfg["intermediate_size"],
-               "shared_experts": cfg.get("n_shared_experts") or 0,
-               "first_k_dense": cfg.get("first_k_dense_replace") or 0}
+    moe, mla = _moe_from_config(cfg), _mla_from_config(cfg)
     name = str(cfg.get("_name_or_path") or cfg.get("model_type") or path.parent.name)
+    model_type = str(cfg.get("model_type", "custom"))
     spec = ModelSpec(
-        id=f"config:{path.name}", name=name, family=str(cfg.get("model_type", "custom")), kind="decoder",
+        id=f"config:{path.name}", name=name, family=model_type, kind="decoder",
         num_layers=cfg["num_hidden_layers"], hidden_size=cfg["hidden_size"], num_heads=cfg["num_attention_heads"],
-        num_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"], head_dim=cfg.get("head_dim"),
+        num_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"],
+        head_dim=cfg.get("head_dim") or cfg.get("kv_channels"),
         intermediate_size=cfg["intermediate_size"], vocab_size=cfg["vocab_size"],
         max_position_embeddings=cfg.get("max_position_embeddings"),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        qkv_bias=bool(cfg.get("attention_bias", cfg.get("model_type") in ("qwen2", "qwen2_moe"))),
-        moe=moe, params_published_b=1.0, source=str(path), as_of=date.today(), template="default",
+        qkv_bias=bool(cfg.get("attention_bias", cfg.get("qkv_bias", model_type in ("qwen2", "qwen2_moe")))),
+        qk_norm=model_type.startswith("qwen3"), mlp=_mlp_kind(cfg, model_type),
+        moe=moe, mla=mla, params_published_b=1.0, source=str(path), as_of=date.today(), template="default",
     )
     counts = count_params(spec)
     return spec.model_copy(update={"params_published_b": counts.total / 1e9,
                                    "active_params_b": counts.active / 1e9 if moe else None})
+
+
+# GELU models whose MLP is still gated (three matrices, GeGLU): Gemma. Other GELU decoders (GPT-2, Phi, Falcon,
+# StarCoder) have a plain fc1 -> GELU -> fc2 MLP of two matrices.
+_GATED_GELU = ("gemma",)
+
+
+def _mlp_kind(cfg: dict[str, Any], model_type: str) -> Literal["swiglu", "gelu"]:
+    act = str(cfg.get("hidden_act") or cfg.get("activation_function") or "silu").lower()
+    if act.startswith("gelu") and not model_type.startswith(_GATED_GELU):
+        return "gelu"
+    return "swiglu"
+
+
+def _moe_from_config(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    experts = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg.get("num_local_experts")
+    if not experts:
+        return None
+    shared = cfg.get("shared_expert_intermediate_size")
+    return {"num_experts": experts, "top_k": cfg.get("num_experts_per_tok", 2),
+            "moe_intermediate_size": cfg.get("moe_intermediate_size") or cfg["intermediate_size"],
+            "shared_experts": cfg.get("n_shared_experts") or (1 if shared else 0),
+            "shared_expert_intermediate_size": shared or None,
+            "first_k_dense": cfg.get("first_k_dense_replace") or 0}
+
+
+def _mla_from_config(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """DeepSeek-V2/V3 multi-head latent attention (q_lora_rank is null in the V2-Lite config: no query latent)."""
+    if not cfg.get("kv_lora_rank"):
+        return None
+    return {"q_lora_rank": cfg.get("q_lora_rank") or 0, "kv_lora_rank": cfg["kv_lora_rank"],
+            "qk_nope_head_dim": cfg["qk_nope_head_dim"], "qk_rope_head_dim": cfg["qk_rope_head_dim"],
+            "v_head_dim": cfg["v_head_dim"]}
 
 
 def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
@@ -155,20 +189,29 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
                       f"未指定训练方式：{model.name} 按全量微调规划（编码器模型的常见做法）。"))
     default_seq = {"decoder": DEFAULT_SEQ_LEN, "encoder": 512}.get(model.kind, model.max_position_embeddings or 1)
     seq = w.seq_len or default_seq
+    avg = w.avg_tokens_per_sample
+    if w.seq_len is None and avg is not None and avg > seq and model.kind == "decoder":
+        seq = avg  # a stated sample length raises the cutoff instead of truncating every sample
+        notes.append((f"Cutoff raised to the stated sample length, {seq} tokens.",
+                      f"序列长度（cutoff_len）提高到所给的样本长度 {seq} tokens。"))
     if model.kind == "vision_transformer":
         seq = model.max_position_embeddings or 197
     elif model.max_position_embeddings and seq > model.max_position_embeddings:
         notes.append((f"seq_len {seq} exceeds {model.name}'s context {model.max_position_embeddings}; "
                       "it needs RoPE scaling (the estimate keeps your length).",
                       f"序列长度 {seq} 超过 {model.name} 的上下文 {model.max_position_embeddings}，需要 RoPE 扩展（估算按你的长度）。"))
-    if w.seq_len is None and model.kind in ("decoder", "encoder"):
+    if w.seq_len is None and model.kind in ("decoder", "encoder") and seq == default_seq:
         notes.append((f"Sequence length (cutoff) assumed {seq} tokens.", f"序列长度（cutoff_len）假设为 {seq} tokens。"))
-    epochs = w.epochs or (1.0 if method == "pretrain" else DEFAULT_EPOCHS)
-    if w.epochs is None:
+    epochs = w.epochs or (1.0 if method == "pretrain" or w.tokens else DEFAULT_EPOCHS)
+    if w.epochs is None and w.tokens and method != "pretrain":
+        notes.append(("A token count is read as the whole run: one epoch (give epochs to repeat it).",
+                      "给出的 token 数按整个训练量计：1 轮（如需多轮请注明轮数）。"))
+    elif w.epochs is None:
         notes.append((f"Epochs assumed {epochs:g}.", f"训练轮数假设为 {epochs:g} 轮。"))
     samples, tokens = _dataset(w, model, seq, notes)
     return Job(model, method, w.effective_quant_bits, seq, tokens, epochs, samples,
-               tuple(en for en, _ in notes), tuple(zh for _, zh in notes))
+               tuple(en for en, _ in notes), tuple(zh for _, zh in notes),
+               seq_len_stated=w.seq_len is not None and model.kind == "decoder")
 
 
 def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[tuple[str, str]]) -> tuple[float, float]:

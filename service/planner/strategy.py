@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec
 from service.planner.resolve import Job
 from service.sizing.memory import estimate_memory
+from service.sizing.throughput import OFFLOAD_SLOWDOWN as OFFLOAD_SLOWDOWN  # re-exported for the documents
 from service.sizing.types import MemoryBreakdown, Offload, TrainSetup
 from service.workload import Workload
 
@@ -16,7 +17,6 @@ HEADROOM = 0.92  # plan to use at most 92 % of GPU memory: spikes, allocator, dr
 HOST_RAM_USABLE = 0.85
 NODE_STEPS = (1, 2, 4, 8, 16, 32, 64)
 MIN_GPUS_PER_NODE_MULTI = 4  # multi-node plans use whole 4- or 8-GPU servers
-OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
 
 
 _LABEL_WORDS = {
@@ -146,10 +146,10 @@ def _memo_for(model: ModelSpec, base: TrainSetup, w: Workload) -> _MemoTable:
 
 
 def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Workload) -> Sized:
-    """Every variant on n GPUs (multi-node: ZeRO-3 only) with its memory, and the smallest per-GPU need."""
+    """Every variant on n GPUs (multi-node: ZeRO-2/3) with its memory, and the smallest per-GPU need."""
     out = []
     for stage, off, ck in _variants(base, n, w):
-        if multi_node and stage < 3:
+        if multi_node and stage < 2 and base.method in ("full", "pretrain", "freeze"):
             continue
         setup = replace(base, n_gpus=n, zero_stage=stage, offload=off, grad_ckpt=ck)
         mem = estimate_memory(model, setup)
@@ -157,12 +157,14 @@ def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Work
     return tuple(out), min((x[2] for x in out), default=math.inf)
 
 
-def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> Fit | NoFit:
+def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] | NoFit:
+    """The fastest setup that fits, for each cluster size: 1, 2, 4 ... nodes (RDMA instances only for more than
+    one, unless the user fixed the GPU count); a NoFit with the reason when no size fits."""
     per_node = max(1, math.floor(inst.gpu_count))
     fraction = min(1.0, inst.gpu_count)
     base = base_setup(job, w, gpu)
     closest = host_short = math.inf
-    node_steps = [1] if inst.is_slice else list(NODE_STEPS)
+    node_steps = [1] if inst.is_slice or (not inst.rdma and w.gpu_count is None) else list(NODE_STEPS)
     if w.gpu_count is not None:
         if w.gpu_count % per_node:
             return NoFit(f"has {per_node} GPUs per node; {w.gpu_count} GPUs is not a whole number of nodes",
@@ -170,6 +172,7 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> Fit | NoFi
         node_steps = [w.gpu_count // per_node]
     memo = _memo_for(job.model, base, w)
     usable_gpu = HEADROOM * inst.gpu_memory_gib
+    fits: list[Fit] = []
     for nodes in node_steps:
         if nodes > 1 and job.method in ("lora", "qlora") and w.gpu_count is None:
             break  # adapters do not shard across nodes usefully; a bigger GPU is the answer
@@ -188,9 +191,11 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> Fit | NoFi
             if need > usable_gpu:
                 continue
             if mem.host_ram_gib / nodes <= HOST_RAM_USABLE * inst.memory_gib:
-                strat = Strategy(setup, per_node, nodes, fraction)
-                return Fit(strat, mem, OFFLOAD_SLOWDOWN[setup.offload])
+                fits.append(Fit(Strategy(setup, per_node, nodes, fraction), mem, OFFLOAD_SLOWDOWN[setup.offload]))
+                break
             host_short = min(host_short, mem.host_ram_gib / nodes)
+    if fits:
+        return fits
     where = f"{per_node}x {gpu.id} ({inst.gpu_memory_gib:g} GiB each)"
     if host_short < math.inf:
         # The GPUs would do with CPU offload, but the host cannot hold the offloaded states.

@@ -1,9 +1,15 @@
-"""Training compute and time: FLOPs per token by method, MFU priors from published runs, scaling.
+"""Training FLOPs per token, and the published at-scale MFU used for cluster-scale pre-training.
 
-FLOPs: 6N per token for full training (Eleuther A1), 4N when weights are frozen (LoRA/QLoRA need no
-weight-gradient GEMMs, sizing.md E2), +2N under activation recomputation (A6), plus the attention term
-12*s*L*H*d per token (verl's counter, D7). MFU priors come from published end-to-end runs (sizing.md C1/C2):
-they already include the communication of NVLink + RDMA clusters, so scaling only discounts weaker links.
+FLOPs per token: 6N for full training (Eleuther A1), 4N when weights are frozen (LoRA/QLoRA need no
+weight-gradient GEMMs, sizing.md E2; freeze pays the weight gradients of its trainable share). Attention is causal:
+the score and value matmuls cost 2*s*L*H*d per token forward (half of the non-causal 4*s*L*H*d that verl counts,
+D7) and twice that backward. Two FLOP counts are kept apart:
+
+- model FLOPs (what MFU is measured on, what the one-line rule 6*N*tokens approximates);
+- executed FLOPs: model FLOPs + the forward that activation recomputation runs again (2N + the attention forward,
+  A6) + the score matmul that FlashAttention's backward recomputes (FlashAttention-2 paper: the backward runs five
+  matmuls to the forward's two). The node-level throughput model (service/sizing/throughput.py) divides executed
+  FLOPs by a hardware-utilisation prior, so recomputation is never counted twice.
 """
 
 from __future__ import annotations
@@ -11,56 +17,83 @@ from __future__ import annotations
 import math
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.params import flops_matmul_params, head_dim
-from service.sizing.types import MfuPrior, TimeEstimate, TrainSetup
+from service.sizing.params import count_params, flops_matmul_params, head_dim
+from service.sizing.types import MfuPrior, TrainSetup
 
-# QLoRA runs slower than LoRA because of dequantisation: gpu_poor's cost factor 1.75 (sizing.md B5)
-QLORA_SLOWDOWN = 1.75
 SPOT_RERUN_OVERHEAD = 0.15  # assumed share of work redone after spot interruptions (estimate)
+CAUSAL_ATTN_FWD = 2.0  # x s*L*H*d per token: QK^T and AV over half the keys on average (causal mask)
+FLASH_BWD_RECOMPUTE = 1.0  # x s*L*H*d: FlashAttention's backward recomputes QK^T (FlashAttention-2, Dao 2023)
+
+
+def _attn_unit(m: ModelSpec, seq_len: int) -> float:
+    """s*L*H*d for the model's attention (MLA: the q/k head width)."""
+    if m.kind not in ("decoder", "encoder", "vision_transformer"):
+        return 0.0
+    layers, heads = m.num_layers or 0, m.num_heads or 0
+    hd = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim if m.mla else head_dim(m)
+    return float(seq_len * layers * heads * hd)
+
+
+def _dense_coeff(method: str, trainable_fraction: float) -> float:
+    if method in ("full", "pretrain"):
+        return 6.0
+    if method == "freeze":
+        return 4.0 + 2.0 * trainable_fraction
+    return 4.0
+
+
+def model_flops_per_token(m: ModelSpec, setup: TrainSetup, trainable_fraction: float = 1.0) -> float:
+    """Model FLOPs per token (forward + backward, no recomputation), causal attention."""
+    n = flops_matmul_params(m)
+    causal = m.kind == "decoder"
+    attn = _attn_unit(m, setup.seq_len) * (CAUSAL_ATTN_FWD if causal else 2 * CAUSAL_ATTN_FWD) * 3
+    return _dense_coeff(setup.method, trainable_fraction) * n + attn
 
 
 def flops_per_token(m: ModelSpec, setup: TrainSetup, trainable_fraction: float = 1.0) -> float:
-    """Training FLOPs per token (forward + backward [+ recomputation]) for a decoder or encoder."""
+    """Executed FLOPs per token: model FLOPs + recomputation (+2N and the attention forward under checkpointing)
+    + FlashAttention's recomputed scores."""
     n = flops_matmul_params(m)
-    method = setup.method
-    if method in ("full", "pretrain"):
-        dense = 6 * n
-    elif method == "freeze":
-        dense = 4 * n + 2 * n * trainable_fraction
-    else:
-        dense = 4 * n
+    unit = _attn_unit(m, setup.seq_len) * (1.0 if m.kind == "decoder" else 2.0)
+    extra = FLASH_BWD_RECOMPUTE * unit if setup.fused_attention else 0.0
     if setup.grad_ckpt:
-        dense += 2 * n
-    attn = 0.0
-    if m.kind in ("decoder", "encoder", "vision_transformer"):
-        layers, heads = m.num_layers or 0, m.num_heads or 0
-        hd = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim if m.mla else head_dim(m)
-        attn = 12 * setup.seq_len * layers * heads * hd
-        if setup.grad_ckpt:
-            attn += 4 * setup.seq_len * layers * heads * hd
-    return dense + attn
+        extra += 2 * n + CAUSAL_ATTN_FWD * unit
+    return model_flops_per_token(m, setup, trainable_fraction) + extra
+
+
+def expert_flops_share(m: ModelSpec) -> float:
+    """Share of the per-token matmul parameters that sit in routed experts (their GEMMs are small: tokens per
+    expert = tokens x top_k / experts)."""
+    if m.moe is None:
+        return 0.0
+    c = count_params(m)
+    e = m.moe
+    layers = (m.num_layers or 0) - e.first_k_dense
+    routed = sum(x.d_in * x.d_out * layers * e.top_k for x in c.linears if x.name.startswith("expert_"))
+    total = flops_matmul_params(m)
+    return routed / total if total else 0.0
 
 
 def verl_step_flops(m: ModelSpec, seqlens: list[int]) -> float:
-    """verl's FLOPs for one training step over sequences (full training, no recomputation)."""
+    """verl's FLOPs for one training step over sequences (full training, no recomputation, non-causal count)."""
     layers, heads = m.num_layers or 0, m.num_heads or 0
     hd = head_dim(m) if m.mla is None else m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim
     tokens = sum(seqlens)
     return 6 * flops_matmul_params(m) * tokens + 12 * sum(s * s for s in seqlens) * layers * heads * hd
 
 
-# MFU priors by architecture for full training, each with where it comes from.
+# Cluster-scale pre-training (hundreds to thousands of GPUs, 3D parallelism): published end-to-end MFU on model
+# FLOPs, which already includes pipeline bubbles and tensor-parallel communication the node model does not see.
+CLUSTER_SCALE_GPUS = 256
 _HOPPER_POINTS = ((8.0, 0.20), (70.0, 0.31), (405.0, 0.38))  # Llama 3/3.1 model cards on H100 (C1)
 _ARCH_MFU = {
     "ampere": (0.42, "Llama 2 model card on A100-80GB implies 0.39-0.46 MFU; Megatron-LM 41.5 % at 22B (sizing.md C1, C2)"),
-    "volta": (0.35, "estimate: V100 has no BF16 or FlashAttention-2; no published fine-tune MFU in our references"),
+    "volta": (0.35, "estimate: V100 has no BF16 or FlashAttention-2; no published MFU in our references"),
     "turing": (0.25, "estimate: T4 is a 70 W inference card; sustained training rates run far below peak"),
     "pascal": (0.35, "estimate against the P40's FP32 rate (no tensor cores)"),
     "ada": (0.35, "estimate: no published Ada training MFU in our references; PCIe only, no NVLink"),
     "blackwell": (0.30, "estimate: B200 software still maturing; no published MFU in our references"),
 }
-_METHOD_FACTOR = {"full": 1.0, "pretrain": 1.0, "freeze": 0.9, "lora": 0.85, "qlora": 0.85 / QLORA_SLOWDOWN}
-NON_TRANSFORMER_MFU = 0.30  # estimate for CNN / diffusion UNet training (convolutions, data loading)
 
 
 def _hopper_mfu(params_b: float) -> float:
@@ -74,68 +107,13 @@ def _hopper_mfu(params_b: float) -> float:
     return pts[-1][1]
 
 
-def mfu_prior(gpu: GpuSpec, m: ModelSpec, method: str) -> MfuPrior:
+def cluster_mfu(gpu: GpuSpec, m: ModelSpec) -> MfuPrior:
+    """Published MFU of pre-training at cluster scale (model FLOPs basis)."""
     params_b = m.active_params_b or m.params_published_b
-    if m.kind in ("cnn", "diffusion"):
-        base, src = NON_TRANSFORMER_MFU, "estimate for convolutional / diffusion training"
-    elif gpu.arch == "hopper" and gpu.dense_16bit_tflops < 300:
-        base, src = 0.42, "H20: compute-light Hopper with high bandwidth per FLOP; assumed like A100 (estimate)"
-    elif gpu.arch == "hopper":
-        base = _hopper_mfu(params_b)
-        src = "Llama 3/3.1 model cards on H100: ~0.20 MFU at 8B, ~0.31 at 70B, ~0.38 at 405B (sizing.md C1)"
-    else:
-        base, src = _ARCH_MFU[gpu.arch]
-    factor = _METHOD_FACTOR[method]
-    if factor != 1.0:
-        src += f"; x{factor:.2f} for {method} (smaller GEMMs" + (", dequantisation 1.75x slower)" if method == "qlora" else ")")
-    return MfuPrior(round(base * factor, 4), src)
-
-
-def scaling_efficiency(gpu: GpuSpec, gpus_per_node: int, nodes: int, zero_stage: int, rdma: bool) -> float:
-    """Discount for links weaker than the NVLink + RDMA clusters behind the MFU priors (estimates)."""
-    eff = 1.0
-    if gpus_per_node > 1 and gpu.nvlink_gb_s == 0:
-        eff *= 0.65 if zero_stage >= 3 else 0.85  # PCIe all-gather / all-reduce
-    elif gpus_per_node > 1 and gpu.nvlink_gb_s < 600:
-        eff *= 0.95  # A800/H800 NVLink cut to 400 GB/s
-    if nodes > 1 and not rdma:
-        eff *= 0.5 if zero_stage >= 3 else 0.7  # TCP between nodes
-    return eff
-
-
-def training_time(
-    m: ModelSpec,
-    gpu: GpuSpec,
-    setup: TrainSetup,
-    tokens: float,
-    total_gpus: int,
-    scaling: float = 1.0,
-    trainable_fraction: float = 1.0,
-    gpu_fraction: float = 1.0,
-    samples: float = 0.0,
-) -> TimeEstimate:
-    """Hours for `tokens` (transformers) or `samples` (CNN / diffusion) on `total_gpus` GPUs."""
-    mfu = mfu_prior(gpu, m, setup.method)
-    peak = gpu.dense_16bit_tflops * 1e12 * gpu_fraction
-    if m.kind in ("cnn", "diffusion"):
-        per_sample = 3 * (m.gflops_per_sample or 0.0) * 1e9 * (4 / 3 if setup.grad_ckpt else 1.0)
-        if setup.method in ("lora", "qlora", "freeze"):
-            per_sample *= 2 / 3
-        flops = per_sample * samples
-        per_token = per_sample
-        units = samples
-    else:
-        per_token = flops_per_token(m, setup, trainable_fraction)
-        flops = per_token * tokens
-        units = tokens
-    rate = total_gpus * peak * mfu.value * scaling  # FLOP/s
-    seconds = flops / rate if rate > 0 else math.inf
-    return TimeEstimate(
-        flops_total=flops,
-        flops_per_token=per_token,
-        tokens_total=units,
-        throughput_tokens_per_s=units / seconds if seconds > 0 else 0.0,
-        hours=seconds / 3600,
-        mfu=mfu,
-        scaling_efficiency=scaling,
-    )
+    if gpu.arch == "hopper" and gpu.dense_16bit_tflops >= 300:
+        return MfuPrior(round(_hopper_mfu(params_b), 4), "Llama 3/3.1 model cards on H100 at 16k GPUs: ~0.20 MFU "
+                        "at 8B, ~0.31 at 70B, ~0.38 at 405B (sizing.md C1)")
+    if gpu.arch == "hopper":
+        return MfuPrior(0.42, "H20: compute-light Hopper; assumed like A100 at scale (estimate)")
+    value, src = _ARCH_MFU[gpu.arch]
+    return MfuPrior(value, src)

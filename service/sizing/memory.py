@@ -6,7 +6,7 @@ mixed-precision AdamW = 2 B weights + 2 B grads + 12 B optimizer = 16 B/param, Z
 (LLaMA-Factory table B1, Eleuther A1); QLoRA NF4 + double quantisation 4.127 bits/param with embeddings and
 lm_head kept 16-bit (A5); activations per layer after Korthikanti et al. (A2) adapted to SwiGLU and GQA,
 without the s^2 scores when a fused attention kernel runs (A7), layer inputs only under checkpointing (A6);
-logits b*s*V*8 B (B7); CUDA context 0.9 GiB, NCCL 1.5 GiB, fragmentation 7 % (B8, E1).
+logits b*s*V*12 B (fp32 upcast in the loss path); CUDA context 0.9 GiB, NCCL 1.5 GiB, fragmentation 7 % (B8, E1).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
-from service.sizing.params import ParamCounts, count_params, head_dim, lora_params
+from service.sizing.params import ParamCounts, count_params, head_dim, lora_params, shared_expert_width
 from service.sizing.types import GIB, MemoryBreakdown, Offload, TrainSetup
 
 CUDA_CONTEXT_GIB = 0.9  # torch 2.1 eager on A100 measured 0.92 GB (stas00, sizing.md B8)
@@ -22,7 +22,10 @@ NCCL_GIB = 1.5  # torch.distributed init "expect ~1-2GB" (B8)
 FRAGMENTATION = 0.07  # allocator fragmentation 5-10 % (sizing.md E1)
 NF4_BYTES = 4.127 / 8  # NF4 + double quantisation (A5)
 INT8_BYTES = 1.0 + 0.06  # LLM.int8 weights + ~6 % quantisation overhead (gpu_poor, A5)
-LOGIT_BYTES = 8  # b*s*V*4 B*2 (vram.asmirnov, B7)
+# Logits per token and vocabulary entry in Hugging Face's loss path: the bf16 logits (2 B), their fp32 upcast (4 B),
+# the fp32 log-softmax kept for the backward (4 B) and the bf16 gradient (2 B). Fitted check: the Qwen A100 table's
+# memory growth with context (evals/anchors.yaml) is 11-13 B per vocab entry per token after the layer terms.
+LOGIT_BYTES = 12
 # Non-transformer models (estimates, unverified): stored activations per sample. CNNs: 12.5 MiB per forward
 # GFLOP (ResNet-50, 8.2 GFLOPs at 224 px, ~100 MiB/sample in mixed precision); diffusion UNets at 1024 px:
 # 12 GiB/sample, 3 GiB with checkpointing. Checkpointing keeps ~30 % of CNN activations.
@@ -78,7 +81,7 @@ def _decoder_layer_act_bytes(m: ModelSpec, setup: TrainSetup) -> float:
         mlp = 2 * s * b * h + 2 * 2 * s * b * (m.intermediate_size or 0)  # fc1 input, gelu input + fc2 input
     elif m.moe is not None:
         e = m.moe
-        mlp = 2 * s * b * h + 8 * s * b * e.moe_intermediate_size * (e.top_k + e.shared_experts)
+        mlp = 2 * s * b * h + 8 * s * b * (e.moe_intermediate_size * e.top_k + shared_expert_width(m))
     else:
         mlp = 2 * s * b * h + 8 * s * b * (m.intermediate_size or 0)  # input, gate, up, act(gate), product
     attn = 2 * s * b * h + 2 * s * b * h + 4 * s * b * kv_dim + 2 * s * b * h  # qkv input, Q, K+V, o input
@@ -120,8 +123,10 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
     optim = trainable * opt_b / GIB
     host = 0.0
     if z >= 1:
-        optim /= n
-    if z >= 2:
+        # DeepSpeed keeps an fp32 gradient partition next to the fp32 master and moments (16 B/param sharded),
+        # and the 16-bit gradients whole under ZeRO-1/2 (its estimator's 4 B/param, memory.rst, sizing.md A3)
+        optim = trainable * (opt_b + 4.0) / GIB / n
+    if z >= 3:
         grads /= n
     if z >= 3:
         weights = weights / n + 4 * c.largest_layer / GIB  # gathered fp16 layer + its grads (DeepSpeed)

@@ -31,14 +31,24 @@ def head_dim(m: ModelSpec) -> int:
     return m.head_dim or m.hidden_size // m.num_heads
 
 
+def shared_expert_width(m: ModelSpec) -> int:
+    """Width of the always-on shared expert(s) of an MoE layer, fused: Qwen2-MoE's
+    shared_expert_intermediate_size, or DeepSeek's n_shared_experts x moe_intermediate_size."""
+    if m.moe is None:
+        return 0
+    e = m.moe
+    return e.shared_expert_intermediate_size or e.shared_experts * e.moe_intermediate_size
+
+
 def _attention_linears(m: ModelSpec) -> list[Linear]:
     h, heads, layers = m.hidden_size or 0, m.num_heads or 0, m.num_layers or 0
     if m.mla is not None:
         a = m.mla
         qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        query = ([Linear("q_a_proj", h, a.q_lora_rank, layers), Linear("q_b_proj", a.q_lora_rank, heads * qk, layers)]
+                 if a.q_lora_rank else [Linear("q_proj", h, heads * qk, layers)])  # V2-Lite: no query latent
         return [
-            Linear("q_a_proj", h, a.q_lora_rank, layers),
-            Linear("q_b_proj", a.q_lora_rank, heads * qk, layers),
+            *query,
             Linear("kv_a_proj_with_mqa", h, a.kv_lora_rank + a.qk_rope_head_dim, layers),
             Linear("kv_b_proj", a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), layers),
             Linear("o_proj", heads * a.v_head_dim, h, layers),
@@ -62,13 +72,17 @@ def _mlp_linears(m: ModelSpec) -> list[Linear]:
                 Linear("down_proj", inter, h, layers)]
     e = m.moe
     dense, sparse = e.first_k_dense, layers - e.first_k_dense
-    experts = sparse * (e.num_experts + e.shared_experts)
+    experts = sparse * e.num_experts
     out = [
         Linear("expert_gate_proj", h, e.moe_intermediate_size, experts),
         Linear("expert_up_proj", h, e.moe_intermediate_size, experts),
         Linear("expert_down_proj", e.moe_intermediate_size, h, experts),
         Linear("router", h, e.num_experts, sparse),
     ]
+    shared = shared_expert_width(m)
+    if shared:
+        out += [Linear("shared_gate_proj", h, shared, sparse), Linear("shared_up_proj", h, shared, sparse),
+                Linear("shared_down_proj", shared, h, sparse)]
     if dense:
         out += [Linear("gate_proj", h, inter, dense), Linear("up_proj", h, inter, dense),
                 Linear("down_proj", inter, h, dense)]
@@ -173,7 +187,7 @@ def flops_matmul_params(m: ModelSpec) -> float:
         if m.moe is not None and x.name.startswith("expert_"):
             e = m.moe
             layers = (m.num_layers or 0) - e.first_k_dense
-            n = x.d_in * x.d_out * layers * (e.top_k + e.shared_experts)
+            n = x.d_in * x.d_out * layers * e.top_k
         per_token_linear += n
     vocab_side = 2 * (m.vocab_size or 0) * (m.hidden_size or 0) if m.kind == "decoder" else c.embedding + c.lm_head
     return per_token_linear + vocab_side

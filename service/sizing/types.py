@@ -78,3 +78,5 @@ class TimeEstimate:
     mfu: MfuPrior
     scaling_efficiency: float
     notes: tuple[str, ...] = field(default=())
+    model_flops_per_token: float = 0.0  # MFU basis: no recomputation
+    offload_slowdown: float = 1.0  # CPU offload factor already in `hours` and `throughput_tokens_per_s`

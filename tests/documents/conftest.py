@@ -17,8 +17,8 @@ TODAY = date(2026, 10, 1)
 WORKLOADS = {
     # 7B LoRA with a budget: single A100 on Tencent, V100 on JD
     "qwen_lora": Workload(model="qwen2-7b", samples=100_000, budget_cny=3000),
-    # 70B full fine-tune: ZeRO-3 + optimizer offload over two 8-GPU RDMA nodes
-    "llama70_full": Workload(model="llama3-70b", method="full"),
+    # 70B full fine-tune on 16 GPUs: ZeRO-3 over two 8-GPU RDMA nodes
+    "llama70_full": Workload(model="llama3-70b", method="full", gpu_count=16),
     # QLoRA restricted to T4 (no BF16, no FlashAttention-2)
     "t4_qlora": Workload(model="qwen2-7b", method="qlora", gpu_include=["T4"]),
 }

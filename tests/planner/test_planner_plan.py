@@ -92,8 +92,10 @@ def test_user_fixed_zero_stage_and_checkpointing_are_kept(catalog) -> None:
     free = run(catalog, model="Qwen2-7B", method="full", gpu_include=["A100"], gpu_count=8)
     fixed = run(catalog, model="Qwen2-7B", method="full", gpu_include=["A100"], gpu_count=8, zero_stage=3,
                 grad_ckpt=False)
-    single_node = [c for c in free.candidates if c.strategy.nodes == 1]
-    assert {c.strategy.setup.zero_stage for c in single_node} == {2}  # ZeRO-2 is enough for 7B on 8 GPUs
+    # 7B on 8x A100 40G: ZeRO-2 keeps 16-bit weights and gradients whole (DeepSpeed) and does not fit; the free
+    # plan checkpoints where memory asks for it, the fixed one never does.
+    assert {c.strategy.setup.zero_stage for c in free.candidates} == {3}
+    assert any(c.strategy.setup.grad_ckpt for c in free.candidates)
     assert {c.strategy.setup.zero_stage for c in fixed.candidates} == {3}
     assert not any(c.strategy.setup.grad_ckpt for c in fixed.candidates)
 
@@ -122,7 +124,8 @@ def test_each_candidate_fits_its_gpu_and_host(catalog) -> None:
 def test_cheapest_first_then_fastest(catalog) -> None:
     cheap = run(catalog, model="Qwen2-7B", samples=50_000)
     costs = [c.total_cny for c in cheap.candidates]  # price on request = inf, listed after every priced one
-    assert costs == sorted(costs)
+    # sorted, up to the 0.5 % band within which costs tie and the faster goes first
+    assert all(b >= a / 1.0051 for a, b in zip(costs, costs[1:], strict=False))
     fast = run(catalog, model="Qwen2-7B", samples=50_000, objective="fastest")
     hours = [c.hours for c in fast.candidates]
     assert hours == sorted(hours)

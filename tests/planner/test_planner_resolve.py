@@ -25,8 +25,10 @@ def job(catalog, **fields):  # type: ignore[no-untyped-def]
         ({"samples": 10_000, "avg_tokens_per_sample": 300}, 3.0e6, 10_000),
         # samples without a length: 512 tokens assumed -> 100,000 x 512 = 51.2M.
         ({"samples": 100_000}, 51.2e6, 100_000),
-        # samples longer than the cutoff are cut: 1,000 x min(8,000, 2,048).
-        ({"samples": 1_000, "avg_tokens_per_sample": 8_000}, 2.048e6, 1_000),
+        # a stated sample length above the default cutoff raises the cutoff (issue 12): 1,000 x 8,000.
+        ({"samples": 1_000, "avg_tokens_per_sample": 8_000}, 8.0e6, 1_000),
+        # with a stated cutoff, longer samples are cut: 1,000 x min(8,000, 2,048).
+        ({"samples": 1_000, "avg_tokens_per_sample": 8_000, "seq_len": 2048}, 2.048e6, 1_000),
         # dataset size at 3 bytes/token: 3 GB -> 1.0B tokens, / 512 per sample.
         ({"dataset_gb": 3.0}, 1.0e9, 1.0e9 / 512),
         # explicit tokens win.

@@ -13,8 +13,9 @@ from datetime import date
 import pytest
 
 from service.catalog.schema import ModelSpec
-from service.sizing.compute import training_time, verl_step_flops
+from service.sizing.compute import verl_step_flops
 from service.sizing.memory import estimate_memory
+from service.sizing.throughput import training_time
 from service.sizing.types import GIB, TrainSetup
 
 # --------------------------------------------------------------------------------------------- verl FLOPs (D7)

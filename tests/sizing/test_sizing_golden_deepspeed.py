@@ -94,13 +94,12 @@ def test_engine_model_states_near_deepspeed(model, stage: int, offload: str, n: 
 
 
 @pytest.mark.parametrize("n", [1, 2, 8, 64])
-def test_zero2_without_offload_differs_by_the_documented_convention(model, n: int) -> None:
-    # DeepSpeed ZeRO-2: 4P (fp16 params + whole fp16 grads) + 16P/n (fp32 params, grads, m, v).
-    # ZeRO paper (the engine): 2P + (2 + 12)P/n. The gap is exactly (2 + 2/n)P: DeepSpeed keeps the fp16 gradients
-    # whole and adds fp32 gradients. At 8 GPUs the engine is 0.625x DeepSpeed's figure, outside 15 %: by convention.
+def test_zero2_without_offload_follows_deepspeeds_convention(model, n: int) -> None:
+    # DeepSpeed ZeRO-2: 4P (fp16 params + whole fp16 grads) + 16P/n (fp32 params, grads, m, v). The engine now
+    # counts the same (issue 12: measured memory ran above the ZeRO paper's 2P + 14P/n).
     m = model("Llama-2-7B")
     c = count_params(m)
     ds = deepspeed_model_states_gib(c.total, c.largest_layer, gpus_per_node=n, stage=2)
     gpu, _ = _engine_model_states_gib(m, 2, "none", n)
     # DeepSpeed truncates 16P/n to whole bytes: 1 byte of slack.
-    assert ds.gpu_gib - gpu == pytest.approx((2 + 2 / n) * c.total / GIB, abs=1 / GIB)
+    assert ds.gpu_gib == pytest.approx(gpu, abs=1 / GIB)

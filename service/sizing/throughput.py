@@ -1,0 +1,196 @@
+"""Training time: a node-level throughput model whose constants keep their physical meaning and source.
+
+Per GPU and micro-batch of b*s tokens:
+
+    t_gpu   = executed FLOPs / (peak x HFU_MAX[arch] x m / (m + GEMM_HALF_TOKENS))   (+ QLoRA dequantisation)
+    t_comm  = ZeRO / data-parallel bytes x (n - 1) / n / link bandwidth
+    t_micro = t_gpu + t_comm - COMM_OVERLAP x min(t_gpu, t_comm) + STEP_OVERHEAD_S
+
+m is the GEMM's row count (tokens in the micro-batch; routed experts see tokens x top_k / experts), so small
+micro-batches and MoE experts run below the large-GEMM efficiency. CPU offload multiplies the time. Pre-training at
+cluster scale (>= 256 GPUs) uses the published end-to-end MFU instead (service/sizing/compute.py).
+
+Fitted (scripts/calibration_report.py, rows in evals/anchors.yaml): HFU_MAX["ampere"], GEMM_HALF_TOKENS,
+STEP_OVERHEAD_S, QLORA_DEQUANT_S_PER_GPARAM. The rest are estimates, named as such. A user calibration file
+(`gpu-advisor calibrate --save`) rescales HFU_MAX for a GPU it has measured (service/calibration/store.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from service.catalog.schema import GpuSpec, ModelSpec
+from service.sizing.compute import (
+    CLUSTER_SCALE_GPUS,
+    cluster_mfu,
+    expert_flops_share,
+    flops_per_token,
+    model_flops_per_token,
+)
+from service.sizing.params import count_params
+from service.sizing.types import MfuPrior, TimeEstimate, TrainSetup
+
+# Hardware FLOPs utilisation on large GEMMs (executed FLOPs incl. recomputation / dense BF16 peak), eager PyTorch +
+# FlashAttention-2. Ampere fitted on the Qwen A100 profiling table (evals/anchors.yaml, 0.57; FlashAttention-2
+# reports up to 72 % end to end, Megatron-LM 43.7 % HFU at 22B with pipeline bubbles, sizing.md C2).
+HFU_MAX = {
+    "ampere": 0.57,
+    "hopper": 0.45,  # estimate: H100 FLOPs grew 3.2x over A100, memory bandwidth 1.6x: a lower share is sustained
+    "hopper_light": 0.60,  # estimate: H20 (148 TFLOPS, 4 TB/s) is bandwidth-rich, easy to keep busy
+    "ada": 0.45,  # estimate (L40S / RTX 4090: no published fine-tune HFU in our references)
+    "volta": 0.40,  # estimate: no BF16, no FlashAttention-2 (SDPA memory-efficient kernel)
+    "turing": 0.30,  # estimate: T4 is a 70 W card; clocks drop under sustained load
+    "pascal": 0.35,  # estimate against the P40's FP32 rate
+    "blackwell": 0.40,  # estimate: software still maturing
+}
+GEMM_HALF_TOKENS = 200.0  # GEMM rows at which efficiency halves (fitted: Qwen-7B/14B LoRA at 256-8192 tokens)
+STEP_OVERHEAD_S = 0.03  # per micro-batch: Python, hooks, loss, optimizer bookkeeping (fitted)
+# bitsandbytes NF4 dequantisation, per billion quantised params per forward/backward pass, on A100 (2039 GB/s):
+# fitted on the Qwen Q-LoRA vs LoRA rows (1.8B/7B/14B: 28-32 ms per 1e9 params per micro-batch of 3 passes).
+QLORA_DEQUANT_S_PER_GPARAM = 0.0098
+A100_BW_GB_S = 2039.0
+NCCL_EFFICIENCY = 0.8  # bus bandwidth NCCL reaches of the link rate (nccl-tests on NVLink / InfiniBand, estimate)
+PCIE_GB_S = {3: 12.0, 4: 24.0, 5: 48.0}  # usable one-way x16 bandwidth between GPUs through the host (estimate)
+RDMA_GBPS_PER_GPU = 200.0  # HCC / RDMA clusters: one 200 Gb/s port per GPU (Tencent HCC 1.6T per 8 GPUs)
+TCP_GBPS_DEFAULT = 25.0  # VPC network of a GPU instance when the catalog lists none (estimate)
+# ZeRO-3 fetches parameters module by module: one all-gather per weight tensor per pass, each paying a launch and
+# synchronisation latency (tens of microseconds for small NCCL messages, nccl-tests; estimate). Negligible for a
+# dense 8B (224 tensors), seconds for an MoE with 128 experts x 48 layers (18k tensors): measured ZeRO-3 MoE
+# training runs ~4x slower than ZeRO-2 on 8x A800 (issue 12).
+GATHER_LATENCY_S = 50e-6
+COMM_OVERLAP = 0.8  # share of the shorter of compute / communication hidden behind the other (prefetch; estimate)
+OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
+NON_TRANSFORMER_MFU = 0.30  # estimate for CNN / diffusion UNet training (convolutions, data loading)
+IMAGES_PER_VCPU_S = 150.0  # estimate: JPEG decode + random-resized-crop per CPU core (why DALI decodes on GPU)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where the job runs: GPUs per node, nodes, the links between them, the host's vCPUs."""
+
+    gpus_per_node: int = 1
+    nodes: int = 1
+    rdma: bool = True
+    network_gbps: float | None = None
+    vcpus: int | None = None
+
+
+def hfu_max(gpu: GpuSpec, calibration: float = 1.0) -> float:
+    key = "hopper_light" if gpu.arch == "hopper" and gpu.dense_16bit_tflops < 300 else gpu.arch
+    return HFU_MAX[key] * calibration
+
+
+def _gemm_eff(rows: float) -> float:
+    return rows / (rows + GEMM_HALF_TOKENS) if rows > 0 else 0.0
+
+
+def link_gb_s(gpu: GpuSpec, cl: Cluster) -> float:
+    """Bus bandwidth per GPU of the slowest link a ring crosses (GB/s)."""
+    if cl.nodes > 1:
+        if cl.rdma:  # the catalog lists an RDMA instance's fabric bandwidth (e.g. 3200 Gb/s per 8 GPUs)
+            per_gpu = (cl.network_gbps or 0) / max(1, cl.gpus_per_node)
+            return max(per_gpu, RDMA_GBPS_PER_GPU) / 8 * NCCL_EFFICIENCY
+        return (cl.network_gbps or TCP_GBPS_DEFAULT) / 8 / max(1, cl.gpus_per_node) * NCCL_EFFICIENCY
+    if gpu.nvlink_gb_s > 0:
+        return gpu.nvlink_gb_s / 2 * NCCL_EFFICIENCY
+    return PCIE_GB_S.get(gpu.pcie_gen, 24.0) * NCCL_EFFICIENCY
+
+
+def comm_bytes_per_micro(m: ModelSpec, setup: TrainSetup, trainable: float) -> float:
+    """Bytes each GPU moves per micro-batch: ZeRO-3 gathers every parameter (MoE: every expert) for the forward,
+    again for the recomputed forward and the backward; gradients are reduced in BF16 every micro-step."""
+    n = max(1, setup.n_gpus)
+    if n == 1:
+        return 0.0
+    grads = 2.0 * trainable * (2 if setup.zero_stage < 2 else 1)  # all-reduce moves twice a reduce-scatter
+    if setup.zero_stage >= 3 and setup.offload != "all":
+        passes = 3 if setup.grad_ckpt else 2
+        return passes * 2.0 * count_params(m).total + grads
+    return grads
+
+
+def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction: float, cl: Cluster,
+               gpu_fraction: float, calibration: float) -> tuple[float, float, float]:
+    """(tokens/s per GPU, executed FLOPs per token, communication efficiency)."""
+    tokens_mb = float(setup.micro_batch * setup.seq_len)
+    peak = gpu.dense_16bit_tflops * 1e12 * gpu_fraction * hfu_max(gpu, calibration)
+    flops = flops_per_token(m, setup, trainable_fraction)
+    share = expert_flops_share(m)
+    if share:
+        e = m.moe
+        assert e is not None
+        expert_rows = tokens_mb * e.top_k / e.num_experts
+        dense_part = flops * (1 - share) / _gemm_eff(tokens_mb)
+        t_gpu = tokens_mb * (dense_part + flops * share / _gemm_eff(expert_rows)) / peak
+    else:
+        t_gpu = tokens_mb * flops / (peak * _gemm_eff(tokens_mb))
+    if setup.method == "qlora":
+        passes = 3 if setup.grad_ckpt else 2
+        t_gpu += QLORA_DEQUANT_S_PER_GPARAM * count_params(m).linear / 1e9 * passes * A100_BW_GB_S / gpu.mem_bw_gb_s
+    trainable = trainable_fraction * count_params(m).total
+    t_comm = comm_bytes_per_micro(m, setup, trainable) * (setup.n_gpus - 1) / setup.n_gpus / (
+        link_gb_s(gpu, cl) * 1e9) if setup.n_gpus > 1 else 0.0
+    if setup.n_gpus > 1 and setup.zero_stage >= 3:
+        tensors = sum(x.count for x in count_params(m).linears)
+        t_comm += GATHER_LATENCY_S * tensors * (3 if setup.grad_ckpt else 2)
+    t_micro = t_gpu + t_comm - COMM_OVERLAP * min(t_gpu, t_comm) + STEP_OVERHEAD_S
+    return tokens_mb / t_micro, flops, (t_gpu + STEP_OVERHEAD_S) / t_micro
+
+
+def training_time(
+    m: ModelSpec,
+    gpu: GpuSpec,
+    setup: TrainSetup,
+    tokens: float,
+    total_gpus: int,
+    scaling: float = 1.0,
+    trainable_fraction: float = 1.0,
+    gpu_fraction: float = 1.0,
+    samples: float = 0.0,
+    cluster: Cluster | None = None,
+    calibration: float = 1.0,
+) -> TimeEstimate:
+    """Hours for `tokens` (transformers) or `samples` (CNN / diffusion) on `total_gpus` GPUs.
+
+    `scaling` multiplies the rate (an outside discount; 1 by default); `calibration` rescales HFU_MAX (a user's
+    measured row for this GPU)."""
+    cl = cluster or Cluster(gpus_per_node=total_gpus, nodes=1)
+    slow = OFFLOAD_SLOWDOWN[setup.offload]
+    peak = gpu.dense_16bit_tflops * 1e12 * gpu_fraction
+    if m.kind in ("cnn", "diffusion"):
+        per_sample = 3 * (m.gflops_per_sample or 0.0) * 1e9 * (4 / 3 if setup.grad_ckpt else 1.0)
+        if setup.method in ("lora", "qlora", "freeze"):
+            per_sample *= 2 / 3
+        rate = total_gpus * peak * NON_TRANSFORMER_MFU * scaling / per_sample if per_sample else 0.0
+        mfu = MfuPrior(NON_TRANSFORMER_MFU, "estimate for convolutional / diffusion training")
+        notes: tuple[str, ...] = ()
+        if m.kind == "cnn" and cl.vcpus:
+            cap = cl.vcpus * cl.nodes * IMAGES_PER_VCPU_S
+            if cap < rate:
+                notes = (f"data loading caps the rate at {cap:,.0f} images/s ({cl.vcpus} vCPUs x "
+                         f"{IMAGES_PER_VCPU_S:g} images/s each, estimate)",)
+                rate = cap
+        rate /= slow
+        return _estimate(per_sample * samples, per_sample, per_sample, samples, rate, mfu, scaling, slow, notes)
+    model_flops = model_flops_per_token(m, setup, trainable_fraction)
+    per_gpu, executed, comm_eff = _node_time(m, gpu, setup, trainable_fraction, cl, gpu_fraction, calibration)
+    rate = per_gpu * total_gpus * scaling / slow
+    src = (f"node model: HFU {hfu_max(gpu, calibration):.2f} on large GEMMs for {gpu.arch}, "
+           f"{setup.micro_batch * setup.seq_len} tokens per micro-batch, communication efficiency {comm_eff:.2f}")
+    if total_gpus >= CLUSTER_SCALE_GPUS:  # 3D-parallel clusters: never above the published at-scale MFU
+        prior = cluster_mfu(gpu, m)
+        cap = total_gpus * peak * prior.value * scaling / model_flops / slow
+        if cap < rate:
+            rate, src = cap, f"capped at the published cluster-scale MFU: {prior.source}"
+    achieved = rate * model_flops / (total_gpus * peak) if total_gpus and peak else 0.0
+    return _estimate(executed * tokens, executed, model_flops, tokens, rate, MfuPrior(round(achieved, 4), src),
+                     scaling * comm_eff, slow, ())
+
+
+def _estimate(flops: float, per_token: float, model_per_token: float, units: float, rate: float, mfu: MfuPrior,
+              scaling: float, slow: float, notes: tuple[str, ...]) -> TimeEstimate:
+    seconds = units / rate if rate > 0 else math.inf
+    return TimeEstimate(flops_total=flops, flops_per_token=per_token, tokens_total=units,
+                        throughput_tokens_per_s=rate, hours=seconds / 3600, mfu=mfu, scaling_efficiency=scaling,
+                        notes=notes, model_flops_per_token=model_per_token, offload_slowdown=slow)
