@@ -158,13 +158,13 @@ def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Work
 
 
 def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] | NoFit:
-    """The fastest setup that fits, for each cluster size: 1, 2, 4 ... nodes (RDMA instances only for more than
-    one, unless the user fixed the GPU count); a NoFit with the reason when no size fits."""
+    """The fastest setup that fits, for each cluster size: 1, 2, 4 ... nodes (without RDMA the time model charges
+    the TCP network's bandwidth); a NoFit with the reason when no size fits."""
     per_node = max(1, math.floor(inst.gpu_count))
     fraction = min(1.0, inst.gpu_count)
     base = base_setup(job, w, gpu)
     closest = host_short = math.inf
-    node_steps = [1] if inst.is_slice or (not inst.rdma and w.gpu_count is None) else list(NODE_STEPS)
+    node_steps = [1] if inst.is_slice else list(NODE_STEPS)
     if w.gpu_count is not None:
         if w.gpu_count % per_node:
             return NoFit(f"has {per_node} GPUs per node; {w.gpu_count} GPUs is not a whole number of nodes",
