@@ -116,3 +116,8 @@ def test_a_stalled_body_gets_408_and_the_connection_back(
         waited = time.monotonic() - start
     assert reply.startswith(b"HTTP/1.1 408") and b"request_timeout" in reply
     assert waited < 5
+
+
+def test_a_response_id_naming_no_valid_session_is_422(client: TestClient) -> None:
+    body = {"model": "gpu-advisor", "input": "hi", "previous_response_id": "resp_张三 x_1"}
+    assert "previous_response_id" in _error(client.post("/v1/responses", json=body), 422)["message"]

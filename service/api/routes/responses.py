@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.api.conversation import Conversation, content_text, from_messages
 from service.api.deps import AssistantDep, OwnerDep, SettingsDep
 from service.api.errors import check_message, unknown_session
+from service.api.ids import check_session_id, quote
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.routes.openai_compat import (
     MODEL_ID,
@@ -70,9 +71,9 @@ def session_of(previous_response_id: str) -> str:
     body = previous_response_id.removeprefix("resp_")
     session, sep, _n = body.rpartition("_")
     if not previous_response_id.startswith("resp_") or not sep or not session:
-        raise InvalidInputError(f"previous_response_id '{previous_response_id}' is not a response of this server.",
-                                "Pass the `id` of an earlier /v1/responses answer, or omit it.")
-    return session
+        raise InvalidInputError(f"previous_response_id '{quote(previous_response_id)}' is not a response of this "
+                                "server.", "Pass the `id` of an earlier /v1/responses answer, or omit it.")
+    return check_session_id(session, "previous_response_id")
 
 
 def _usage(prompt: str, text: str) -> dict[str, Any]:
