@@ -20,7 +20,7 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 
 def test_schemathesis_finds_no_server_error_and_no_failed_check(
-    live_server_factory: Any, settings: Settings, catalog: Catalog
+    live_server_factory: Any, settings: Settings, catalog: Catalog, tmp_path: Path
 ) -> None:
     app = create_app(settings.model_copy(update={"api_key": KEY}), FakeAssistant(), catalog=catalog,
                      retriever=FakeRetriever())
@@ -28,7 +28,7 @@ def test_schemathesis_finds_no_server_error_and_no_failed_check(
     command = [sys.executable, "-c", "from schemathesis.cli import schemathesis; schemathesis()", "--config-file", str(CONFIG), "run",
                f"{server.base_url}/openapi.json", "-H", f"Authorization: Bearer {KEY}", "--checks", "all",
                "--max-examples", "10", "--seed", "14", "--no-color"]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)  # its cache there
     report = run.stdout[-6000:] + run.stderr[-2000:]
     assert run.returncode == 0, report
     assert "Operations:       " in run.stdout and "No operations" not in run.stdout, report
