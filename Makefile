@@ -53,8 +53,11 @@ postgres:
 test: lint browser postgres
 	$(BIN)/pytest
 
+# bench_load: 50 concurrent clients x 5 turns against a started server (WORKERS=4 for four uvicorn workers)
+WORKERS ?= 1
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_plan.py
+	$(BIN)/python scripts/bench_load.py --workers $(WORKERS)
 
 clean:
 	rm -rf $(VENV) .data .pytest_cache .mypy_cache .ruff_cache
