@@ -110,7 +110,7 @@ class OfflinePlannerModel(BaseChatModel):
         prev = (last.workload if last is not None else None) or self.workload_from_texts(history)
         intent = question_type(parsed, last)
         asks = intent in ("feasibility", "min_gpus", "compare", "savings")
-        if asks and not parsed.has_workload and (prev is not None or parsed.question_slots):
+        if asks and not parsed.has_workload and prev is not None:
             parsed = replace(parsed, slots={**parsed.question_slots, **parsed.slots}, has_workload=True)
         ph = phrases(self.prompts_dir, lang)
         calls: list[dict[str, Any]] = []

@@ -155,6 +155,8 @@ _NOT_MONEY_AFTER = _c(
 _PRICE_AFTER = _c(r"^\s*(?:/\s*(?:小时|h|hr|hour|卡时|卡\s*/\s*小时)|每小时|一小时|per\s+(?:hour|hr|gpu)|an?\s+hour)")
 _TOTAL = _c(r"总|一共|共计|总共|合计|整体|全部|一次性|(?<![A-Za-z])(?:total|overall|all[\s-]in|one[\s-]off|one[\s-]time"
             r"|altogether)")
+# 'a total budget of ¥20000': the word 'total' is further from the amount than the window reaches.
+_TOTAL_BUDGET_OF = _c(r"(?<![A-Za-z])total\s+(?:budget|spend(?:ing)?|cost)\s*(?:of|is|=|:|at)?\s*(?:¥|￥|\$|US\$|RMB|CNY)?\s*$")
 _MONTH = _c(r"月|(?<![A-Za-z])(?:monthly|per\s+month|a\s+month|each\s+month|every\s+month|/\s*mo(?:nth)?)(?![A-Za-z])")
 _ONE_OFF = _c(r"一次性|跑完|训完|训练完|这次训练|整个训练|(?<![A-Za-z])(?:one[\s-]off|one[\s-]time|this run"
               r"|the whole (?:job|run|training)|for the (?:job|run)|end to end)")
@@ -197,7 +199,7 @@ def find_budget(text: str, one_off: bool) -> tuple[Money | None, str]:
         lo, hi = _clause(text, start, end)
         window = text[max(lo, start - 16) : min(hi, end + 16)]
         period: Literal["month", "total"] | None = None
-        if _TOTAL.search(window):
+        if _TOTAL.search(window) or _TOTAL_BUDGET_OF.search(text[max(lo, start - 30) : start]):
             period = "total"
         elif _MONTH.search(window):
             period = "month"

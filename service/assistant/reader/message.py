@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal
 
 from service.assistant.reader.choices import (
@@ -25,6 +26,8 @@ from service.assistant.reader.choices import (
     read_method,
     read_objective,
 )
+from service.assistant.reader.colloquial import NOTES as COLLOQUIAL_NOTES
+from service.assistant.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
 from service.assistant.reader.constraints import (
     GPU_MARK,
     find_budget,
@@ -58,12 +61,14 @@ from service.workload import Workload
 MAX_CHARS = 4000
 ALL_CLOUDS = ("tencent", "jdcloud")
 # Slots that only narrow the search; on their own, in a plain question, they are not a workload.
-_SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective", "method", "quant_bits"})
+_SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective", "method", "quant_bits",
+                   "gpu_count"})
 _DATA_SIZE = ("samples", "tokens", "dataset_gb")
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _QUESTION = re.compile(
-    r"[?？]|吗|是什么|为什么|怎么|如何|是否|哪个|哪些|^\s*(?:what|why|how|does|do|is|are|can|could|should|which)\b",
+    r"[?？]|吗|是什么|为什么|怎么|如何|是否|哪个|哪些|会不会|要不要|有没有|咋|啥|多少|多大|多久"
+    r"|^\s*(?:what|why|how|does|do|is|are|can|could|should|which)\b|\b(?:which|should i|should we)\b",
     re.IGNORECASE,
 )
 _FOLLOW_UP = re.compile(r"呢|改|换|如果|要是|那就|那么|(?<![A-Za-z])(?:what if|instead|how about|switch|change|make it"
@@ -83,6 +88,7 @@ _NOTES = {
                     "{0} 不在范围内，目前只覆盖腾讯云和京东云。"),
     "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
     "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
+    **COLLOQUIAL_NOTES,
     "negative": ("'{0}' is negative and was ignored: budgets, data sizes, epochs and deadlines must be positive.",
                  "“{0}”是负数，已忽略：预算、数据量、轮数和期限都必须是正数。"),
 }
@@ -180,9 +186,11 @@ def parse_message(
     model_aliases: Mapping[str, str],
     gpu_aliases: Mapping[str, str],
     usd_cny_rate: float | None = None,
+    today: date | None = None,
 ) -> ParsedMessage:
     """Read one chat message. `model_aliases` and `gpu_aliases` map normalised names (see
-    `service.catalog.queries.normalize`) to canonical ids. Only the first 4000 characters are read."""
+    `service.catalog.queries.normalize`) to canonical ids. Only the first 4000 characters are read. Relative
+    deadlines ('周五前', 'by Friday') count from `today` (default: the date today)."""
     text = text[:MAX_CHARS]
     language: Literal["zh", "en"] = "zh" if _CJK.search(text) else "en"
     slots: dict[str, object] = {}
@@ -191,11 +199,20 @@ def parse_message(
     for m in _NEGATIVE.finditer(text):
         notes.append(("negative", (m.group(0).strip(),)))
     text = _NEGATIVE.sub(lambda m: " " * len(m.group(0)), text)
+    text, approx = approximate_amounts(text)
+    notes += approx
     named = _Named()
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
+    relative, work = find_relative_deadline(work, today or date.today())
+    quoted, work = find_user_price(work)
+    if quoted is not None:
+        notes.append(("user_price", (quoted,)))
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)
     deadline, work = find_deadline_hours(work)
+    if relative is not None:
+        deadline = relative.hours
+        notes.append(relative.note)
     money, work = find_budget(work, one_off=deadline is not None)
     gpu_count, work = find_gpu_count(work)
     if deadline is not None:

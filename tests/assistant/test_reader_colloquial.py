@@ -1,0 +1,60 @@
+"""Colloquial amounts, relative deadlines and quoted prices (issue 11's misreadings, each row names it)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from service.assistant.reader import parse_message
+from service.assistant.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
+from tests.assistant.test_reader import GPUS, MODELS
+
+TUESDAY = date(2026, 12, 1)  # a Tuesday
+
+
+def parse(text: str, today: date = TUESDAY) -> dict[str, object]:
+    return parse_message(text, MODELS, GPUS, today=today).slots
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("qwen2 7b 两三万条数据", {"samples": 25000}),  # was 230000: the midpoint of 20,000-30,000
+    ("qwen2 7b 三四千条", {"samples": 3500}),
+    ("qwen2 7b lora, a couple hundred thousand samples", {"samples": 200000}),
+    ("qwen2 7b lora, a few thousand samples", {"samples": 3000}),
+    ("qwen2 7b 1.5万条 预算5k", {"samples": 15000, "budget_cny": 5000.0}),
+    ("qwen2 7b 20w条 月预算2w", {"samples": 200000, "budget_cny": 20000.0, "budget_period": "month"}),
+    ("今天周二 周五前要把qwen2 7b lora训完", {"deadline_hours": 72.0}),  # was 336 (read as 两周)
+    ("need qwen2 7b lora done by friday, it's tuesday", {"deadline_hours": 72.0}),  # was no deadline
+    ("qwen2 7b lora 下周一前", {"deadline_hours": 144.0}),  # from Tuesday 1 Dec to Monday 7 Dec
+    ("qwen2 7b lora 月底前训完", {"deadline_hours": 720.0}),  # 1 Dec to 31 Dec: 30 days
+    ("qwen2 7b lora with a total budget of ¥20000", {"budget_cny": 20000.0, "budget_period": "total"}),
+])
+def test_colloquial_slots(text: str, slots: dict[str, object]) -> None:
+    got = parse(text)
+    assert {k: got.get(k) for k in slots} == slots
+
+
+@pytest.mark.parametrize("text", [
+    "A100每小时2元的话 qwen2 7b lora 10万条要多少钱",  # was a monthly budget of ¥2
+    "我们拿到的报价是8元/卡时，qwen2 7b全参 5万条",
+    "we were quoted $2/hr for an A100, lora qwen2 7b",
+])
+def test_a_quoted_price_is_not_a_budget(text: str) -> None:
+    p = parse_message(text, MODELS, GPUS, today=TUESDAY)
+    assert "budget_cny" not in p.slots
+    assert any("2" in n or "8" in n for n in p.unparsed_notes)  # the quoted price is said back
+
+
+def test_notes_state_the_assumption() -> None:
+    text, notes = approximate_amounts("两三万条")
+    assert text == "25000条" and notes[0][0] == "approx"
+    deadline, _ = find_relative_deadline("周五前", TUESDAY)
+    assert deadline is not None and deadline.hours == 72.0
+    quoted, rest = find_user_price("每小时2元")
+    assert quoted == "每小时2元" and "2" not in rest
+
+
+def test_adjacent_but_not_consecutive_digits_are_a_number() -> None:
+    assert approximate_amounts("二十三万")[0] == "二十三万"  # 230,000, not a range
+    assert approximate_amounts("两五万")[0] == "两五万"
