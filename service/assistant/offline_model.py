@@ -118,8 +118,8 @@ class OfflinePlannerModel(BaseChatModel):
             slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
             if not slots.get("model") and not slots.get("params_b"):
                 return AIMessage(content=self._need_model(lang, parsed))
-            if "method" not in parsed.slots and prev is None and \
-                    self.model_kinds.get(str(slots.get("model"))) in ("encoder", "vision_transformer", "cnn"):
+            if "method" not in parsed.slots and prev is None and self._kind(slots) in ("encoder", "vision_transformer",
+                                                                                    "cnn"):
                 slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
             routed = intent_call(intent, slots, parsed, last, text) if asks and intent else None
             if routed is not None and not parsed.wants_documents:
@@ -156,10 +156,22 @@ class OfflinePlannerModel(BaseChatModel):
                 continue
         return prev
 
+    def _kind(self, slots: dict[str, Any]) -> str | None:
+        """The model's kind: from the catalog, or from the name of one outside it ('bge-small-en': encoder)."""
+        name = str(slots.get("model") or "")
+        kind = self.model_kinds.get(name)
+        if kind is None and name:
+            from service.planner.name_hints import guess_from_name
+
+            guess = guess_from_name(name)
+            kind = guess.kind if guess is not None else None
+        return kind
+
     def _need_model(self, lang: str, parsed: ParsedMessage) -> str:
+        notes = "".join(f"> {n}\n\n" for n in parsed.unparsed_notes)
         if lang == "zh":
-            return "请告诉我要训练的模型（如 Qwen2-7B）或参数量（如 7B），我再给出配置。"
-        return "Which model (e.g. Qwen2-7B) or size (e.g. 7B) do you want to train? Then I can size it."
+            return notes + "请告诉我要训练的模型（如 Qwen2-7B）或参数量（如 7B），我再给出配置。"
+        return notes + "Which model (e.g. Qwen2-7B) or size (e.g. 7B) do you want to train? Then I can size it."
 
     def mentioned_names(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""

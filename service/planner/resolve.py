@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from service.catalog.queries import parse_param_count, resolve_model
 from service.catalog.schema import ModelSpec
-from service.errors import InvalidInputError
+from service.errors import InvalidInputError, UnknownModelError
+from service.planner.name_hints import model_from_name
 from service.sizing.params import count_params
 from service.workload import DEFAULT_AVG_TOKENS, DEFAULT_EPOCHS, DEFAULT_SEQ_LEN, Workload
 
@@ -72,7 +73,8 @@ def generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec
 
 
 def _generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
-    dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None]
+    dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None and "_vl" not in m.family
+             and m.family != "internvl2"]  # vision-language rows size only their language model
     if not dense:
         raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")
     base = min(dense, key=lambda m: (abs(m.params_published_b - params_b), m.family not in ("llama2", "llama3")))
@@ -161,7 +163,14 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
             return spec, notes
         size = parse_param_count(w.model)
         if size is None:
-            return resolve_model(w.model, models), notes
+            try:
+                return resolve_model(w.model, models), notes
+            except UnknownModelError:  # a name outside models.yaml: its size and family hint, stated
+                guessed = model_from_name(w.model, models, generic_decoder)
+                if guessed is None:
+                    raise
+                notes.append(guessed[1])
+                return guessed[0], notes
         params_b = size
     else:
         assert w.params_b is not None  # the Workload validator guarantees one of the two

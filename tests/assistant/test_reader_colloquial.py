@@ -58,3 +58,24 @@ def test_notes_state_the_assumption() -> None:
 def test_adjacent_but_not_consecutive_digits_are_a_number() -> None:
     assert approximate_amounts("二十三万")[0] == "二十三万"  # 230,000, not a range
     assert approximate_amounts("两五万")[0] == "两五万"
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("minicpm-2b lora 1万条", "minicpm-2b"),  # outside models.yaml: kept by name, sized by the engine from it
+    ("Llama-3.2-11B-Vision lora", "Llama-3.2-11B-Vision"),  # the suffix says it is a vision model
+    ("fine-tune bge-small-en on 20k pairs", "bge-small-en"),  # a family that tells the kind without a size
+])
+def test_unknown_models_are_kept_by_name(text: str, model: str) -> None:
+    assert parse(text)["model"] == model
+
+
+def test_a_repo_id_without_a_size_asks_for_one() -> None:
+    p = parse_message("someorg/awesome-llm lora 1万条", MODELS, GPUS)
+    assert "model" not in p.slots and any("config.json" in n for n in p.unparsed_notes)
+    assert parse_message("A10/A100哪个好", MODELS, GPUS).unparsed_notes == []
+
+
+def test_five_hundred_images_are_samples_not_gpus() -> None:
+    got = parse("sdxl lora 500张")
+    assert got.get("samples") == 500 and "gpu_count" not in got
+    assert parse("128张A100全参")["gpu_count"] == 128

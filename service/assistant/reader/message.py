@@ -79,6 +79,9 @@ _UNKNOWN_GPU = re.compile(
     r"(?![A-Za-z0-9])"
 )
 
+# A Hugging Face repo id or URL ('someorg/awesome-llm', 'https://huggingface.co/org/name').
+_REPO = re.compile(r"(?<![\w/.:])(?:https?://(?:huggingface\.co|hf-mirror\.com|modelscope\.cn/models)/)?"
+                   r"([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)")
 _NOTES = {
     "qlora_bits": ("QLoRA {0}-bit is not supported (use 4 or 8); planning with 4-bit.",
                    "不支持 QLoRA {0}-bit（可选 4 或 8），按 4-bit 规划。"),
@@ -89,6 +92,9 @@ _NOTES = {
     "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
     "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
     **COLLOQUIAL_NOTES,
+    "unknown_repo": ("'{0}' is not in the catalog and its name gives no size: give the size (e.g. 7B) or the path "
+                     "to its Hugging Face config.json.",
+                     "目录中没有“{0}”，名称里也看不出参数量：请给出参数量（如 7B）或它的 Hugging Face config.json 路径。"),
     "negative": ("'{0}' is negative and was ignored: budgets, data sizes, epochs and deadlines must be positive.",
                  "“{0}”是负数，已忽略：预算、数据量、轮数和期限都必须是正数。"),
 }
@@ -131,6 +137,10 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
                 gpu_aliases: Mapping[str, str], notes: list[tuple[str, tuple[object, ...]]],
                 named: _Named) -> str:
     models = find_models(work, model_aliases)
+    if not models:
+        for m in _REPO.finditer(work):
+            if "-" in m.group(1) or m.group(0).startswith("http"):  # 'A10/A100', 'LoRA/QLoRA' are not repos
+                notes.append(("unknown_repo", (m.group(1),)))
     if models:
         slots["model"] = models[0].value
         names = list(dict.fromkeys(h.value for h in models))

@@ -26,6 +26,9 @@ _FAMILY = re.compile(
     rf"|gpt|t5|vicuna|minicpm|codellama|starcoder|aquila|moss|ziya|{_ZH_FAMILIES})(?![A-Za-z])"
 )
 _MAX_SPAN = 8
+# Families whose name tells the kind (encoder, diffusion) even without a size.
+_HINT_FAMILY = re.compile(r"(?i:bge|bert|roberta|deberta|e5|gte|m3e|text2vec|sd|sdxl|flux|stable)(?![A-Za-z])")
+_SUFFIX = re.compile(r"(?:[-_](?:vision|vl|instruct|chat|it|base|hf))+(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,11 @@ def _lookup_model(key: str, aliases: Mapping[str, str]) -> str | None:
 def _unknown_model(text: str, toks: list[tuple[int, int]], i: int, j: int) -> bool:
     """A family name or a hyphenated name that ends in a size ('Qwen5-9B', 'llama 3 70b', 'MyNet-13B')."""
     span = text[toks[i][0] : toks[j][1]]
+    gaps = [text[toks[k - 1][1] : toks[k][0]] for k in range(i + 1, j + 1)]
+    if j > i and _HINT_FAMILY.match(span) and all(g in ("-", "_") for g in gaps):
+        return True  # 'bge-small-en', 'sdxl-turbo': a family that says the kind without a size
     if j == i or not _SIZE.fullmatch(text[toks[j][0] : toks[j][1]]) or not span[0].isalpha():
         return False
-    gaps = [text[toks[k - 1][1] : toks[k][0]] for k in range(i + 1, j + 1)]
     if _FAMILY.match(span):
         # spaces only before a version or size token ('llama 3 70b'), never before a word ('qwen lora 7b')
         return all(" " not in g or text[toks[k][0]].isdigit() for k, g in zip(range(i + 1, j + 1), gaps, strict=True))
@@ -98,7 +103,14 @@ def find_models(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
         if _unknown_model(text, toks, i, j)
         and all(end <= c.start or start >= c.end for c in chosen)
     ]
+    unknown = [_with_suffix(text, h) for h in unknown]
     return _pick(chosen + _pick(unknown))
+
+
+def _with_suffix(text: str, h: NameHit) -> NameHit:
+    """'Llama-3.2-11B' + '-Vision': the suffix says the kind, so it stays with the name."""
+    m = _SUFFIX.match(text, h.end)
+    return h if m is None else NameHit(h.start, m.end(), text[h.start : m.end()], known=False)
 
 
 _DIGIT_ALIAS_BLOCK_BEFORE = re.compile(r"(?:[¥￥$]|预算|budget|月均|花|一共|总共)\s*$", re.IGNORECASE)

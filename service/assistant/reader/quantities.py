@@ -152,13 +152,16 @@ _SAMPLES = [
        r"|个?问答对|句(?:话)?)"),
     _c(N + M + r"\s*(?:(?:" + _NOT_UNIT_WORD + r"[A-Za-z][\w-]*)\s+){0,2}?(?:samples?|examples?|rows?|records?|pairs?"
        r"|conversations?|dialog(?:ue)?s?|instructions?|images?|documents?|docs|lines|entries|sentences|items|texts)\b"),
+    # '500张' is images: a GPU count is never that large without 卡/GPU or a GPU name after it
+    (_c(N + M + r"\s*张(?!\s*(?:卡|显卡|GPU|\x01|A\d|H\d|V\d|T4|L\d))")),
     _c(r"(?:数据集?|样本|训练集|语料)(?:量|数|数量|规模|大小)?\s*(?:有|是|为|约|大约|大概|共|一共|:|：)?\s*" + N + M
        + r"(?!\s*(?:[GTM]i?B?(?![A-Za-z])|tokens?|元|块|天|小时|卡|张|轮|个?epoch|%|美元))"),
 ]
 
 
 def find_samples(text: str) -> tuple[int | None, str]:
-    v, text = first(text, [(p, _positive(_num, 0.5, 1e12)) for p in _SAMPLES])
+    patterns = [(p, _positive(_num, 99 if p is _SAMPLES[2] else 0.5, 1e12)) for p in _SAMPLES]
+    v, text = first(text, patterns)
     return (None if v is None else round(v)), text
 
 
