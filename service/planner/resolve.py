@@ -10,8 +10,7 @@ from typing import Any, Literal
 
 from service.catalog.queries import parse_param_count, resolve_model
 from service.catalog.schema import ModelSpec
-from service.errors import InvalidInputError, UnknownModelError
-from service.planner.name_hints import model_from_name
+from service.errors import InvalidInputError
 from service.sizing.params import count_params
 from service.workload import DEFAULT_AVG_TOKENS, DEFAULT_EPOCHS, DEFAULT_SEQ_LEN, Workload
 
@@ -163,14 +162,7 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
             return spec, notes
         size = parse_param_count(w.model)
         if size is None:
-            try:
-                return resolve_model(w.model, models), notes
-            except UnknownModelError:  # a name outside models.yaml: its size and family hint, stated
-                guessed = model_from_name(w.model, models, generic_decoder)
-                if guessed is None:
-                    raise
-                notes.append(guessed[1])
-                return guessed[0], notes
+            return resolve_model(w.model, models), notes
         params_b = size
     else:
         assert w.params_b is not None  # the Workload validator guarantees one of the two

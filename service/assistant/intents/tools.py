@@ -10,6 +10,7 @@ from pydantic import Field, ValidationError
 
 from service.assistant.intents.compare import compare, plan_row, run_plan, savings
 from service.assistant.intents.fit import feasibility, min_gpus
+from service.assistant.intents.lenient import catalog_for, with_assumptions
 from service.errors import AdvisorError
 from service.workload import Workload
 
@@ -68,8 +69,9 @@ def make_intent_tools(ctx: Any) -> list[BaseTool]:
         try:
             args = FeasibilityArgs.model_validate(kwargs)
             w = _workload(args).model_copy(update={"gpu_count": None})
-            out = feasibility(ctx.catalog, w, args.gpu, args.gpu_count or 1)
-            out["plan_pick"] = plan_row("plan", run_plan(ctx.catalog, w, ctx.max_price_age_days))
+            cat, said = catalog_for(ctx.catalog, w)
+            out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)
+            out["plan_pick"] = plan_row("plan", run_plan(cat, w, ctx.max_price_age_days))
         except (AdvisorError, ValidationError) as exc:
             return _error(exc)
         return (f"{out['gpu_count']}x {out['gpu']}: {out['per_gpu_gib']} GiB per GPU of {out['gpu_memory_gib']:g}, "
@@ -81,7 +83,9 @@ def make_intent_tools(ctx: Any) -> list[BaseTool]:
         memory ('最少要多大显存'), with the memory arithmetic."""
         try:
             args = MinGpusArgs.model_validate(kwargs)
-            out = min_gpus(ctx.catalog, _workload(args).model_copy(update={"gpu_count": None}), args.gpu)
+            w = _workload(args).model_copy(update={"gpu_count": None})
+            cat, said = catalog_for(ctx.catalog, w)
+            out = with_assumptions(min_gpus(cat, w, args.gpu), said)
         except (AdvisorError, ValidationError) as exc:
             return _error(exc)
         return f"gpus_needed={out['gpus_needed']}, one-card need {out['single_gpu_gib']} GiB", out
@@ -92,8 +96,9 @@ def make_intent_tools(ctx: Any) -> list[BaseTool]:
         side by side and the winner. A GPU no cloud here prices still compares on time and fit."""
         try:
             args = CompareArgs.model_validate(kwargs)
-            out = compare(ctx.catalog, _workload(args), args.compare_kind, args.options, args.by,
-                          ctx.max_price_age_days)
+            w = _workload(args)
+            cat, _ = catalog_for(ctx.catalog, w)
+            out = compare(cat, w, args.compare_kind, args.options, args.by, ctx.max_price_age_days)
         except (AdvisorError, ValidationError) as exc:
             return _error(exc)
         return f"winner={out['winner']} by {out['by']}; " + "; ".join(
@@ -110,7 +115,8 @@ def make_intent_tools(ctx: Any) -> list[BaseTool]:
             if changes.get("method", "qlora") != "qlora":
                 changes.setdefault("quant_bits", None)
             before = Workload.model_validate({**after.model_dump(), **changes})
-            out = savings(ctx.catalog, before, after, ctx.max_price_age_days)
+            cat, _ = catalog_for(ctx.catalog, after)
+            out = savings(cat, before, after, ctx.max_price_age_days)
         except (AdvisorError, ValidationError) as exc:
             return _error(exc)
         return f"delta ¥{out['delta_cny']}, {out['delta_hours']} h", out
