@@ -17,6 +17,7 @@ pytestmark = pytest.mark.integration
 QUESTION_EN = "Fine-tune Qwen2-7B for QA on 100k JSONL samples, budget ¥3000 per month"
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
 # Words inside a table cell that the layout split over two lines (a Range over the word has rects on two rows).
+# Tokens are split at spaces and at Chinese punctuation (a line may break before "（").
 # `latin`: only numbers, names and Latin words (for opened notes, whose Chinese prose wraps between characters).
 BROKEN_TOKENS = """(root, latin) => { const out = [];
   for (const cell of root.querySelectorAll('td, th')) {
@@ -24,7 +25,7 @@ BROKEN_TOKENS = """(root, latin) => { const out = [];
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       if (!n.parentElement.checkVisibility()) continue;
-      for (const m of n.data.matchAll(latin ? /[^\\s\\u3000-\\u9fff\\uff00-\\uffef]+/g : /\\S+/g)) {
+      for (const m of n.data.matchAll(latin ? /[^\\s\\u3000-\\u9fff\\uff00-\\uffef]+/g : /[^\\s\\u3000-\\u303f\\uff08\\uff09\\uff0c\\uff1a\\uff1b]+/g)) {
         const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
         const rows = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
         if (rows.size > 1) out.push(m[0]);
@@ -160,3 +161,13 @@ def test_the_form_names_an_unknown_model_in_the_page_language(live: Live, open_p
     else:
         assert "Unknown model 'qwen9-77b'" in text
     assert page.locator("#f-model").get_attribute("aria-invalid") == "true"
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_knowledge_answer_table_keeps_its_tokens(live: Live, open_page: Any, size: str) -> None:
+    page = open_page(live, viewport=SIZES[size])
+    answer = ask(page, "A10支持FP8吗")
+    assert answer.locator(".answer .table-scroll table").count() >= 1  # the guide's table, in its scroll box
+    assert answer.evaluate(BROKEN_TOKENS, False) == []
+    assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"), "only the table scrolls sideways"
+    assert "guide/" not in answer.locator(".answer").inner_text()  # references are section titles

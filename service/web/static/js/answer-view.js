@@ -1,7 +1,7 @@
 // One assistant answer on the page. A plan answer shows once: the verdict (title and budget/deadline lines), the
 // plan card as the single structured view, then the arithmetic and sources folded away. The Markdown's own table,
 // alternatives, warnings and assumptions are what the card already shows, so they are not repeated.
-import { announce, h } from "./dom.js";
+import { announce, h, keepTokens } from "./dom.js";
 import { t } from "./i18n.js";
 import { addCopyButtons, linkKnowledgeRefs, markKnowledgeLinks, renderMarkdown } from "./markdown.js";
 import { citationList } from "./citations.js";
@@ -51,6 +51,7 @@ export function fillMarkdown(target, markdown, { final, citations = [] }) {
     const wrap = h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": t("tableRegion") });
     table.replaceWith(wrap);
     wrap.append(table);
+    keepTokens(table);
   });
 }
 

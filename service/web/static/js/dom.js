@@ -36,3 +36,16 @@ export function errorBox(err, prefix, fixPrefix) {
     h("strong", {}, prefix), err.message || String(err),
     err.fix ? h("div", { class: "small" }, fixPrefix, err.fix) : null);
 }
+
+/** Tokens a line may break inside (after a hyphen or slash: "A100-40G-SXM", "on-demand") wrapped whole. */
+export function keepTokens(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/\S[-/‐]\S/.test(n.data) && !n.parentElement.closest(".nowrap")) nodes.push(n);
+  }
+  for (const n of nodes) {
+    n.replaceWith(...n.data.split(/(\s+)/).filter(Boolean).map((part) => (/\S[-/‐]\S/.test(part)
+      ? h("span", { class: "nowrap" }, part) : part)));
+  }
+}

@@ -2,7 +2,7 @@
 // time chart, warnings, assumptions, sources and downloads. Used by the chat and by the form.
 import { barChart } from "./chart.js";
 import { downloadButtons } from "./documents.js";
-import { h } from "./dom.js";
+import { h, keepTokens } from "./dom.js";
 import { getLang, t } from "./i18n.js";
 import { priceNote, publicLinks } from "./sources.js";
 
@@ -144,19 +144,6 @@ function candidateRow(c, plan, warnId) {
 }
 
 const HEAD = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
-
-/** Tokens a line may break inside (after a hyphen or slash: "A100-40G-SXM", "on-demand") wrapped whole. */
-function keepTokens(root) {
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  const nodes = [];
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (/\S[-/‐]\S/.test(n.data) && !n.parentElement.closest(".nowrap")) nodes.push(n);
-  }
-  for (const n of nodes) {
-    n.replaceWith(...n.data.split(/(\s+)/).filter(Boolean).map((part) => (/\S[-/‐]\S/.test(part)
-      ? h("span", { class: "nowrap" }, part) : part)));
-  }
-}
 
 /** Each cell names its column (data-label): at phone width the rows show as cards, one labelled line per cell. */
 function labelCells(row) {
