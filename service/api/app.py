@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.api.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
-from service.api.limits import BodyLimits
+from service.api.limits import BodyLimits, limit_for
 from service.api.protocol import HeadAsGet, allowed_methods
 from service.api.resources import Resources, RetrieverLike
 from service.errors import AdvisorError
@@ -102,11 +102,15 @@ def _openapi_with_settings(app: FastAPI, settings: Settings) -> Callable[[], dic
             message = schema.get("components", {}).get("schemas", {}).get("ChatRequest", {}).get("properties", {})
             if "message" in message:
                 message["message"]["maxLength"] = settings.max_message_chars
-            for operations in schema.get("paths", {}).values():
+            for path, operations in schema.get("paths", {}).items():
                 for operation in operations.values():
                     for status, response in operation.get("responses", {}).items():
                         if status[:1] in "45" and "content" not in response:
                             response["content"] = {"application/json": {"schema": ERROR_REF}}
+                        if status == "413":
+                            response["description"] = f"the body is over this route's {limit_for(path)} bytes" + (
+                                f", or the message over {settings.max_message_chars} characters"
+                                if path.startswith(("/v1/chat", "/v1/responses")) else "")
         return app.openapi_schema or build()
 
     return openapi

@@ -23,7 +23,6 @@ LIMITS: tuple[tuple[str, int], ...] = (
     ("/v1/documents/", 8 * MIB),
     ("/v1/chat/completions", 4 * MIB),
     ("/v1/responses", 4 * MIB),
-    ("/v1/sessions/", 16 * KIB),
     ("/slack/events", 1 * MIB),
 )
 

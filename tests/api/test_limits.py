@@ -121,3 +121,10 @@ def test_a_stalled_body_gets_408_and_the_connection_back(
 def test_a_response_id_naming_no_valid_session_is_422(client: TestClient) -> None:
     body = {"model": "gpu-advisor", "input": "hi", "previous_response_id": "resp_张三 x_1"}
     assert "previous_response_id" in _error(client.post("/v1/responses", json=body), 422)["message"]
+
+
+def test_each_route_documents_its_body_limit(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert "1048576 bytes" in paths["/v1/plan"]["post"]["responses"]["413"]["description"]
+    assert "8388608 bytes" in paths["/v1/documents/launch"]["post"]["responses"]["413"]["description"]
+    assert "4000 characters" in paths["/v1/chat"]["post"]["responses"]["413"]["description"]
