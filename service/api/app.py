@@ -55,6 +55,7 @@ def _lifespan(resources: Resources) -> Callable[[FastAPI], AbstractAsyncContextM
         thread.join(timeout=WARM_UP_JOIN_S)
         if thread.is_alive():
             log.warning("warm-up still running at shutdown after %.0f s", WARM_UP_JOIN_S)
+        resources.shutdown()  # an index build stops between batches; its unfinished generation is discarded
 
     return lifespan
 

@@ -30,7 +30,8 @@ RETRY_MAX_S = 300.0
 class RetrieverLike(Protocol):
     """What the search route needs from service.retrieval.hybrid.Retriever."""
 
-    warnings: list[str]
+    @property
+    def warnings(self) -> list[str]: ...
 
     def search(
         self, query: str, k: int = 5, lang: str | None = None, cloud: str | None = None, topic: str | None = None
@@ -108,7 +109,7 @@ class Resources:
     ) -> None:
         self.settings = settings
         self.catalog = Lazy("catalog", self._load_catalog, value=catalog)
-        self.retriever = Lazy[RetrieverLike]("retrieval index", self._load_retriever, value=retriever)
+        self.retriever = Lazy[RetrieverLike]("bm25", self._load_retriever, value=retriever)
         self.assistant = Lazy[AssistantProtocol]("assistant", self._load_assistant, value=assistant)
         self.started_at = time.monotonic()
 
@@ -127,7 +128,12 @@ class Resources:
                 f"Retrieval is not installed ({exc.name} is missing).",
                 "Install the service extra: pip install -e '.[service]'.",
             ) from exc
-        return Retriever(RetrievalConfig.from_settings(self.settings))
+        from service.retrieval.progress import ConsoleProgress
+
+        # BM25 answers at once; the vector index opens or builds in a background thread (progress on the console)
+        # and hybrid search uses it from the moment /readyz shows `dense: ready`.
+        progress = ConsoleProgress("Building the knowledge index (dense retrieval)")
+        return Retriever(RetrievalConfig.from_settings(self.settings), background=True, progress=progress)
 
     def _load_assistant(self) -> AssistantProtocol:
         """The real assistant, sharing this app's catalog and retriever (one copy of each per process)."""
@@ -148,7 +154,8 @@ class Resources:
         return fallback
 
     def all(self) -> tuple[Lazy[Any], ...]:
-        return (self.catalog, self.assistant, self.retriever)
+        """In warm-up order: the retriever early, so its index build starts while the assistant loads."""
+        return (self.catalog, self.retriever, self.assistant)
 
     def warm_up(self, stop: threading.Event | None = None) -> None:
         """Load everything (the lifespan runs this in a background thread); failures stay visible in /readyz.
@@ -164,11 +171,22 @@ class Resources:
 
     def readiness(self) -> dict[str, str]:
         """Each component's state; a failed one whose back-off has passed is retried in the background (a
-        database that comes back makes the service ready without a restart)."""
+        database that comes back makes the service ready without a restart). `dense` (the vector index) is
+        optional: search answers from BM25 without it."""
         for lazy in self.all():
             if lazy.retry_due():
                 threading.Thread(target=_quietly, args=(lazy,), name=f"retry-{lazy.name}", daemon=True).start()
-        return {lazy.name: lazy.state() for lazy in self.all()}
+        states = {lazy.name: lazy.state() for lazy in self.all()}
+        dense = getattr(self.retriever.value, "dense", None)
+        states["dense"] = dense.status.label() if dense is not None else (
+            "ready" if self.retriever.value is not None else "not loaded")
+        return states
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Stop an index build between batches (the unfinished generation is discarded) and release the store."""
+        close = getattr(self.retriever.value, "close", None)
+        if callable(close):
+            close(timeout_s)
 
 
 def _quietly(lazy: Lazy[Any]) -> None:

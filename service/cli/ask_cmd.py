@@ -57,13 +57,14 @@ def register(app: typer.Typer) -> None:
         workers: Annotated[int, typer.Option(min=1, max=64, help="worker processes; more than one needs "
                                              "DATABASE_URL (Postgres), see docs/deploy.md")] = 1,
     ) -> None:
-        """Run the chat API (and web page); builds the knowledge index first when it is missing."""
+        """Run the chat API (and web page). The port opens at once; the knowledge index loads or builds in the
+        background (BM25 search first, then dense: see GET /readyz). Several workers build it once: one holds
+        the build lock in the data dir, the others wait and open its result."""
         from service.api.server import check_workers
         from service.api.server import serve as run_server
         from service.settings import get_settings
 
-        check_workers(workers, get_settings())  # refuse before the index build, not after
-        ensure_index()  # one build before the workers start, never one per worker
+        check_workers(workers, get_settings())
         run_server(host, port, workers=workers)
 
     @app.command()
@@ -77,17 +78,7 @@ def register(app: typer.Typer) -> None:
 
         typer.echo(f"Example: {EXAMPLE}")
         print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)
+        typer.echo(f"Starting the chat service on http://{host}:{port} (the engine answers at once; the knowledge "
+                   "index builds in the background on first start: progress below, status at /readyz).")
         serve(host, port)
 
-
-def ensure_index() -> None:
-    """Build the retrieval index when it is missing; a failure degrades search, never the service."""
-    from service.errors import AdvisorError
-    from service.retrieval.config import RetrievalConfig
-    from service.retrieval.ingest import build_index
-
-    try:
-        report = build_index(RetrievalConfig.from_settings(), progress=True)
-        typer.echo(f"knowledge index: {report.total} chunks ({report.added} added, {report.updated} updated)")
-    except AdvisorError as exc:  # search degrades, the service still starts
-        typer.echo(f"warning: knowledge index not built ({exc}); search answers may be unavailable", err=True)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -37,13 +37,18 @@ def index(
     from rich.console import Console
 
     from service.retrieval.config import RetrievalConfig
+    from service.retrieval.dense import DenseIndex
+    from service.retrieval.embeddings import shared_embedder
     from service.retrieval.ingest import build_index
+    from service.retrieval.progress import ConsoleProgress
 
     with _user_errors():
         config = RetrievalConfig.from_settings()
-        report = build_index(config, rebuild=rebuild, progress=True)
+        embedder = shared_embedder(config.embedding_model)
+        dense = DenseIndex(config, embedder)
+        report = build_index(config, rebuild=rebuild, progress=ConsoleProgress(), dense=dense)
     Console().print(
-        f"Indexed {report.total} chunks into {config.store_label}: added {report.added}, updated {report.updated}, "
+        f"Indexed {report.total} chunks with {embedder.model_id} into {dense.describe()['store']}: added {report.added}, updated {report.updated}, "
         f"deleted {report.deleted}, unchanged {report.unchanged}"
         f"{' (full rebuild: embedding model changed)' if report.rebuilt and not rebuild else ''} "
         f"in {report.seconds:.2f} s.",
@@ -59,17 +64,22 @@ def search(
     lang: Annotated[str | None, typer.Option(help="Only passages in this language: zh or en.")] = None,
     cloud: Annotated[str | None, typer.Option(help="Only passages for this cloud (tencent, jdcloud) or general.")] = None,
     topic: Annotated[str | None, typer.Option(help="Only passages with this topic tag.")] = None,
+    mode: Annotated[
+        Literal["hybrid", "dense", "bm25"],
+        typer.Option(help="hybrid (dense + BM25 fused), or dense / bm25 alone (to measure each retriever)."),
+    ] = "hybrid",
 ) -> None:
     """Search the guide and the catalog (hybrid dense + BM25); refreshes the index first when it is stale."""
     from rich.console import Console
 
     from service.retrieval.hybrid import Retriever, detect_lang
+    from service.retrieval.progress import ConsoleProgress
 
     if lang not in (None, "zh", "en"):
         raise typer.BadParameter("use zh or en", param_hint="--lang")
     with _user_errors():
-        retriever = Retriever(progress=True)
-        results = retriever.search_many(questions, k=k, lang=lang, cloud=cloud, topic=topic)
+        retriever = Retriever(progress=ConsoleProgress() if mode != "bm25" else None)
+        results = retriever.search_many(questions, k=k, lang=lang, cloud=cloud, topic=topic, mode=mode)
     err = Console(stderr=True)
     for warning in retriever.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
@@ -107,10 +117,11 @@ def eval_retrieval(
 
     from service.retrieval.evaluate import DEFAULT_EVAL_FILE, evaluate, load_cases
     from service.retrieval.hybrid import Retriever
+    from service.retrieval.progress import ConsoleProgress
 
     with _user_errors():
         cases = load_cases(file or DEFAULT_EVAL_FILE)
-        retriever = Retriever(progress=True)
+        retriever = Retriever(progress=ConsoleProgress())
         report = evaluate(retriever, cases, same_lang=not any_lang)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))

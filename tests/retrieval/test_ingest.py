@@ -12,7 +12,11 @@ from tests.retrieval.conftest import CachingEmbedder
 
 
 def _indexed(config: RetrievalConfig, embedder: Embedder) -> dict[str, str]:
-    return open_store(config, embedder).indexed()
+    store = open_store(config, embedder)
+    try:
+        return store.indexed()
+    finally:
+        store.close()
 
 
 def test_first_run_adds_everything_and_second_run_skips_all(config: RetrievalConfig, embedder: Embedder) -> None:
@@ -34,7 +38,9 @@ def test_editing_one_section_updates_one_chunk(config: RetrievalConfig, embedder
     path.write_text(path.read_text().replace("checkpoint often", "checkpoint every 30 minutes"))
     report = build_index(config, embedder)
     assert (report.added, report.updated, report.deleted) == (0, 1, 0)
-    got = open_store(config, embedder).collection.get(ids=["guide/02-billing.en.md#spot-instances"])
+    store = open_store(config, embedder)
+    got = store.collection.get(ids=["guide/02-billing.en.md#spot-instances"])
+    store.close()
     assert "every 30 minutes" in got["documents"][0]
 
 
@@ -64,11 +70,12 @@ class _OtherModel(CachingEmbedder):
 
 def test_model_change_rebuilds(config: RetrievalConfig, embedder: CachingEmbedder) -> None:
     first = build_index(config, embedder)
-    other = _OtherModel(embedder.model_path, embedder.cache)
-    other._model = embedder.model  # reuse the loaded weights
+    other = _OtherModel(embedder.inner, embedder.cache)  # same weights and cache, another identity
     report = build_index(config, other)
     assert report.rebuilt and report.added == first.total and report.unchanged == 0
-    assert open_store(config, other).built_with() == "other-model@0"
+    store = open_store(config, other)
+    assert store.built_with() == "other-model@0"
+    store.close()
     manifest = read_manifest(config)
     assert manifest is not None and manifest["embedding_model"] == "other-model@0"
 

