@@ -13,7 +13,17 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The engine (planner, catalog, CLI) needs only pydantic, typer and rich: `make run` installs it first and answers
+# the example with it, then installs the chat service (torch, Chroma, LangChain, the embedding model).
+ENGINE := $(VENV)/.engine
+
+$(ENGINE): pyproject.toml | $(BIN)/python
+	@echo "make: installing the engine (pydantic, typer, rich; about a minute on a fresh clone)..."
+	$(BIN)/pip install -q -e .
+	touch $(ENGINE)
+
+$(STAMP): pyproject.toml | $(ENGINE)
+	@echo "make: installing the chat service: torch (CPU), Chroma, LangChain, the multilingual e5 embedding model (a few minutes on a fresh clone)..."
 	$(BIN)/pip install -q "torch==2.13.0"
 	$(BIN)/pip install -q -e ".[service,dev]"
 	touch $(STAMP)
@@ -23,8 +33,10 @@ install: $(STAMP)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-run: $(STAMP)
-	$(BIN)/gpu-advisor run --host $(HOST) --port $(PORT)
+run: $(ENGINE)
+	@$(BIN)/gpu-advisor run --no-serve
+	@$(MAKE) --no-print-directory install
+	$(BIN)/gpu-advisor run --no-example --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check service tests evals scripts

@@ -71,13 +71,19 @@ def register(app: typer.Typer) -> None:
     def run(
         host: Annotated[str, typer.Option()] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+        example: Annotated[bool, typer.Option("--example/--no-example", help="answer the example first")] = True,
+        then_serve: Annotated[bool, typer.Option("--serve/--no-serve", help="then serve")] = True,
     ) -> None:
-        """`make run`: answer the guide's example question once, then serve (127.0.0.1:8000 unless told)."""
-        from service.cli.render import print_plan
-        from service.planner.plan import plan
+        """`make run`: answer the guide's example question once, then serve (127.0.0.1:8000 unless told).
+        The example needs only the engine (`make run` prints it before installing the chat service)."""
+        if example:
+            from service.cli.render import print_plan
+            from service.planner.plan import plan
 
-        typer.echo(f"Example: {EXAMPLE}")
-        print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)
+            typer.echo(f"Example: {EXAMPLE}")
+            print_plan(plan(workload_from_text(EXAMPLE), load()), top=5)
+        if not then_serve:
+            return
         typer.echo(f"Starting the chat service on http://{host}:{port} (the engine answers at once; the knowledge "
                    "index builds in the background on first start: progress below, status at /readyz).")
         serve(host, port)

@@ -42,4 +42,4 @@ class RetrievalConfig:
 
     @property
     def store_label(self) -> str:
-        return f"http://{self.chroma_host}:{self.chroma_port}" if self.chroma_host else str(self.data_dir / "chroma")
+        return f"http://{self.chroma_host}:{self.chroma_port}" if self.chroma_host else str(self.data_dir / "vectors")
