@@ -78,9 +78,14 @@ def build_index(
     """
     started = time.perf_counter()
     chunks = list(refresh_corpus(config, force=rebuild)[0].chunks)
+    own = dense is None
     dense = dense or DenseIndex(config, embedder or shared_embedder(config.embedding_model))
     dense.progress = progress or dense.progress
-    report = dense.ensure(chunks, rebuild=rebuild)
+    try:
+        report = dense.ensure(chunks, rebuild=rebuild)
+    finally:
+        if own:
+            dense.close()  # release the store's files and threads: a caller that wants it passes `dense`
     report = dataclasses.replace(report, seconds=round(time.perf_counter() - started, 3))
     if report.changed or report.rebuilt or not (config.index_dir / MANIFEST_FILE).is_file():
         write_manifest(config, dense, report)
