@@ -20,7 +20,9 @@ from service.errors import AdvisorError, InvalidInputError
 from service.evals.dataset import EVALS_DIR, read_yaml
 
 DEFAULT_ANCHORS = EVALS_DIR / "anchors.yaml"
-Kind = Literal["verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band"]
+Kind = Literal["verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band", "measured_memory",
+               "measured_throughput"]
+MEASURED = ("measured_memory", "measured_throughput")
 
 
 class Tolerance(BaseModel):
@@ -131,9 +133,51 @@ def _engine(a: Anchor, catalog: Catalog) -> float:
                         stage=int(i["stage"]), offload=i.get("offload", "none"))
         gib = float(got.gpu_gib if i.get("measure", "gpu") == "gpu" else got.cpu_gib)
         return gib * 1024 if a.unit == "MiB" else gib
+    if a.kind in MEASURED:
+        return measured_engine(a, catalog)
     setup = TrainSetup(**i["setup"])  # llamafactory_band: model states only, in GB of 1e9 bytes
     mem = memory.estimate_memory(_model(i, catalog), setup)
     return (mem.weights_gib + mem.gradients_gib + mem.optimizer_gib) * GIB / 1e9
+
+
+def _measured_inputs(a: Anchor, catalog: Catalog) -> tuple[Any, Any, Any, int, int]:
+    from service.catalog.queries import resolve_gpu
+    from service.sizing.types import TrainSetup
+
+    i = a.inputs
+    gpu = resolve_gpu(str(i["gpu"]), catalog.gpus)[0]
+    return _model(i, catalog), gpu, TrainSetup(**i["setup"]), int(i.get("gpus", 1)), int(i.get("nodes", 1))
+
+
+def measured_engine(a: Anchor, catalog: Catalog) -> float:
+    """The engine's figure for a measured run: per-GPU memory (GiB) or per-GPU tokens/s."""
+    from service.sizing import memory, throughput
+
+    m, gpu, setup, gpus, nodes = _measured_inputs(a, catalog)
+    if a.kind == "measured_memory":
+        return float(memory.estimate_memory(m, setup).per_gpu_gib)
+    mem = memory.estimate_memory(m, setup)
+    fraction = mem.trainable_params / max(1.0, m.params_published_b * 1e9)
+    cluster = throughput.Cluster(gpus // nodes, nodes, rdma=True)
+    t = throughput.training_time(m, gpu, setup, 1e9, gpus, trainable_fraction=fraction, cluster=cluster)
+    return t.throughput_tokens_per_s / gpus
+
+
+def rule_of_thumb(a: Anchor, catalog: Catalog) -> float:
+    """The one-line rules on the same row. Throughput: 6 x N x tokens at 40 % MFU of the dense BF16 peak.
+    Memory: LLaMA-Factory's README rule, GB per billion parameters: full 18 (sharded over the GPUs under ZeRO-3),
+    LoRA 2, QLoRA 8-bit 1, 4-bit 0.5."""
+    from service.sizing.params import count_params
+
+    m, gpu, setup, gpus, _ = _measured_inputs(a, catalog)
+    n = count_params(m).total
+    if a.kind == "measured_throughput":
+        return float(0.40 * gpu.dense_16bit_tflops * 1e12 / (6 * n))
+    per_b = {"full": 18.0, "pretrain": 18.0, "freeze": 2.0, "lora": 2.0}.get(setup.method)
+    if per_b is None:
+        per_b = 1.0 if setup.quant_bits == 8 else 0.5
+    shard = gpus if setup.zero_stage >= 3 else 1
+    return float(per_b * n / 1024**3 / shard)
 
 
 def evaluate_anchor(a: Anchor, catalog: Catalog) -> AnchorResult:

@@ -32,10 +32,10 @@ from service.sizing.params import count_params
 from service.sizing.types import MfuPrior, TimeEstimate, TrainSetup
 
 # Hardware FLOPs utilisation on large GEMMs (executed FLOPs incl. recomputation / dense BF16 peak), eager PyTorch +
-# FlashAttention-2. Ampere fitted on the Qwen A100 profiling table (evals/anchors.yaml, 0.57; FlashAttention-2
+# FlashAttention-2. Ampere fitted on the Qwen A100 profiling table (evals/anchors.yaml, 0.62; FlashAttention-2
 # reports up to 72 % end to end, Megatron-LM 43.7 % HFU at 22B with pipeline bubbles, sizing.md C2).
 HFU_MAX = {
-    "ampere": 0.57,
+    "ampere": 0.62,
     "hopper": 0.45,  # estimate: H100 FLOPs grew 3.2x over A100, memory bandwidth 1.6x: a lower share is sustained
     "hopper_light": 0.60,  # estimate: H20 (148 TFLOPS, 4 TB/s) is bandwidth-rich, easy to keep busy
     "ada": 0.45,  # estimate (L40S / RTX 4090: no published fine-tune HFU in our references)
@@ -44,8 +44,8 @@ HFU_MAX = {
     "pascal": 0.35,  # estimate against the P40's FP32 rate
     "blackwell": 0.40,  # estimate: software still maturing
 }
-GEMM_HALF_TOKENS = 200.0  # GEMM rows at which efficiency halves (fitted: Qwen-7B/14B LoRA at 256-8192 tokens)
-STEP_OVERHEAD_S = 0.03  # per micro-batch: Python, hooks, loss, optimizer bookkeeping (fitted)
+GEMM_HALF_TOKENS = 250.0  # GEMM rows at which efficiency halves (fitted: Qwen-7B/14B LoRA at 256-8192 tokens)
+STEP_OVERHEAD_S = 0.06  # per micro-batch: Python, hooks, loss, optimizer bookkeeping (fitted)
 # bitsandbytes NF4 dequantisation, per billion quantised params per forward/backward pass, on A100 (2039 GB/s):
 # fitted on the Qwen Q-LoRA vs LoRA rows (1.8B/7B/14B: 28-32 ms per 1e9 params per micro-batch of 3 passes).
 QLORA_DEQUANT_S_PER_GPARAM = 0.0098
@@ -59,6 +59,10 @@ TCP_GBPS_DEFAULT = 25.0  # VPC network of a GPU instance when the catalog lists 
 # dense 8B (224 tensors), seconds for an MoE with 128 experts x 48 layers (18k tensors): measured ZeRO-3 MoE
 # training runs ~4x slower than ZeRO-2 on 8x A800 (issue 12).
 GATHER_LATENCY_S = 50e-6
+# DeepSpeed ZeRO-3 handles the gradients of its partition on every micro-step (reduce-scatter buckets, copies into
+# the fp32 partition): fitted on the Qwen full-parameter rows (1.8B on 1 GPU, 7B on 2, jointly with the terms above: 0.06 s per billion
+# trainable parameters held per GPU, per micro-batch, on A100; frozen LoRA bases add nothing).
+Z3_GRAD_S_PER_GPARAM = 0.06
 COMM_OVERLAP = 0.8  # share of the shorter of compute / communication hidden behind the other (prefetch; estimate)
 OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
 NON_TRANSFORMER_MFU = 0.30  # estimate for CNN / diffusion UNet training (convolutions, data loading)
@@ -134,6 +138,8 @@ def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction
     if setup.n_gpus > 1 and setup.zero_stage >= 3:
         tensors = sum(x.count for x in count_params(m).linears)
         t_comm += GATHER_LATENCY_S * tensors * (3 if setup.grad_ckpt else 2)
+    if setup.zero_stage >= 3 and setup.offload == "none":
+        t_gpu += Z3_GRAD_S_PER_GPARAM * trainable / max(1, setup.n_gpus) / 1e9 * A100_BW_GB_S / gpu.mem_bw_gb_s
     t_micro = t_gpu + t_comm - COMM_OVERLAP * min(t_gpu, t_comm) + STEP_OVERHEAD_S
     return tokens_mb / t_micro, flops, (t_gpu + STEP_OVERHEAD_S) / t_micro
 

@@ -23,7 +23,8 @@ def results(catalog: Catalog) -> list[anchors_mod.AnchorResult]:
 
 def test_the_anchor_file_covers_the_published_sets(results: list[anchors_mod.AnchorResult]) -> None:
     kinds = {r.kind for r in results}
-    assert kinds == {"verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band"}
+    assert kinds == {"verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band", "measured_memory",
+                     "measured_throughput"}
     assert len({r.id for r in results}) == len(results)
     assert {r.role for r in results if r.kind == "gpu_hours"} == {"calibration", "validation"}
 
