@@ -1,5 +1,5 @@
 """Pieces of an answer that need no agent: the prose check (figures the artifacts do not contain), citation links,
-and stored turns shown as messages."""
+stored turns shown as messages, and the agent's stream chunks as our events."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
 from service.assistant.sessions import TurnRecord
-from service.assistant.types import Citation, SessionMessage
+from service.assistant.types import Citation, SessionMessage, StreamEvent
 
 _INSTANCE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*\.[A-Za-z0-9]*[0-9][A-Za-z0-9.\-]*\b")
 _YUAN = re.compile(r"(?:¥|￥)\s*([0-9][0-9,]*(?:\.[0-9]+)?)|([0-9][0-9,]*(?:\.[0-9]+)?)\s*元")
@@ -69,3 +69,20 @@ def citation_url(passage: dict[str, Any]) -> str:
     if source.startswith(("guide/", "catalog/")) and source.endswith(".md"):
         return f"/knowledge/{source}" + (f"#{anchor}" if anchor else "")
     return str(passage.get("ref", ""))
+
+
+def stream_events(mode: str, chunk: Any) -> Iterator[StreamEvent]:
+    """LangGraph stream chunks ("messages" and "updates" modes) as our token and tool events."""
+    if mode == "messages":
+        msg, meta = chunk
+        if meta.get("langgraph_node") == "model" and isinstance(msg, AIMessageChunk | AIMessage) and msg.content:
+            for line in str(msg.content).splitlines(keepends=True):
+                yield StreamEvent(type="token", text=line)
+    elif mode == "updates":
+        for node, update in chunk.items():
+            for m in (update or {}).get("messages", []):
+                if node == "model" and isinstance(m, AIMessage):
+                    for call in m.tool_calls:
+                        yield StreamEvent(type="tool", name=call["name"], data={"args": call["args"]})
+                elif isinstance(m, ToolMessage):
+                    yield StreamEvent(type="tool", name=m.name or "", text=str(m.content)[:300])

@@ -1,5 +1,6 @@
 """The assistant: one agent (create_agent) over the tools, with the offline planner model by default or any
-OpenAI-compatible LLM; conversations are stored turns (SQLite, or Postgres with DATABASE_URL). The CLI, the API, Slack and the evals all call this."""
+OpenAI-compatible LLM; conversations are stored turns (SQLite, or Postgres with DATABASE_URL). The CLI, the API,
+Slack and the evals all call this."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from service.assistant.db import open_database
 from service.assistant.history import current_turn, to_messages, turn_workload
 from service.assistant.intents.result import intent_fields
 from service.assistant.offline_model import OfflinePlannerModel, language_of
 from service.assistant.prompts import phrases, render_prompt
-from service.assistant.prose import citation_url, current_user, prose_check, turn_messages
+from service.assistant.prose import citation_url, current_user, prose_check, stream_events, turn_messages
 from service.assistant.sessions import SessionNotFoundError, SessionStore, TurnRecord
 from service.assistant.tools import ToolContext, make_tools
 from service.assistant.types import (
@@ -67,7 +68,6 @@ class Assistant:
         sqlite_path = s.data_dir / "sessions.sqlite"
         self.db = open_database(s.database_url, sqlite_path)
         self.sessions = SessionStore(self.db)
-        self.store_kind = self.db.kind
         self.offline_model = OfflinePlannerModel.from_catalog(self.catalog, s.prompts_dir)
         self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"))
         self.llm_agent: Any = None
@@ -243,7 +243,7 @@ class Assistant:
                 if mode == "values":
                     state = chunk
                     continue
-                for event in self._events(mode, chunk):
+                for event in stream_events(mode, chunk):
                     text.append(event.text if event.type == "token" else "")
                     events.put(event)
                 if stop.is_set():
@@ -255,21 +255,6 @@ class Assistant:
             events.put(StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}"))
             state = self.agent.invoke(inputs)
         return backend, state, "".join(text)
-
-    def _events(self, mode: str, chunk: Any) -> Iterator[StreamEvent]:
-        if mode == "messages":
-            msg, meta = chunk
-            if meta.get("langgraph_node") == "model" and isinstance(msg, AIMessageChunk | AIMessage) and msg.content:
-                for line in str(msg.content).splitlines(keepends=True):
-                    yield StreamEvent(type="token", text=line)
-        elif mode == "updates":
-            for node, update in chunk.items():
-                for m in (update or {}).get("messages", []):
-                    if node == "model" and isinstance(m, AIMessage):
-                        for call in m.tool_calls:
-                            yield StreamEvent(type="tool", name=call["name"], data={"args": call["args"]})
-                    elif isinstance(m, ToolMessage):
-                        yield StreamEvent(type="tool", name=m.name or "", text=str(m.content)[:300])
 
     def _result(self, sid: str, message: str, state: dict[str, Any], backend: str,
                 answer_lang: Language | None = None) -> AskResult:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.catalog.loader import Catalog
 from service.settings import Settings
+from tests.api.conftest import LiveServer
 from tests.api.fakes import FakeRetriever
 
 
@@ -100,3 +104,31 @@ def test_a_retried_request_id_is_answered_once(real: TestClient) -> None:
     assert real.get(f"/v1/sessions/{first['session_id']}", headers=ALICE).json()["turns"] == 1
     r = real.post("/v1/chat", json={"message": QUESTION}, headers={"X-Request-Id": "r" * 129})
     assert r.status_code == 422
+
+
+def test_a_stream_dropped_by_the_client_keeps_history_and_turns_in_step(
+        settings: Settings, catalog: Catalog, live_server_factory: Callable[[FastAPI], LiveServer]) -> None:
+    """The page's Stop button closes the connection after the first event, on a first turn and on a later one:
+    the session is listed, and its turn count equals the stored turns every time."""
+    live = live_server_factory(create_app(settings, catalog=catalog, retriever=FakeRetriever()))
+    sid: str | None = None
+    for n, text in enumerate((QUESTION, "预算改成8000呢"), start=1):
+        body = {"message": text, **({"session_id": sid} if sid else {})}
+        with httpx.stream("POST", f"{live.base_url}/v1/chat?stream=true", json=body, headers=ALICE,
+                          timeout=60) as r:
+            assert r.status_code == 200
+            next(r.iter_lines())  # the first line of the first event, then hang up
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            listed = httpx.get(f"{live.base_url}/v1/sessions", headers=ALICE).json()
+            if listed and listed[0]["turns"] == n:
+                break
+            time.sleep(0.1)
+        assert len(listed) == 1 and listed[0]["turns"] == n, listed
+        sid = listed[0]["session_id"]
+        msgs = httpx.get(f"{live.base_url}/v1/sessions/{sid}/messages", headers=ALICE).json()
+        assert [m["content"] for m in msgs if m["role"] == "user"] == [QUESTION, "预算改成8000呢"][:n]
+    r = httpx.post(f"{live.base_url}/v1/chat", json={"message": "只看京东云", "session_id": sid}, headers=ALICE,
+                   timeout=60)
+    assert r.status_code == 200 and r.json()["workload"]["model"] == "Qwen2-7B"
+    assert httpx.get(f"{live.base_url}/v1/sessions/{sid}", headers=ALICE).json()["turns"] == 3

@@ -156,3 +156,12 @@ def test_a_legacy_checkpoint_file_is_migrated_to_turns(tmp_path: Path) -> None:
     assert "checkpoints" not in tables and "advisor_turns" in tables
     r = a.ask("预算改成8000呢", "old")
     assert r.workload is not None and r.workload["model"] == "Qwen2-7B" and r.workload["budget_cny"] == 8000
+
+
+def test_a_streamed_retry_with_the_same_request_id_replays_the_stored_answer(assistant: Assistant) -> None:
+    first = list(assistant.stream(FIRST, request_id="stream-1"))
+    again = list(assistant.stream(FIRST, request_id="stream-1"))
+    assert [e.type for e in again] == ["final"]  # no second run: the stored result
+    assert again[0].data["session_id"] == first[-1].data["session_id"]
+    assert again[0].data["answer_markdown"] == first[-1].data["answer_markdown"]
+    assert len(assistant.sessions.turns(first[-1].data["session_id"])) == 1
