@@ -126,11 +126,12 @@ def redacted(url: str) -> str:
 
 class PostgresDatabase:
     """A connection pool. `lock(key)` holds a Postgres advisory lock on one pooled connection, and statements run
-    by the same thread inside it use that connection, so a turn never waits for a second connection."""
+    by the same thread inside it use that connection, so a turn never waits for a second connection. 20
+    connections per worker at most: 4 workers fit Postgres's default max_connections (100)."""
 
     kind = "postgres"
 
-    def __init__(self, url: str, max_connections: int = 10) -> None:
+    def __init__(self, url: str, max_connections: int = 20) -> None:
         import psycopg
         from psycopg_pool import ConnectionPool
 
@@ -140,7 +141,7 @@ class PostgresDatabase:
         self._bound = threading.local()
         last: Exception | None = None
         for delay in (*CONNECT_BACKOFF_S, None):
-            pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=False, timeout=30,
+            pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=False, timeout=120,
                                   kwargs={"autocommit": True, "prepare_threshold": None})
             try:
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)

@@ -35,6 +35,11 @@ def to_messages(turns: Sequence[HistoryTurn]) -> list[BaseMessage]:
     return out
 
 
+def human_message(message: str, lang: str | None) -> HumanMessage:
+    """The user's message; a requested answer language rides along for the offline model."""
+    return HumanMessage(message, additional_kwargs={"answer_language": lang} if lang else {})
+
+
 def turn_workload(turn_messages: Sequence[BaseMessage]) -> dict[str, Any] | None:
     """The arguments of the turn's last workload tool call (without `lang`), or None."""
     for msg in reversed(turn_messages):

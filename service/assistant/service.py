@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from service.assistant.db import open_database
-from service.assistant.history import current_turn, to_messages, turn_workload
+from service.assistant.history import current_turn, human_message, to_messages, turn_workload
 from service.assistant.intents.result import intent_fields
 from service.assistant.offline_model import OfflinePlannerModel, language_of
 from service.assistant.prompts import phrases, render_prompt
@@ -141,7 +141,10 @@ class Assistant:
         """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
         if request_id:
             done = self.sessions.answered(owner, request_id)
-            if done is not None and done[1].result is not None and session_id in (None, done[0]):
+            if done is not None and session_id not in (None, done[0]):
+                raise InvalidInputError(f"The request id '{request_id[:64]}' was already used in another session.",
+                                        "Send a new Idempotency-Key (or X-Request-Id) for each new message.")
+            if done is not None and done[1].result is not None:
                 return done[0], AskResult.model_validate(done[1].result)
         if session_id is None:
             return uuid.uuid4().hex, None
@@ -289,11 +292,6 @@ class Assistant:
             workload=workload, recommendation=plan, citations=cites,
             backend=backend, documents=docs, prose_check=prose_check(text, arts, self.known_instances),
         )
-
-
-def human_message(message: str, lang: Language | None) -> HumanMessage:
-    """The user's message; a requested answer language rides along for the offline model."""
-    return HumanMessage(message, additional_kwargs={"answer_language": lang} if lang else {})
 
 
 def build_assistant(settings: Settings | None = None, *, catalog: Catalog | None = None,

@@ -165,3 +165,13 @@ def test_a_streamed_retry_with_the_same_request_id_replays_the_stored_answer(ass
     assert again[0].data["session_id"] == first[-1].data["session_id"]
     assert again[0].data["answer_markdown"] == first[-1].data["answer_markdown"]
     assert len(assistant.sessions.turns(first[-1].data["session_id"])) == 1
+
+
+def test_a_request_id_reused_in_another_session_is_refused_not_crashed(assistant: Assistant) -> None:
+    from service.errors import InvalidInputError
+
+    assistant.ask(FIRST, request_id="key-1", owner="alice")
+    other = assistant.ask(FIRST, owner="alice").session_id
+    with pytest.raises(InvalidInputError, match="already used in another session"):
+        assistant.ask("预算改成8000呢", other, request_id="key-1", owner="alice")
+    assert len(assistant.sessions.turns(other)) == 1
