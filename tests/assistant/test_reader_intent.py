@@ -69,3 +69,25 @@ def test_savings_in_one_message_has_a_before_and_an_after(text: str, before: str
 def test_comparisons_of_clouds_methods_and_billing(text: str, kind: str, options: tuple[str, ...]) -> None:
     p = parse(text)
     assert (p.subject.intent, p.subject.compare_kind, p.subject.options) == ("compare", kind, options)
+
+
+@pytest.mark.parametrize(("text", "intent", "before", "after"), [
+    ("V100换成A100能快多少", "savings", {"gpu_include": ["V100-32G-SXM2"]}, {"gpu_include": ["A100-40G-SXM"]}),
+    ("how much do i save if i go monthly instead of pay as you go", "savings", {"billing": "on_demand"},
+     {"billing": "monthly"}),  # 'instead of' names the base
+])
+def test_changes_named_in_one_message(text: str, intent: str, before: dict[str, object],
+                                      after: dict[str, object]) -> None:
+    s = parse(text).subject
+    assert (s.intent, s.before, s.after) == (intent, before, after)
+
+
+@pytest.mark.parametrize(("text", "intent", "gpus"), [
+    ("24G显存能微调qwen2 7b吗", "feasibility", ("24G",)),  # a memory size as the GPU asked about
+    ("What GPU do I need for qwen2 7b QLoRA?", "min_gpus", ()),
+    ("A100和H800有区别吗", "compare", ("A100-40G-SXM", "H800-SXM")),
+])
+def test_more_question_phrasings(text: str, intent: str, gpus: tuple[str, ...]) -> None:
+    s = parse(text).subject
+    assert s.intent == intent
+    assert (s.options if intent == "compare" else s.gpus) == gpus

@@ -6,10 +6,12 @@ Every figure comes from the engine (`service.planner.estimate.estimate`, which s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
+from service.catalog.schema import GpuSpec
 from service.planner.estimate import EstimateRequest, estimate
 from service.planner.strategy import HEADROOM
 from service.workload import Workload
@@ -80,10 +82,28 @@ def rentals(cat: Catalog, gpu_id: str) -> list[Artifact]:
     return [{"cloud": r.cloud, "instance_type": r.instance_type, "gpu_count": r.gpu_count} for r in rows]
 
 
+_MEMORY_ONLY = re.compile(r"^\s*(\d{1,3})\s*G(?:B|iB)?\s*$", re.IGNORECASE)
+
+
+def gpu_for(cat: Catalog, name: str) -> tuple[GpuSpec, tuple[str, str] | None]:
+    """The GPU by name; a bare memory size ('24G') is a card of that memory (a rented one first, then a consumer
+    card), said as an assumption."""
+    m = _MEMORY_ONLY.match(name)
+    if m is None:
+        return resolve_gpu(name, cat.gpus)[0], None
+    size = float(m.group(1))
+    same = [g for g in cat.gpus if g.memory_gib == size]
+    if not same:
+        return resolve_gpu(name, cat.gpus)[0], None  # the catalog's 'unknown GPU' error, with suggestions
+    rented = {r.gpu for r in cat.instances}
+    g = min(same, key=lambda g: (g.id not in rented, g.form_factor != "consumer", g.id))
+    return g, (f"A {size:g} GB card sized as the {g.id}.", f"{size:g}G 显存按 {g.id} 估算。")
+
+
 def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact:
     """Does the workload fit on `count` x `gpu`? The memory arithmetic, the fewest cards that fit, the changes
     that would make it fit, and where the GPU can be rented."""
-    g, _ = resolve_gpu(gpu, cat.gpus)
+    g, said = gpu_for(cat, gpu)
     out = _sized(cat, w, g.id, count)
     needed = out if out["fits"] else gpus_needed(cat, w, g.id)
     kind = str(out["model"]["kind"])
@@ -96,7 +116,8 @@ def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact
         "needed_per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"],
         "training_hours": out["training_hours"], "strategy": out["strategy"], "model": out["model"],
         "fits_with": fits_with, "rent": rentals(cat, g.id), "form_factor": g.form_factor,
-        "assumptions": out["assumptions"], "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
+        "assumptions": out["assumptions"] + ([said[0]] if said else []),
+        "assumptions_zh": _zh_assumptions(cat, w) + ([said[1]] if said else []), "workload": w.model_dump(),
     }
 
 

@@ -145,8 +145,13 @@ def render_compare(art: Artifact, ph: Artifact) -> str:
 
 
 def render_savings(art: Artifact, ph: Artifact) -> str:
+    """The saving first (or the time, when the question asks about time), then both picks."""
     a, b = art["before"], art["after"]
     lines: list[str] = []
+    if art.get("by") == "hours" and art["delta_hours"] is not None:
+        dh = float(art["delta_hours"])
+        key = "time_same" if abs(dh) < 0.05 else "time_less" if dh < 0 else "time_more"
+        lines.append(str(ph[key]).format(hours=_n(abs(dh)), hours_before=_n(a["hours"]), hours_after=_n(b["hours"])))
     if art["delta_cny"] is None:
         side = "before" if not a["priced"] else "after"
         lines.append(str(ph["save_missing"]).format(side=ph["save_side"][side]))

@@ -18,7 +18,8 @@ from service.workload import Workload
 FOLLOWED = ("feasibility", "min_gpus", "compare", "savings")
 TOOL_OF = {"feasibility": "check_feasibility", "min_gpus": "find_min_gpus", "compare": "compare_options",
            "savings": "estimate_savings"}
-_FAST = re.compile(r"快|速度|时间短|(?<![A-Za-z])(?:faster|fastest|quicker|speed|sooner)(?![A-Za-z])", re.IGNORECASE)
+_FAST = re.compile(r"快|慢|速度|时间|(?<![A-Za-z])(?:faster|fastest|quicker|slower|speed|sooner|time)(?![A-Za-z])",
+                   re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,13 @@ def _intent_call(intent: str, slots: dict[str, Any], parsed: ParsedMessage, prev
         if not before and prev is not None and prev.workload is not None:
             old = prev.workload.model_dump()
             before = {k: old.get(k) for k, v in slots.items() if old.get(k) != v and k in Workload.model_fields}
+        if not before:  # one message: 'how much cheaper is spot', '包月能便宜多少' against the default choice
+            defaults: dict[str, Any] = {"billing": None, "epochs": None, "clouds": [], "gpu_include": []}
+            before = {k: v for k, v in defaults.items() if k in parsed.slots}
         if not before:
             return None
-        return TOOL_OF[intent], {**slots, "before": before}
+        if _FAST.search(text):  # 'V100换成A100能快多少': the fastest pick on both sides, the time first
+            fastest = {} if "objective" in parsed.slots else {"objective": "fastest"}
+            return TOOL_OF[intent], {**slots, **fastest, "before": before, "by": "hours"}
+        return TOOL_OF[intent], {**slots, "before": before, "by": "cost"}
     return None

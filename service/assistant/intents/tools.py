@@ -44,6 +44,7 @@ class CompareArgs(_Asked):
 class SavingsArgs(_Asked):
     before: dict[str, Any] = Field(default_factory=dict,
                                    description="the workload fields of the plan compared against, e.g. {method: full}")
+    by: Literal["cost", "hours"] = Field(default="cost", description="hours: the question asks about time")
 
 
 def _workload(args: Workload) -> Workload:
@@ -116,7 +117,7 @@ def make_intent_tools(ctx: Any) -> list[BaseTool]:
                 changes.setdefault("quant_bits", None)
             before = Workload.model_validate({**after.model_dump(), **changes})
             cat, _ = catalog_for(ctx.catalog, after)
-            out = savings(cat, before, after, ctx.max_price_age_days)
+            out = {**savings(cat, before, after, ctx.max_price_age_days), "by": args.by}
         except (AdvisorError, ValidationError) as exc:
             return _error(exc)
         return f"delta ¥{out['delta_cny']}, {out['delta_hours']} h", out

@@ -75,7 +75,7 @@ def methods_mentioned(text: str) -> list[str]:
 _BILLING = [
     ("spot", _c(r"竞价|抢占式|(?<![A-Za-z])(?:spot|preemptible)(?![A-Za-z])")),
     ("monthly", _c(r"包年包月|包月|包年|(?<![A-Za-z])(?:monthly\s+(?:subscription|plan|billing|rental)|subscription"
-                   r"|reserved)(?![A-Za-z])")),
+                   r"|reserved|(?:go|going|switch(?:ing)? to|pay(?:ing)?|billed)\s+monthly)(?![A-Za-z])")),
     ("on_demand", _c(r"按量(?:计费|付费)?|按小时|按需|后付费|(?<![A-Za-z])(?:pay[\s-]*as[\s-]*you[\s-]*go|on[\s-]*demand"
                      r"|hourly(?:\s+billing)?|payg)(?![A-Za-z])")),
 ]
