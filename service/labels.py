@@ -113,3 +113,13 @@ def mfu_basis(source: str, lang: str) -> str:
         why = "矩阵乘更小" + ("，反量化慢 1.75 倍" if factor.group(3) else "")
         zh += f"；{method} 乘以 {factor.group(1)}（{why}）"
     return zh
+
+
+_BARE_URL = re.compile(r"(?<![<(\[])https?://[^\s<>()\[\]（）【】，。；、]+")
+
+
+def autolink(markdown: str) -> str:
+    """Bare URLs as Markdown autolinks (<https://...>), so a renderer never runs a link into the Chinese text that
+    follows it ("（https://x.com），日期" would otherwise link "x.com），日期")."""
+    return _BARE_URL.sub(lambda m: f"<{m.group(0).rstrip('.,;:')}>" + m.group(0)[len(m.group(0).rstrip('.,;:')):],
+                         markdown)

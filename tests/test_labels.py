@@ -57,3 +57,16 @@ def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: st
     assert "¥26.97/小时" in chinese_answer and "置信度 第三方" in chinese_answer
     # citations are section titles linking to the knowledge page, not slugs
     assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
+
+
+def test_bare_urls_become_autolinks_that_stop_at_chinese_punctuation() -> None:
+    from service.labels import autolink
+
+    text = "来源：第三方价格采集（https://github.com/lfxzgyyds/starpoolprice），日期 2026-09-15"
+    assert autolink(text) == "来源：第三方价格采集（<https://github.com/lfxzgyyds/starpoolprice>），日期 2026-09-15"
+    kept = "[标题](/knowledge/guide/x.md#y) 与 <https://a.com> 与 [b](https://b.com)"
+    assert autolink(kept) == kept
+
+
+def test_the_chinese_answer_links_end_before_chinese_text(chinese_answer: str) -> None:
+    assert "（<https://" in chinese_answer and not re.search(r"(?<!<)https://[^\s>]*[，。（）]", chinese_answer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.labels import confidence_label, mfu_basis, per_unit, public_source
+from service.labels import autolink, confidence_label, mfu_basis, per_unit, public_source
 
 Artifact = dict[str, Any]
 
@@ -167,7 +167,7 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
     if assumptions:
         lines += [ph["assume_title"], *[f"- {a}" for a in assumptions], ""]
     lines += render_citations(citations, ph) + [ph["offer"]]
-    return "\n".join(lines).strip()
+    return autolink("\n".join(lines).strip())
 
 
 def render_citations(citations: list[Artifact], ph: Artifact) -> list[str]:

@@ -140,6 +140,7 @@ export function setUpForm({ onExplain, onError }) {
       const shown = localError(err, form);
       result.replaceChildren(errorBox(shown, t("errorPrefix"), t("fixPrefix")));
       if (shown.field) shown.field.setAttribute("aria-invalid", "true");
+      result.scrollIntoView({ block: "nearest" });
       onError(err, { quiet: true });
     } finally {
       button.disabled = false;

@@ -102,8 +102,8 @@ function sourceDetails(p) {
 }
 
 function fitCell(c) {
-  const mark = (value, yes, no) => (value === true ? h("div", { class: "ok" }, `✓ ${t(yes)}`)
-    : value === false ? h("div", { class: "bad-text" }, `✗ ${t(no)}`) : null);
+  const mark = (value, yes, no) => (value === true ? h("div", { class: "ok" }, `✓\u00a0${t(yes)}`)
+    : value === false ? h("div", { class: "bad-text" }, `✗\u00a0${t(no)}`) : null);
   const budget = mark(c.within_budget, "withinBudget", "overBudget");
   const deadline = mark(c.meets_deadline, "meetsDeadline", "missesDeadline");
   return h("td", { class: "fit" }, budget, deadline, !budget && !deadline ? "—" : null);
