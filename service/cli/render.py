@@ -74,6 +74,12 @@ def print_plan(result: PlanResult, top: int = 8) -> None:
                   f"{c.hours:,.1f} h · {_cost_text(c)}")
     for kind, c in result.alternatives().items():
         con.print(f"{kind}: {c.inst.instance_type} · {c.hours:,.1f} h · {_cost_text(c)}")
+    sized = (("fastest within your budget", result.fastest_within_budget(), result.workload.budget_cny),
+             ("cheapest within your deadline", result.cheapest_within_deadline(), result.workload.deadline_hours))
+    for label, best, given in sized:
+        if best is not None and given is not None:
+            con.print(f"{label}: {best.inst.instance_type} × {best.strategy.nodes} node(s) = "
+                      f"{best.strategy.total_gpus}× {best.gpu.id} · {best.hours:,.1f} h · {_cost_text(best)}")
     if result.candidates:
         for w in result.candidates[0].warnings:
             con.print(f"  [yellow]![/] {w.en}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from service.catalog.schema import GpuSpec, InstanceRow
 from service.planner.costing import QUOTE_LINKS, CostLine, Quote, price_dict
@@ -101,12 +101,24 @@ class FrontierPoint:
     cost_cny: float | None
     meets_deadline: bool | None
     within_budget: bool | None
+    slower_than_fewer_gpus: bool = False  # marked: a smaller cluster of the family is faster (weaker links)
 
     def as_dict(self) -> dict[str, object]:
         return {"instance_type": self.instance_type, "nodes": self.nodes, "total_gpus": self.total_gpus,
                 "hours": round(self.hours, 2),
                 "cost_cny": None if self.cost_cny is None else round(self.cost_cny, 2),
-                "meets_deadline": self.meets_deadline, "within_budget": self.within_budget}
+                "meets_deadline": self.meets_deadline, "within_budget": self.within_budget,
+                "slower_than_fewer_gpus": self.slower_than_fewer_gpus}
+
+
+def mark_slower(points: list[FrontierPoint]) -> tuple[FrontierPoint, ...]:
+    """Points sorted by GPU count, each marked when a smaller cluster of the family is at least as fast."""
+    out: list[FrontierPoint] = []
+    best = float("inf")
+    for p in sorted(points, key=lambda x: x.total_gpus):
+        out.append(replace(p, slower_than_fewer_gpus=p.hours >= best))
+        best = min(best, p.hours)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow
 from service.labels import confidence_label
 from service.planner.advice import infeasible_hint, plan_notes
-from service.planner.candidate import Candidate, FrontierPoint, PlanResult
+from service.planner.candidate import Candidate, FrontierPoint, PlanResult, mark_slower
 from service.planner.costing import (
     Quote,
     budget_verdict,
@@ -145,7 +145,7 @@ def _frontier(options: list[Candidate]) -> dict[str, tuple[FrontierPoint, ...]]:
         if old is None or (c.total_cny, p.hours) < (old.cost_cny if old.cost_cny is not None else math.inf,
                                                     old.hours):
             pts[p.total_gpus] = p
-    return {k: tuple(v[g] for g in sorted(v)) for k, v in sorted(by_family.items())}
+    return {k: mark_slower(list(v.values())) for k, v in sorted(by_family.items())}
 
 
 def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_days: int = 180,
