@@ -135,6 +135,12 @@ def _retrieval(section: dict[str, Any]) -> str:
     return _table(["mode", "lang", "n", "recall@1", "recall@3", "recall@5", "MRR@10"], rows) + missed + lost
 
 
+def _by_intent(by: dict[str, Any]) -> str:
+    rows = [[escape(k), f"{v['n']} ({v['n_zh']}/{v['n_en']})", _e(v["intent_accuracy"]), _e(v["verdict_accuracy"]),
+             _e(v["intent_and_verdict"]), _e(v["slot_accuracy"]), _e(v["pass_rate"])] for k, v in by.items()]
+    return _table(["intent", "scenarios (zh/en)", "intent", "verdict", "intent + verdict", "slots", "pass rate"], rows)
+
+
 def render_html(run: dict[str, Any], history_rows: list[dict[str, Any]]) -> str:
     m, info = run["metrics"], run["run"]
     ch = _charts(run, history_rows)
@@ -154,6 +160,7 @@ def render_html(run: dict[str, Any], history_rows: list[dict[str, Any]]) -> str:
         "".join(f"<p class='muted'>{escape(x)}</p>" for x in info["notes"]),
         f"<div class='cards'>{cards}</div>",
         "<h2>Metrics</h2>", _table(["metric", "value", "scenarios"], metric_rows), _img(ch.get("metrics"), "metrics"),
+        "<h2>By question type</h2>", _by_intent(m.get("by_intent", {})),
         _img(ch.get("fields"), "slot accuracy by field"), _img(ch.get("latency"), "latency"),
         "<h2>Compared with the previous run</h2>", _regressions(run.get("regressions")),
         _img(ch.get("history"), "history"),

@@ -40,3 +40,26 @@ def test_reports_show_diffs_and_regressions(tmp_path: Path) -> None:
     assert "passed before, fails now: <code>zh-b</code>" in html
     assert "&lt;b&gt;预算&lt;/b&gt;" in html and "<b>预算</b>" not in html  # user text is escaped
     assert html.count("data:image/png;base64,") >= 3  # metrics, fields, latency, history trend
+
+
+def _asked(sid: str, lang: str, intent: str, got: str, verdict: bool | None) -> ScenarioResult:
+    checks = {"intent": Check(got == intent, ""), "verdict": Check(verdict, "")}
+    return ScenarioResult(sid, lang, (), ("q",), (0.05,), "offline", "", (), checks, None, None,
+                          intent=intent, got_intent=got)
+
+
+def test_the_report_shows_accuracy_by_question_type(tmp_path: Path) -> None:
+    results = [_asked("zh-f", "zh", "feasibility", "feasibility", True),
+               _asked("en-f", "en", "feasibility", "feasibility", False),  # right type, wrong verdict
+               _asked("en-k", "en", "knowledge", "plan", None)]  # planned a plain question
+    m = aggregate(results)
+    feas = m["by_intent"]["feasibility"]
+    assert (feas["n"], feas["n_zh"], feas["n_en"]) == (2, 1, 1)
+    assert (feas["intent_accuracy"], feas["verdict_accuracy"], feas["intent_and_verdict"]) == (1.0, 0.5, 0.5)
+    assert m["by_intent"]["knowledge"]["intent_accuracy"] == 0.0
+    run = EvalRun("r1", "t1", "in-process:offline", results, m)
+    paths = write_reports(run, tmp_path / "out", tmp_path / "h.jsonl")
+    md = paths["markdown"].read_text(encoding="utf-8")
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "| feasibility | 2 (1/1) | 1.000 | 0.500 | 0.500 |" in md
+    assert "By question type" in html and "2 (1/1)" in html
