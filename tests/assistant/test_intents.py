@@ -40,8 +40,10 @@ def test_min_gpus_is_the_fewest_that_fit(catalog: Catalog) -> None:
     out = min_gpus(catalog, w, "A100")
     n = out["gpus_needed"]
     assert n is not None and n > 1
-    fewer = estimate(EstimateRequest(w.model_copy(update={"zero_stage": 3}), out["gpu"], n // 2), catalog)
-    assert fewer["fits"] is False
+    fewer = n - 1 if n <= 8 else n - 8  # any count within a server, whole servers beyond
+    sized = estimate(EstimateRequest(w.model_copy(update={"zero_stage": 3 if fewer > 1 else None}), out["gpu"],
+                                     fewer), catalog)
+    assert sized["fits"] is False
 
 
 def test_least_memory_without_a_gpu(catalog: Catalog) -> None:

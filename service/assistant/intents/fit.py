@@ -17,7 +17,7 @@ from service.planner.strategy import HEADROOM
 from service.workload import Workload
 
 Artifact = dict[str, Any]
-COUNTS = (1, 2, 4, 8, 16, 32, 64)
+COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64)  # any count in one server, whole servers beyond
 # GPUs a 'least memory' answer sizes on when no GPU is named: a 24 GiB card, 48, 80 and 96 GiB data-centre cards.
 REFERENCE_GPUS = ("RTX-4090", "L20", "A100-80G-SXM", "H20")
 
@@ -43,7 +43,8 @@ def _row(out: Artifact, change: str, **extra: Any) -> Artifact:
 
 
 def gpus_needed(cat: Catalog, w: Workload, gpu: str) -> Artifact | None:
-    """The fewest cards of `gpu` (1, 2, 4 ... 64; ZeRO-3 beyond one) on which the workload fits, sized."""
+    """The fewest cards of `gpu` (1 to 8, then whole 8-card servers up to 64; ZeRO-3 beyond one) on which the
+    workload fits, sized."""
     for n in COUNTS:
         out = _sized(cat, w, gpu, n)
         if out["fits"]:

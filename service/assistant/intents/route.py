@@ -67,14 +67,16 @@ def _intent_call(intent: str, slots: dict[str, Any], parsed: ParsedMessage, prev
                  text: str) -> tuple[str, dict[str, Any]] | None:
     subject = parsed.subject
     same = prev is not None and prev.intent == intent
+    # the GPU asked about carries over between feasibility and min_gpus ('is an L20 enough?' -> 'how many?')
+    carried = prev.args.get("gpu") if prev is not None and prev.intent in ("feasibility", "min_gpus") else None
     if intent == "feasibility":
-        gpu = subject.gpus[0] if subject.gpus else (prev.args.get("gpu") if same and prev else None)
+        gpu = subject.gpus[0] if subject.gpus else carried
         if not gpu:
             return None
         count = subject.gpu_count or (prev.args.get("gpu_count") if same and prev and not subject.gpus else None)
         return TOOL_OF[intent], {**slots, "gpu": gpu, "gpu_count": count or 1}
     if intent == "min_gpus":
-        gpu = subject.gpus[0] if subject.gpus else (prev.args.get("gpu") if same and prev else None)
+        gpu = subject.gpus[0] if subject.gpus else carried
         return TOOL_OF[intent], {**{k: v for k, v in slots.items() if k != "gpu_count"}, "gpu": gpu}
     if intent == "compare":
         kind, options = subject.compare_kind, list(subject.options)
@@ -90,6 +92,10 @@ def _intent_call(intent: str, slots: dict[str, Any], parsed: ParsedMessage, prev
                                  "options": options, "by": by}
     if intent == "savings":
         before = dict(subject.before)
+        if not before and same and subject.intent is None and prev is not None and prev.args.get("before"):
+            # '换成全参要贵多少' -> '那京东云呢': the same change, on the follow-up's workload
+            before = {**{k: v for k, v in slots.items() if k in ("clouds", "gpu_include", "billing")},
+                      **dict(prev.args["before"])}
         if not before and prev is not None and prev.workload is not None:
             old = prev.workload.model_dump()
             before = {k: old.get(k) for k, v in slots.items() if old.get(k) != v and k in Workload.model_fields}

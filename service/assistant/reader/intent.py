@@ -39,6 +39,7 @@ _MIN_GPUS = _c(
     r"需要什么(?:样的)?(?:卡|GPU|显卡)|用什么(?:卡|GPU|显卡)|什么(?:样的)?(?:卡|显卡)(?:才)?(?:能|可以|够)|"
     rf"(?<![A-Za-z])(?:how many(?:\s+[\w{_G}-]+){{0,2}}\s*(?:gpus?|cards?|{_G}+s?)"
     r"|what (?:kind of )?(?:gpu|card|hardware)s? (?:do|would|will|should) (?:i|we|you) need|which gpus? (?:do|would|should)"
+    r"|how many (?:would|do|will|should|must) (?:i|we|you) (?:need|use|get|rent)"
     r"|min(?:imum)?\s+(?:number|count|no\.?)\s+of|fewest|least\s+(?:vram|gpu memory|memory|number|gpus?|cards?)"
     r"|how much (?:vram|gpu memory|memory)|min(?:imum)?\s+(?:vram|gpu memory|memory|gpus?))(?![A-Za-z])"
 )
