@@ -42,7 +42,7 @@ def _wait(url: str, done: Any, started: float, timeout_s: float) -> float:
         status, body = _get(url)
         if done(status, body):
             return time.perf_counter() - started
-        time.sleep(0.1)
+        time.sleep(0.1 if time.perf_counter() - started < 10 else 1.0)
     raise TimeoutError(f"{url} not as expected after {timeout_s:.0f} s: {_get(url)}")
 
 
@@ -71,17 +71,28 @@ def start(data_dir: Path, port: int, model: str, timeout_s: float) -> dict[str, 
     log = (data_dir / f"server-{int(time.time())}.log").open("w")
     proc = subprocess.Popen([str(CLI), "serve", "--port", str(port)], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
+    out: dict[str, float] = {}
+
+    def note(name: str, value: float) -> None:
+        out[name] = value
+        print(f"  {name} {value:.2f}", flush=True)  # as it comes: a run cut short still reports what it measured
+
     try:
-        out = {"healthz_s": _wait(f"{base}/healthz", lambda s, b: s == 200, started, 60)}
-        out["readyz_bm25_s"] = _wait(f"{base}/readyz", lambda s, b: s == 200, started, timeout_s)
-        out["dense_ready_s"] = _wait(f"{base}/readyz", lambda s, b: b.get("status") == "ready", started, timeout_s)
-        out["rss_at_ready_mb"] = _rss_mb(proc.pid)
-        out["first_chat_after_ready_s"] = _chat_s(base)
-        out["second_chat_s"] = _chat_s(base)
+        note("healthz_s", _wait(f"{base}/healthz", lambda s, b: s == 200, started, 60))
+        note("readyz_bm25_s", _wait(f"{base}/readyz", lambda s, b: s == 200, started, timeout_s))
+        note("rss_at_bm25_ready_mb", _rss_mb(proc.pid))
+        note("dense_ready_s", _wait(f"{base}/readyz", lambda s, b: b.get("status") == "ready", started, timeout_s))
+        note("rss_at_ready_mb", _rss_mb(proc.pid))
+        note("first_chat_after_ready_s", _chat_s(base))
+        note("second_chat_s", _chat_s(base))
         return out
     finally:
         proc.terminate()
-        proc.wait(30)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         log.close()
 
 
@@ -93,7 +104,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         data_dir = Path(tmp)
+        print(f"cold start, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
         cold = start(data_dir, args.port, args.embedding_model, args.timeout)
+        print("warm start (same data dir)", flush=True)
         warm = start(data_dir, args.port, args.embedding_model, args.timeout)
     for name, run in (("cold (empty data dir)", cold), ("warm (index on disk)", warm)):
         print(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in run.items()))

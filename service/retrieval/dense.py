@@ -40,7 +40,7 @@ __all__ = ["BuildCancelled", "DenseIndex", "DenseStatus", "IndexReport", "Progre
 
 log = logging.getLogger(__name__)
 RETRY_S = 30.0  # a failed open/build is tried again on the first search after this long
-EMBED_BATCH = 16  # chunks per model call: short, so progress, shutdown and waiting readers are never held long
+EMBED_BATCH = 4  # chunks per model call: short, so progress, shutdown and waiting readers are never held long
 
 
 class DenseIndex:
@@ -137,17 +137,24 @@ class DenseIndex:
         sig = signature(self.chunks, self.embedder.model_id)
         if not rebuild and self._open_current(sig, bad):
             return self._unchanged(started)
+        if not rebuild:
+            self._open_current(f"{sig}:partial", bad)  # the guide's vectors from a build cut short: use them meanwhile
         reason = self.status.reason if self.status.state in ("degraded", "failed") else ""
-        self.status = DenseStatus("building", 0, len(self.chunks), reason)
+        self._building("building", 0, reason)
 
         def waiting() -> None:
-            self.status = DenseStatus("waiting", *self._builder_progress(), reason)
+            self._building("waiting", self._builder_progress()[0], reason)
 
         with build_lock(self.gens.lock_path, waiting, self.stop):
             if not rebuild and self._open_current(sig, bad):  # another process built it meanwhile
                 return self._unchanged(started)
-            self.status = DenseStatus("building", 0, len(self.chunks), reason)
+            self._building("building", 0, reason)
             return self._build(sig, rebuild, bad, started)
+
+    def _building(self, state: str, done: int, reason: str = "") -> None:
+        """Progress; a store already in use (a partial generation) stays `ready` meanwhile."""
+        ready = self._store is not None and self.status.state == "ready"
+        self.status = DenseStatus("ready" if ready else state, done, len(self.chunks), "" if ready else reason)
 
     def _unchanged(self, started: float) -> IndexReport:
         n = len(self.chunks)
@@ -167,7 +174,7 @@ class DenseIndex:
         self.status = DenseStatus("opening", 0, len(self.chunks))
         try:
             store = self.gens.open(pointer["generation"], self.embedder)
-            store.verify(len(self.chunks))
+            store.verify(int(pointer.get("chunks", len(self.chunks))))
         except (DependencyUnavailableError, FileNotFoundError) as exc:
             reason = exc.message if isinstance(exc, DependencyUnavailableError) else str(exc)
             log.warning("vector index %s unusable, rebuilding: %s", pointer["generation"], reason)
@@ -193,7 +200,7 @@ class DenseIndex:
             return 0, len(self.chunks)
 
     def _report_progress(self, done: int, total: int) -> None:
-        self.status = DenseStatus("building", done, total, self.status.reason)
+        self._building("building", done, self.status.reason)
         tmp = self.gens.progress_path.with_suffix(f".{os.getpid()}.tmp")
         with contextlib.suppress(OSError):
             tmp.write_text(json.dumps({"done": done, "total": total, "pid": os.getpid()}), encoding="utf-8")
@@ -219,49 +226,66 @@ class DenseIndex:
             return pointer, {}
 
     def _build(self, sig: str, rebuild: bool, bad: str, started: float) -> IndexReport:
+        """Unchanged chunks copied, the rest embedded: the guide first, swapped in as a partial generation so
+        dense search reads the guide while the (larger) generated catalog documents are embedded."""
         pointer, previous = self._previous(rebuild, bad)
         keep = {str(pointer["generation"]), str(pointer.get("previous", ""))} - {bad, ""} if pointer else set()
         self.gens.collect_garbage(keep)  # orphans of killed builds go; readers may lag one generation
-        generation = new_generation_name()
-        store = self.gens.open(generation, self.embedder, create=True)
-        store.create()
-        reuse = [c for c in self.chunks if c.id in previous and previous[c.id][0] == c.hash]
-        reused = {c.id for c in reuse}
-        todo = [c for c in self.chunks if c.id not in reused]
-        total = len(self.chunks)
-        if reuse:
-            store.upsert(reuse, [previous[c.id][1] for c in reuse])
-        self._report_progress(len(reuse), total)
-        for start in range(0, len(todo), EMBED_BATCH):
-            if self.stop.is_set():
-                raise BuildCancelled()
-            part = todo[start : start + EMBED_BATCH]
-            store.upsert(part, self.embedder.embed([c.text for c in part]))
-            self._report_progress(len(reuse) + start + len(part), total)
-        store.verify(total)
-        self.gens.write_pointer({
-            "generation": generation,
-            "previous": str(pointer["generation"]) if pointer and pointer["generation"] != bad else "",
-            "signature": sig,
-            "embedding_model": self.embedder.model_id,
-            "model_location": self.embedder.location,
-            "chunks": total,
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "build_s": round(time.perf_counter() - started, 1),
-        })
-        self._swap(store, generation)
-        self.gens.collect_garbage({generation, str(pointer["generation"]) if pointer else ""} - {bad, ""})
+        vectors = {c.id: previous[c.id][1] for c in self.chunks if c.id in previous and previous[c.id][0] == c.hash}
+        reused = len(vectors)
+        todo = [c for c in self.chunks if c.id not in vectors]
+        guide = [c for c in todo if not c.source.startswith("catalog/")]
+        phases = [guide, [c for c in todo if c.source.startswith("catalog/")]] if 0 < len(guide) < len(todo) else [todo]
+        before = str(pointer["generation"]) if pointer and pointer["generation"] != bad else ""
+        for n, phase in enumerate(phases):
+            last = n == len(phases) - 1
+            before = self._write_generation(phase, vectors, sig if last else f"{sig}:partial", before, started)
         wanted = {c.id for c in self.chunks}
         updated = sum(1 for c in todo if c.id in previous)
         return IndexReport(
             added=len(todo) - updated,
             updated=updated,
             deleted=sum(1 for i in previous if i not in wanted),
-            unchanged=len(reuse),
+            unchanged=reused,
             seconds=round(time.perf_counter() - started, 3),
             rebuilt=rebuild or (pointer is not None and pointer.get("embedding_model") != self.embedder.model_id),
-            total=total,
+            total=len(self.chunks),
         )
+
+    def _write_generation(
+        self, todo: list[Chunk], vectors: dict[str, list[float]], sig: str, before: str, started: float
+    ) -> str:
+        """A new generation: the vectors we have plus `todo` embedded; verified, named by the pointer, in use."""
+        generation = new_generation_name()
+        store = self.gens.open(generation, self.embedder, create=True)
+        store.create()
+        have = [c for c in self.chunks if c.id in vectors]
+        if have:
+            store.upsert(have, [vectors[c.id] for c in have])
+        self._report_progress(len(vectors), len(self.chunks))
+        for start in range(0, len(todo), EMBED_BATCH):
+            if self.stop.is_set():
+                raise BuildCancelled()
+            part = todo[start : start + EMBED_BATCH]
+            embedded = self.embedder.embed([c.text for c in part])
+            store.upsert(part, embedded)
+            vectors.update((c.id, v) for c, v in zip(part, embedded, strict=True))
+            self._report_progress(len(vectors), len(self.chunks))
+        count = sum(1 for c in self.chunks if c.id in vectors)
+        store.verify(count)
+        self.gens.write_pointer({
+            "generation": generation,
+            "previous": before,
+            "signature": sig,
+            "embedding_model": self.embedder.model_id,
+            "model_location": self.embedder.location,
+            "chunks": count,
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "build_s": round(time.perf_counter() - started, 1),
+        })
+        self._swap(store, generation)
+        self.gens.collect_garbage({generation, before} - {""})
+        return generation
 
     def describe(self) -> dict[str, Any]:
         """Pointer and status, for the manifest and `gpu-advisor index`."""

@@ -46,7 +46,8 @@ def test_a_build_swaps_in_a_new_generation_and_drops_the_old_one(config: Retriev
     embedder = HashEmbedder()
     first = build_index(config, embedder)
     gen1 = _pointer(config)["generation"]
-    assert first.added == first.total > 0 and _generation_dirs(config) == [gen1]
+    assert first.added == first.total > 0 and gen1 in _generation_dirs(config)
+    assert _pointer(config)["chunks"] == first.total and len(_generation_dirs(config)) == 2  # + the guide-only one
     assert build_index(config, embedder).unchanged == first.total  # up to date: nothing written
     assert _pointer(config)["generation"] == gen1
     path = config.knowledge_dir / "guide" / "02-billing.en.md"
@@ -138,9 +139,10 @@ def test_kill_9_during_a_build_leaves_the_old_index_working(config: RetrievalCon
     embedder = HashEmbedder()
     first = build_index(config, embedder)
     before = _pointer(config)
+    existing = set(_generation_dirs(config))
     proc = _build_process(config, delay_s=1.0, rebuild=True)
     try:
-        _wait(lambda: _progress(config).get("pid") == proc.pid and len(_generation_dirs(config)) == 2)
+        _wait(lambda: _progress(config).get("pid") == proc.pid and set(_generation_dirs(config)) - existing)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -150,8 +152,10 @@ def test_kill_9_during_a_build_leaves_the_old_index_working(config: RetrievalCon
     assert dense.ensure(chunks).unchanged == first.total  # the old generation opens and verifies
     assert dense.store is not None and dense.store.count() == first.total
     dense.close()
+    orphans = set(_generation_dirs(config)) - existing
+    assert orphans
     build_index(config, embedder, rebuild=True)
-    assert len(_generation_dirs(config)) == 2  # the orphan is gone: only the new and the previous remain
+    assert not orphans & set(_generation_dirs(config))  # the half-built generation is deleted by the next build
 
 
 def test_two_processes_build_once_and_the_second_reads_the_result(config: RetrievalConfig) -> None:
@@ -162,7 +166,7 @@ def test_two_processes_build_once_and_the_second_reads_the_result(config: Retrie
     reports = sorted(tuple(map(int, out.split())) for out, _ in outs)
     total = reports[1][0]
     assert total > 0 and reports == [(0, total), (total, 0)]  # one embedded everything, the other waited and read it
-    assert len(_generation_dirs(config)) == 1
+    assert _pointer(config)["chunks"] == total and not str(_pointer(config)["signature"]).endswith(":partial")
 
 
 def test_status_labels() -> None:
@@ -170,3 +174,26 @@ def test_status_labels() -> None:
     assert DenseStatus("ready", 472, 472).label() == "ready"
     degraded = DenseStatus("building", 3, 472, "Chroma failed while querying (boom).").label()
     assert degraded == "degraded: Chroma failed while querying (boom).; rebuilding 3/472"
+
+
+def test_the_guide_is_searchable_while_the_catalog_documents_embed(config: RetrievalConfig) -> None:
+    chunks = refresh_corpus(config)[0].chunks
+    guide = {c.text for c in chunks if c.source.startswith("guide/")}
+    gate = threading.Event()
+
+    class CatalogWaits(HashEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            if any(t not in guide for t in texts):
+                gate.wait(30)
+            return super().embed(texts)
+
+    retriever = Retriever(config, CatalogWaits(), background=True)
+    _wait(lambda: retriever.dense.status.state == "ready")  # the guide's generation, swapped in first
+    pointer = _pointer(config)
+    assert str(pointer["signature"]).endswith(":partial") and pointer["chunks"] == len(guide) < len(chunks)
+    top = retriever.search("spot instances", k=1, mode="dense")[0]
+    assert top.id == "guide/02-billing.en.md#spot-instances" and retriever.warnings == []
+    gate.set()
+    _wait(lambda: not str(_pointer(config)["signature"]).endswith(":partial"))
+    _wait(lambda: retriever.store is not None and retriever.store.count() == len(chunks))
+    retriever.close()
