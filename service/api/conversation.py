@@ -21,6 +21,7 @@ Lang = Literal["zh", "en"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 ARTIFACT = re.compile(r"\n*<!-- gpu-advisor:workload (\{.*?\}) -->\s*", re.S)
+SESSION_MARK = re.compile(r"\n*<!-- gpu-advisor:session ([A-Za-z0-9._:@-]{1,128}) -->\s*")
 _ENGLISH = re.compile(r"\b(?:answer|respond|reply|write|speak|talk)\w*\b[^.\n]{0,40}\bin english\b|"
                       r"\benglish only\b|\bonly (?:use )?english\b|用英文|用英语|英文回答|英语回答", re.I)
 _CHINESE = re.compile(r"\b(?:answer|respond|reply|write|speak|talk)\w*\b[^.\n]{0,40}\bin (?:chinese|mandarin)\b|"
@@ -51,6 +52,15 @@ class Conversation:
     @property
     def task(self) -> str | None:
         return client_task(self.message)
+
+    @property
+    def session_hint(self) -> str | None:
+        """The stored session our latest answer in the history names (so a stateless client keeps one session)."""
+        for role, text in reversed(self.earlier):
+            found = SESSION_MARK.findall(text) if role == "assistant" else []
+            if found:
+                return str(found[-1])
+        return None
 
     def turns(self) -> list[dict[str, Any]]:
         """The earlier exchanges as history turns: each user message with the answer that followed it and the
@@ -105,13 +115,15 @@ def from_messages(items: Iterable[tuple[str, str]]) -> Conversation | None:
 
 # -- the workload artifact in our answers ----------------------------------------------------------
 
-def with_artifact(answer: str, workload: Mapping[str, Any] | None) -> str:
-    """The answer with its planned workload appended as an invisible Markdown comment."""
-    if not workload:
+def with_artifact(answer: str, workload: Mapping[str, Any] | None, session_id: str | None = None) -> str:
+    """The answer with its planned workload (and the session that stores the conversation) appended as invisible
+    Markdown comments: a client that sends the answer back continues the same job in the same stored session."""
+    if not workload:  # an answer without a plan stays exactly as written
         return answer
     slim = {k: v for k, v in workload.items() if v not in (None, [], "")}
     blob = json.dumps(slim, ensure_ascii=False, separators=(",", ":"), default=str).replace("--", "-\\u002d")
-    return f"{answer}\n\n<!-- gpu-advisor:workload {blob} -->"
+    out = f"{answer}\n\n<!-- gpu-advisor:workload {blob} -->"
+    return f"{out}\n<!-- gpu-advisor:session {session_id} -->" if session_id else out
 
 
 def artifact_of(answer: str) -> dict[str, Any] | None:
@@ -126,7 +138,7 @@ def artifact_of(answer: str) -> dict[str, Any] | None:
 
 
 def strip_artifact(answer: str) -> str:
-    return ARTIFACT.sub("", answer).rstrip()
+    return SESSION_MARK.sub("", ARTIFACT.sub("", answer)).rstrip()
 
 
 _METHOD = {"zh": {"lora": "LoRA微调", "qlora": "QLoRA微调", "full": "全参微调", "freeze": "Freeze微调",

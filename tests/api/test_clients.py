@@ -161,3 +161,23 @@ def test_langchain_chat_openai(server: str, responses_api: bool) -> None:
     assert "Qwen2-7B" in second.text and "¥8,000" in budget_line(second.text)
     streamed = "".join(c.text for c in llm.stream([SystemMessage("Always answer in English."), HumanMessage(QUESTION)]))
     assert "Budget:" in streamed
+
+
+def test_a_stateless_conversation_is_one_stored_session(server: str) -> None:
+    """Our answer names its stored session (invisibly), so a client without session ids still keeps one session per
+    conversation; the messages stay the history."""
+    import httpx
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{server}/v1", api_key="none", max_retries=0)
+    before = {s["session_id"] for s in httpx.get(f"{server}/v1/sessions").json()}
+    history: list[Any] = [{"role": "user", "content": QUESTION}]
+    first = client.chat.completions.with_raw_response.create(model="gpu-advisor", messages=history)
+    sid = first.headers["x-session-id"]
+    history += [{"role": "assistant", "content": first.parse().choices[0].message.content},
+                {"role": "user", "content": FOLLOW_UP}]
+    second = client.chat.completions.with_raw_response.create(model="gpu-advisor", messages=history)
+    assert second.headers["x-session-id"] == sid
+    assert "¥8,000" in budget_line(second.parse().choices[0].message.content or "")
+    after = {s["session_id"]: s for s in httpx.get(f"{server}/v1/sessions").json()}
+    assert set(after) - before == {sid} and after[sid]["turns"] == 2

@@ -86,6 +86,9 @@ class Turn:
 def open_turn(assistant: AssistantProtocol, conversation: Conversation, session_id: str | None,
               owner: str | None = None) -> Turn:
     continued = session_id is not None and assistant.has_session(session_id, owner)
+    hint = conversation.session_hint
+    if session_id is None and hint is not None and assistant.has_session(hint, owner):
+        return Turn(conversation, hint, False, owner)  # the same stored session; the messages are the history
     return Turn(conversation, session_id or uuid.uuid4().hex, continued, owner)
 
 
@@ -100,7 +103,7 @@ def history_of(turn: Turn) -> list[HistoryTurn] | None:
 def final_text(result: AskResult, conversation: Conversation) -> str:
     """The answer a client shows: brief when the system message asked, with the workload artifact appended."""
     text = shorten(result.answer_markdown) if conversation.brief else result.answer_markdown
-    return with_artifact(text, result.workload)
+    return with_artifact(text, result.workload, result.session_id)
 
 
 def answer(assistant: AssistantProtocol, turn: Turn) -> tuple[str, str | None]:
