@@ -136,6 +136,11 @@ class DocumentIn(BaseModel):
     lang: Lang = "zh"
     candidate_index: int = Field(default=0, ge=0, le=500, description="the configuration to use (0 = the pick)")
 
+    @field_validator("candidate_index", mode="before")
+    @classmethod
+    def _index_number(cls, value: object) -> object:
+        return json_number(value)
+
     @model_validator(mode="after")
     def _one_source(self) -> DocumentIn:
         if (self.plan is None) == (self.workload is None):

@@ -128,3 +128,10 @@ def test_each_route_documents_its_body_limit(client: TestClient) -> None:
     assert "1048576 bytes" in paths["/v1/plan"]["post"]["responses"]["413"]["description"]
     assert "8388608 bytes" in paths["/v1/documents/launch"]["post"]["responses"]["413"]["description"]
     assert "4000 characters" in paths["/v1/chat"]["post"]["responses"]["413"]["description"]
+
+
+def test_estimate_and_documents_take_json_numbers_only(client: TestClient) -> None:
+    r = client.post("/v1/estimate", json={"model": "Qwen2-7B", "gpu": "A100", "gpus": "2"})
+    assert "gpus" in _error(r, 422)["message"]
+    r = client.post("/v1/documents/launch", json={"workload": {"model": "Qwen2-7B"}, "candidate_index": "1"})
+    assert "candidate_index" in _error(r, 422)["message"]
