@@ -102,9 +102,10 @@ class FakeRetriever:
     calls: list[dict[str, object]] = field(default_factory=list)
 
     def search(
-        self, query: str, k: int = 5, lang: str | None = None, cloud: str | None = None, topic: str | None = None
+        self, query: str, k: int = 5, lang: str | None = None, cloud: str | None = None, topic: str | None = None,
+        mode: str = "hybrid",
     ) -> list[Passage]:
-        self.calls.append({"query": query, "k": k, "lang": lang, "cloud": cloud, "topic": topic})
+        self.calls.append({"query": query, "k": k, "lang": lang, "cloud": cloud, "topic": topic, "mode": mode})
         return [Passage(id="guide/03-gpu-specs-precision.zh.md#fp8", source="guide/03-gpu-specs-precision.zh.md",
                         title="精度", section="FP8", text="A10 不支持 FP8。", score=0.03, dense_rank=1,
                         bm25_rank=2, lang="zh", ref="guide/03-gpu-specs-precision.zh.md#fp8")][:k]

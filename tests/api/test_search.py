@@ -20,7 +20,9 @@ def test_search_returns_passages_with_citations(client: TestClient, retriever: F
     body = r.json()
     assert body["lang"] == "zh" and body["passages"][0]["ref"].startswith("guide/")
     assert retriever.calls == [{"query": "A10 支持 FP8 吗", "k": 3, "lang": "zh", "cloud": "tencent",
-                                "topic": "precision"}]
+                                "topic": "precision", "mode": "hybrid"}]
+    client.get("/v1/search", params={"q": "FP8", "mode": "bm25"}).raise_for_status()
+    assert retriever.calls[-1]["mode"] == "bm25"
 
 
 def test_search_validates_parameters(client: TestClient) -> None:
