@@ -111,6 +111,13 @@ def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
             out.append(ph[f"alt_{kind}"].format(instance=itype, gpus=f"{c['gpu_count']:g} × {c['gpu']}",
                                                 hours=_n(c["training_hours"]),
                                                 cost=_money(c["total_cost_cny"], ph)))
+    w = plan["workload"]
+    for key, given, ref in (("alt_fastest_budget", w.get("budget_cny"), plan.get("fastest_within_budget")),
+                            ("alt_cheapest_deadline", w.get("deadline_hours"), plan.get("cheapest_within_deadline"))):
+        if given is not None and ref:  # the frontier's answer: any cluster size, any family
+            out.append(ph[key].format(instance=ref["instance_type"], nodes=ref["nodes"],
+                                      gpus=f"{ref['total_gpus']} × {ref['gpu']}", hours=_n(ref["hours"]),
+                                      cost=_money(ref["cost_cny"], ph)))
     if len(out) == 1:
         out.append(ph["alt_none"])
     return out
