@@ -116,7 +116,7 @@ def mark_slower(points: list[FrontierPoint]) -> tuple[FrontierPoint, ...]:
     out: list[FrontierPoint] = []
     best = float("inf")
     for p in sorted(points, key=lambda x: x.total_gpus):
-        out.append(replace(p, slower_than_fewer_gpus=p.hours >= best))
+        out.append(replace(p, slower_than_fewer_gpus=True) if p.hours >= best else p)
         best = min(best, p.hours)
     return tuple(out)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from datetime import date
+from functools import lru_cache
 
 from service.calibration.store import calibration_factors
 from service.catalog.loader import Catalog
@@ -27,6 +28,7 @@ from service.planner.resolve import Job, resolve_job
 from service.planner.strategy import Fit, NoFit, choose
 from service.sizing.host import Note, gpu_notes, host_notes
 from service.sizing.throughput import Cluster, training_time
+from service.sizing.types import TimeEstimate, TrainSetup
 from service.workload import Workload
 
 __all__ = ["Candidate", "FrontierPoint", "PlanResult", "plan"]
@@ -51,14 +53,24 @@ def _family_ids(g: GpuSpec, cat: Catalog) -> set[str]:
     return {x.id for x in cat.gpus if x.id.split("-")[0] == stem}
 
 
-def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fit: Fit,
-               today: date, max_age: int, cal: dict[str, float]) -> Candidate | str:
+@lru_cache(maxsize=4096)
+def _at_seq(setup: TrainSetup, seq_len: int) -> TrainSetup:
+    """The setup at the mean sequence length (cached: dataclass replace is a hot spot of the planner)."""
+    return setup if setup.seq_len == seq_len else replace(setup, seq_len=seq_len)
+
+
+def _time(job: Job, inst: InstanceRow, gpu: GpuSpec, fit: Fit, cal: dict[str, float]) -> TimeEstimate:
     s = fit.strategy
     trainable_fraction = fit.memory.trainable_params / max(1.0, job.model.params_published_b * 1e9)
-    time_setup = replace(s.setup, seq_len=job.avg_seq_len)
+    time_setup = _at_seq(s.setup, job.avg_seq_len)
     cluster = Cluster(s.gpus_per_node, s.nodes, inst.rdma, inst.network_gbps, inst.vcpus)
-    t = training_time(job.model, gpu, time_setup, job.tokens_total, s.total_gpus, 1.0, trainable_fraction,
-                      s.gpu_fraction, job.samples_total, cluster, cal.get(gpu.id, 1.0))
+    return training_time(job.model, gpu, time_setup, job.tokens_total, s.total_gpus, 1.0, trainable_fraction,
+                         s.gpu_fraction, job.samples_total, cluster, cal.get(gpu.id, 1.0))
+
+
+def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fit: Fit,
+               today: date, max_age: int, t: TimeEstimate) -> Candidate | str:
+    s = fit.strategy
     hours = t.hours
     lines = cost_lines(inst, s.nodes, hours, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
@@ -124,14 +136,23 @@ def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
 
 def _sizes(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fits: list[Fit], today: date,
            max_age: int, cal: dict[str, float]) -> list[Candidate] | str:
-    """Each cluster size of one instance type, costed (a size slower than a smaller one is dropped)."""
+    """Each cluster size of one instance type, costed. A size no faster than a smaller one is dropped before it
+    is costed; after two such sizes in a row the doubling stops (the links, not the GPUs, set the pace)."""
     out: list[Candidate] = []
+    best, misses = math.inf, 0
     for fit in fits:
-        cand = _candidate(job, w, cat, inst, gpu, fit, today, max_age, cal)
+        t = _time(job, inst, gpu, fit, cal)
+        if t.hours >= best:
+            misses += 1
+            if misses >= 2:
+                break
+            continue
+        misses = 0
+        cand = _candidate(job, w, cat, inst, gpu, fit, today, max_age, t)
         if isinstance(cand, str):
             return cand
-        if not out or cand.hours < min(c.hours for c in out):
-            out.append(cand)
+        best = t.hours
+        out.append(cand)
     return out or "no price in the catalog"
 
 
