@@ -39,7 +39,8 @@ from service.retrieval.types import Chunk
 __all__ = ["BuildCancelled", "DenseIndex", "DenseStatus", "IndexReport", "Progress"]
 
 log = logging.getLogger(__name__)
-RETRY_S = 30.0  # a failed open/build is tried again on the first search after this long
+RETRY_S = 30.0
+BUILD_NICE = 10  # a background build yields the CPU to requests (embedding is minutes of CPU on a small machine)  # a failed open/build is tried again on the first search after this long
 EMBED_BATCH = 4  # chunks per model call: short, so progress, shutdown and waiting readers are never held long
 
 
@@ -94,6 +95,8 @@ class DenseIndex:
         self._thread.start()
 
     def _background(self, bad: str, follow: bool) -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: per thread; the engine's threads inherit it
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BUILD_NICE)  # chats come first
         try:
             if follow:
                 with self._lock:

@@ -197,3 +197,17 @@ def test_the_guide_is_searchable_while_the_catalog_documents_embed(config: Retri
     _wait(lambda: not str(_pointer(config)["signature"]).endswith(":partial"))
     _wait(lambda: retriever.store is not None and retriever.store.count() == len(chunks))
     retriever.close()
+
+
+def test_a_background_build_runs_at_low_priority(config: RetrievalConfig) -> None:
+    seen: list[int] = []
+
+    class Records(HashEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+            return super().embed(texts)
+
+    retriever = Retriever(config, Records(), background=True)
+    _wait(lambda: retriever.dense.status.state == "ready" and not retriever.dense._thread.is_alive())  # type: ignore[union-attr]
+    assert seen and min(seen) >= min(os.getpriority(os.PRIO_PROCESS, 0) + 1, 10)  # requests keep the CPU first
+    retriever.close()
