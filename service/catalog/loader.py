@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
+from service.catalog.schema import BillingRule, GpuSpec, InstanceRow, ModelSpec, PriceRow
 from service.errors import CatalogError
 
 T = TypeVar("T", bound=BaseModel)
@@ -19,6 +19,7 @@ T = TypeVar("T", bound=BaseModel)
 GPUS_FILE = "catalog/gpus.yaml"
 INSTANCES_FILE = "catalog/instances.csv"
 PRICES_FILE = "catalog/prices.csv"
+BILLING_RULES_FILE = "catalog/billing_rules.csv"  # optional: a knowledge dir without it has no rules
 MODELS_FILE = "models.yaml"
 
 
@@ -29,6 +30,13 @@ class Catalog:
     prices: tuple[PriceRow, ...]
     models: tuple[ModelSpec, ...]
     origins: tuple[str, ...] = field(default=())  # files the catalog was built from, in overlay order
+    billing_rules: tuple[BillingRule, ...] = field(default=())
+
+    def billing_rule(self, cloud: str, family: str) -> BillingRule | None:
+        for r in self.billing_rules:
+            if r.cloud == cloud and r.family == family:
+                return r
+        return None
 
     def gpu(self, gpu_id: str) -> GpuSpec:
         for g in self.gpus:
@@ -113,6 +121,8 @@ def load_catalog(
     instances = read_csv_rows(knowledge_dir / INSTANCES_FILE, InstanceRow)
     prices = read_csv_rows(knowledge_dir / PRICES_FILE, PriceRow)
     models = read_yaml_rows(knowledge_dir / MODELS_FILE, ModelSpec)
+    rules_file = knowledge_dir / BILLING_RULES_FILE
+    rules = read_csv_rows(rules_file, BillingRule) if rules_file.is_file() else []
     if overlay_dir is not None and overlay_dir.is_dir():
         inst_overlay = overlay_dir / "instances.csv"
         price_overlay = overlay_dir / "prices.csv"
@@ -127,7 +137,7 @@ def load_catalog(
         overridden = {(p.instance_type, p.billing) for p in user}
         prices = [p for p in prices if (p.instance_type, p.billing) not in overridden] + user
         origins.append(str(prices_file))
-    catalog = Catalog(tuple(gpus), tuple(instances), tuple(prices), tuple(models), tuple(origins))
+    catalog = Catalog(tuple(gpus), tuple(instances), tuple(prices), tuple(models), tuple(origins), tuple(rules))
     check_references(catalog)
     return catalog
 

@@ -118,6 +118,33 @@ class PriceRow(_Row):
         return self
 
 
+class BillingRule(_Row):
+    """How a family's monthly (包月) list price relates to its on-demand (按量) hourly price, with its source.
+
+    monthly = ratio x hourly, ratio in [low, high]: 288 for the older Tencent CVM families and JD, 480 for GT4/GN10Xp/
+    GI3X, 720/1.4 to 720 for bare metal and HCC (on-demand unit price 1.0-1.4 x the monthly unit price at 720 h)."""
+
+    cloud: Cloud
+    family: str
+    monthly_per_hourly_low: float = Field(gt=0)
+    monthly_per_hourly_high: float = Field(gt=0)
+    source: str
+    as_of: date
+    confidence: FactConfidence = Field(description="official: read from the cloud's own price pairs or notice")
+    note: str = ""
+    note_zh: str = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BillingRule:
+        if self.monthly_per_hourly_low > self.monthly_per_hourly_high:
+            raise ValueError(f"{self.family}: monthly_per_hourly_low is above monthly_per_hourly_high")
+        return self
+
+    def holds(self, hourly: float, monthly: float, tolerance: float = 0.015) -> bool:
+        ratio = monthly / hourly
+        return self.monthly_per_hourly_low * (1 - tolerance) <= ratio <= self.monthly_per_hourly_high * (1 + tolerance)
+
+
 class MoeSpec(_Row):
     num_experts: int = Field(gt=0)
     top_k: int = Field(gt=0)

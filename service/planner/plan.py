@@ -131,7 +131,25 @@ def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
             out += sorted(group, key=lambda x: x.hours)
             group = []
         group.append(c)
-    return out + sorted(group, key=lambda x: x.hours)
+    return _prefer_published(out + sorted(group, key=lambda x: x.hours))
+
+
+ESTIMATE_TIE = 0.03  # an estimate within 3 % of a published price is a tie: its own uncertainty is wider
+_PRICE_TRUST = {"official": 0, "third_party": 1, "estimate": 2}
+
+
+def _prefer_published(ranked: list[Candidate]) -> list[Candidate]:
+    """Within a run of priced, equally-ok candidates whose costs lie within ESTIMATE_TIE of the run's cheapest, a
+    published price goes before an estimate (stable: the order by cost and hours is kept otherwise)."""
+    out: list[Candidate] = []
+    group: list[Candidate] = []
+    for c in ranked:
+        if group and not (c.priced and group[0].priced and c.ok == group[0].ok
+                          and c.total_cny <= group[0].total_cny * (1 + ESTIMATE_TIE)):
+            out += sorted(group, key=lambda x: _PRICE_TRUST[x.cost.price.confidence] if x.cost else 3)
+            group = []
+        group.append(c)
+    return out + sorted(group, key=lambda x: _PRICE_TRUST[x.cost.price.confidence] if x.cost else 3)
 
 
 def _sizes(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuSpec, fits: list[Fit], today: date,

@@ -33,7 +33,8 @@ def test_the_real_types_the_guide_garbled_are_there(catalog) -> None:
 
 def test_jd_gpu_types_are_p_series(catalog) -> None:
     jd = [r.instance_type for r in catalog.instances if r.cloud == "jdcloud"]
-    assert jd and all(name.startswith("p.") for name in jd)
+    # p.* virtual machines and the cps.gpu.* physical servers: no invented G3-G6 families
+    assert jd and all(name.startswith(("p.", "cps.gpu.")) for name in jd)
 
 
 def test_every_instance_and_price_is_sourced_and_dated(catalog) -> None:
@@ -51,7 +52,8 @@ def test_every_instance_has_a_price_or_is_on_request(catalog) -> None:
     # A row with no price row at all is "price on request" (the H800 HCC family): the planner still sizes it.
     priced = {p.instance_type for p in catalog.prices if not p.on_request}
     unpriced = {r.instance_type for r in catalog.instances} - priced
-    assert unpriced == {"HCCPNV5", "HCCPNV4sn"}
+    assert unpriced == {"HCCPNV5", "HCCPNV4sn", "HCCG5vm", "GN7vw.LARGE16", "GN7vw.2XLARGE32", "GN7vw.4XLARGE64",
+                        "cps.gpu.1", "cps.gpu.2"}
 
 
 def test_a10_has_no_fp8(catalog) -> None:

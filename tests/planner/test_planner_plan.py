@@ -124,8 +124,9 @@ def test_each_candidate_fits_its_gpu_and_host(catalog) -> None:
 def test_cheapest_first_then_fastest(catalog) -> None:
     cheap = run(catalog, model="Qwen2-7B", samples=50_000)
     costs = [c.total_cny for c in cheap.candidates]  # price on request = inf, listed after every priced one
-    # sorted, up to the 0.5 % band within which costs tie and the faster goes first
-    assert all(b >= a / 1.0051 for a, b in zip(costs, costs[1:], strict=False))
+    # sorted, up to the 0.5 % band within which costs tie and the faster goes first, and the 3 % band within
+    # which a published price goes before an estimate
+    assert all(b >= a * (1 - 0.03) for a, b in zip(costs, costs[1:], strict=False))
     fast = run(catalog, model="Qwen2-7B", samples=50_000, objective="fastest")
     hours = [c.hours for c in fast.candidates]
     assert hours == sorted(hours)
