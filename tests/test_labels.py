@@ -54,7 +54,7 @@ def chinese_answer(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: str) -> None:
     found = [p for p in INTERNAL if re.search(p, chinese_answer)]
     assert found == [], found
-    assert "¥26.97/小时" in chinese_answer and "置信度 第三方" in chinese_answer
+    assert "¥28.64/小时" in chinese_answer and "置信度 官方" in chinese_answer  # GT4 list price (价格总览)
     # citations are section titles linking to the knowledge page, not slugs
     assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
 
