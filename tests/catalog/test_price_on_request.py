@@ -53,7 +53,8 @@ def test_unpriced_rank_after_priced_for_cheapest_and_by_time_for_fastest(catalog
     assert flags == sorted(flags, reverse=True)  # every priced one first
     fast = run(catalog, model="qwen2-7b", method="lora", objective="fastest").candidates
     ok = [c for c in fast if c.ok]
-    assert [c.hours for c in ok] == sorted(c.hours for c in ok)
+    hours = [c.hours for c in ok]
+    assert all(b >= a - 0.006 for a, b in zip(hours, hours[1:], strict=False))  # by time (rounded to 0.01 h)
     assert any(not c.priced for c in fast[:5])  # 8-GPU HCC nodes are among the fastest, priced or not
 
 

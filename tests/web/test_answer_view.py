@@ -81,8 +81,9 @@ def test_the_chinese_view_shows_no_internal_text(live: Live, open_page: Any, siz
     text = answer.inner_text()
     found = [p for p in INTERNAL_ZH if re.search(p, text)]
     assert found == [], found
-    assert "¥26.97/小时" in text and "第三方" in text and "官方" in text
-    assert "第三方价格采集" in text and "github.com/lfxzgyyds/starpoolprice" in text
+    # the Tencent pick is GT4 at its list price, from Tencent's own price page (a GitHub link to the commit read)
+    assert "¥28.64/小时" in text and "官方" in text
+    assert "官方价格页" in text and "github.com/tencentyun/qcloud-documents" in text
     # the ticks are text marks, not colour emoji
     assert answer.locator(".answer span.mark.ok").count() >= 1
 
