@@ -112,7 +112,7 @@ def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
     min_cost = min((c.total_cny for c in cands if c.priced), default=1.0) or 1.0
     min_hours = min(c.hours for c in cands) or 1e-6
     if objective == "fastest":
-        return sorted(cands, key=lambda c: (not c.ok, round(c.hours, 2), c.total_cny))
+        return sorted(cands, key=lambda c: (not c.ok, c.hours, c.total_cny))
     if objective == "balanced":
         def score(c: Candidate) -> tuple[bool, bool, float, float]:
             if not c.priced:
