@@ -97,7 +97,9 @@ class Assistant:
         from service.retrieval.config import RetrievalConfig
         from service.retrieval.hybrid import Retriever
 
-        return Retriever(RetrievalConfig.from_settings(self.settings), refresh=False)
+        # A one-shot caller (CLI ask, evals) must not wait minutes for an index build: open the index that
+        # `gpu-advisor index` or the server built, else answer from BM25 and say so.
+        return Retriever(RetrievalConfig.from_settings(self.settings), refresh=False, build=False)
 
     def retriever(self) -> Any:
         if self._retriever is None:

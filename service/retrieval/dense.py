@@ -124,6 +124,22 @@ class DenseIndex:
         if self._store is not None:
             self._store.close()
 
+    def open_existing(self, chunks: Sequence[Chunk]) -> bool:
+        """Use the index already built for these chunks and this model; never build (one-shot CLI calls, where a
+        build of several minutes would hold the answer). False, with the reason in `status`, when there is none."""
+        with self._lock:
+            self.chunks = list(chunks)
+            try:
+                if self._open_current(signature(self.chunks, self.embedder.model_id), ""):
+                    return True
+            except DependencyUnavailableError as exc:
+                self.status = DenseStatus("failed", 0, len(self.chunks), exc.message)
+                return False
+            if self.status.state != "degraded":
+                self.status = DenseStatus("not built", 0, len(self.chunks),
+                                          "no vector index for this corpus yet; `gpu-advisor index` builds it")
+            return False
+
     def ensure(self, chunks: Sequence[Chunk], *, rebuild: bool = False, bad: str = "") -> IndexReport:
         """Open the generation in use when it matches the chunks and the model; otherwise build one. Blocking."""
         with self._lock:

@@ -71,7 +71,8 @@ class Retriever:
 
     `refresh=True` (default) re-chunks changed knowledge files first (a few hundred ms when nothing changed).
     `background=True` (the API server): BM25 answers at once; the vector index opens or builds in a thread and
-    hybrid search uses it from the moment it is ready. Otherwise (CLI) the index is opened or built before return.
+    hybrid search uses it from the moment it is ready. Otherwise (CLI) the index is opened or built before return;
+    `build=False` (one-shot `ask`) only opens an index already built and answers from BM25 when there is none.
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class Retriever:
         refresh: bool = True,
         progress: Progress | None = None,
         background: bool = False,
+        build: bool = True,
     ) -> None:
         self.config = config or RetrievalConfig.from_settings()
         self.embedder = embedder or shared_embedder(self.config.embedding_model)
@@ -96,6 +98,9 @@ class Retriever:
         self.report: IndexReport | None = None
         if background:
             self.dense.start(self.chunks)
+            return
+        if not build:
+            self.dense.open_existing(self.chunks)
             return
         try:
             self.report = self.dense.ensure(self.chunks)

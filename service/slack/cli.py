@@ -33,9 +33,14 @@ def register(app: typer.Typer) -> None:
         import logging
 
         from service.assistant.service import build_assistant
+        from service.retrieval.config import RetrievalConfig
+        from service.retrieval.hybrid import Retriever
         from service.slack.socket import check_socket_settings, run_socket_mode
 
         check_socket_settings(settings)  # fail fast, before the assistant loads
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         typer.echo("Loading the assistant…", err=True)
-        run_socket_mode(settings, build_assistant(settings))
+        # a long-running bot: BM25 answers at once, the vector index opens or builds in the background
+        config = RetrievalConfig.from_settings(settings)
+        run_socket_mode(settings, build_assistant(
+            settings, retriever_factory=lambda: Retriever(config, refresh=False, background=True)))

@@ -211,3 +211,17 @@ def test_a_background_build_runs_at_low_priority(config: RetrievalConfig) -> Non
     _wait(lambda: retriever.dense.status.state == "ready" and not retriever.dense._thread.is_alive())  # type: ignore[union-attr]
     assert seen and min(seen) >= min(os.getpriority(os.PRIO_PROCESS, 0) + 1, 10)  # requests keep the CPU first
     retriever.close()
+
+
+def test_a_one_shot_retriever_never_builds_and_opens_a_built_index(config: RetrievalConfig) -> None:
+    """Regression: `gpu-advisor ask` on a fresh data dir built the whole vector index (10+ minutes with e5) before
+    answering. `build=False` answers from BM25 and says why; once an index is built it is opened, not rebuilt."""
+    embedder = HashEmbedder()
+    refresh_corpus(config)
+    fresh = Retriever(config, embedder, refresh=False, build=False)
+    assert fresh.store is None and _generation_dirs(config) == []
+    assert fresh.dense.status.state == "not built" and "gpu-advisor index" in fresh.warnings[0]
+    assert fresh.search("checkpoint", k=2)  # BM25 still answers
+    build_index(config, embedder)
+    built = Retriever(config, embedder, refresh=False, build=False)
+    assert built.store is not None and built.dense.status.state == "ready" and built.warnings == []
