@@ -7,7 +7,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from service.errors import DependencyUnavailableError
 from service.settings import Settings
 
-# Documented base URLs (shared/reference/service.md §1); the model name is the provider's.
+# Documented base URLs (each provider's OpenAI-compatible API docs); the model name is the provider's.
 PROVIDERS = {
     "deepseek": "https://api.deepseek.com",
     "dashscope": "https://dashscope.aliyuncs.com/compatible-mode/v1",
