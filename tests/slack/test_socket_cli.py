@@ -106,8 +106,11 @@ def test_socket_flag_runs_socket_mode(cli: typer.Typer, monkeypatch: pytest.Monk
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
     fake = FakeAssistant()
     ran: list[tuple[Settings, Any]] = []
-    monkeypatch.setattr("service.assistant.service.build_assistant", lambda settings: fake)
+    factories: list[Any] = []
+    monkeypatch.setattr("service.assistant.service.build_assistant",
+                        lambda settings, retriever_factory=None: factories.append(retriever_factory) or fake)
     monkeypatch.setattr("service.slack.socket.run_socket_mode", lambda settings, a: ran.append((settings, a)))
     out = CliRunner().invoke(cli, ["slack", "--socket"])
     assert out.exit_code == 0, out.output
     assert ran and ran[0][1] is fake and ran[0][0].slack_app_token == "xapp-1"
+    assert factories and callable(factories[0])  # a long-running bot builds its index in the background
