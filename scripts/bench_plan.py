@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from service import labels  # noqa: E402
 from service.catalog import queries  # noqa: E402
 from service.catalog.loader import load_catalog  # noqa: E402
 from service.planner import strategy  # noqa: E402
@@ -53,6 +54,9 @@ CLI_TARGET_S = 1.5
 def _clear_caches() -> None:
     # Private caches, emptied to measure the cold path of a fresh process.
     params._COUNTS_CACHE.clear()
+    params._FLOPS_CACHE.clear()
+    labels.strip_internal.cache_clear()
+    labels.public_source.cache_clear()
     strategy._MEMO.clear()
     queries._INDEXES.clear()
 

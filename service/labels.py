@@ -12,6 +12,7 @@ references to our research notes); everything shown to a person goes through the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _UNITS = {"zh": {"hour": "小时", "month": "月", "year": "年", "day": "天"},
           "en": {"hour": "hour", "month": "month", "year": "year", "day": "day"}}
@@ -45,8 +46,10 @@ def confidence_label(confidence: str, lang: str) -> str:
     return _CONFIDENCE["zh" if lang == "zh" else "en"].get(confidence, confidence)
 
 
+@lru_cache(maxsize=2048)
 def strip_internal(text: str) -> str:
-    """A source or basis without references to our research notes or scrape ids."""
+    """A source or basis without references to our research notes or scrape ids (cached: the planner asks for the
+    same few hundred price notes on every plan)."""
     out = _NOTE_REF.sub("", text)
     out = _SHARED.sub("", out)
     out = _SECTION_REF.sub("", out)
@@ -66,6 +69,7 @@ def public_links(source: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=2048)
 def public_source(source: str, confidence: str, lang: str) -> str:
     """What a user reads as a price's source: its kind in their language and the public addresses it names."""
     kind = _SOURCE_KIND["zh" if lang == "zh" else "en"].get(confidence, confidence_label(confidence, lang))

@@ -107,8 +107,8 @@ COST_TIE = 0.005  # costs within 0.5 % of each other tie: the faster goes first
 
 def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
     """Price-on-request candidates rank normally for fastest and after every priced one otherwise."""
-    if not cands:
-        return cands
+    if len(cands) < 2:
+        return cands  # most instance types have one cluster size worth costing: nothing to order
     min_cost = min((c.total_cny for c in cands if c.priced), default=1.0) or 1.0
     min_hours = min(c.hours for c in cands) or 1e-6
     if objective == "fastest":

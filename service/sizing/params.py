@@ -175,9 +175,23 @@ def lora_params(counts: ParamCounts, rank: int, targets: frozenset[str] | None =
     )
 
 
+_FLOPS_CACHE: dict[int, tuple[ModelSpec, float]] = {}  # keyed like _COUNTS_CACHE: the planner asks per candidate
+
+
 def flops_matmul_params(m: ModelSpec) -> float:
     """Parameters that take part in matmuls per token, as verl's FLOPs counter counts them
     (embedding and lm_head both counted; MoE: active experts only)."""
+    hit = _FLOPS_CACHE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    if len(_FLOPS_CACHE) >= _COUNTS_CACHE_MAX:
+        _FLOPS_CACHE.clear()
+    n = _flops_matmul_params(m)
+    _FLOPS_CACHE[id(m)] = (m, n)
+    return n
+
+
+def _flops_matmul_params(m: ModelSpec) -> float:
     if m.kind in ("cnn", "diffusion"):
         return m.params_published_b * 1e9
     c = count_params(m)
