@@ -79,7 +79,7 @@ def _generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpe
     base = min(dense, key=lambda m: (abs(m.params_published_b - params_b), m.family not in ("llama2", "llama3")))
     return base.model_copy(update={
         "id": f"generic-{params_b:g}b",
-        "name": f"{params_b:g}B decoder (dimensions of {base.name})",
+        "name": f"{params_b:g}B (≈ {base.name})",  # read in either language; the assumption says the rest
         "aliases": [],
         "params_published_b": params_b,
         "source": f"generic: dimensions of {base.id}",
