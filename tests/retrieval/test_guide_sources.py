@@ -15,6 +15,8 @@ SOURCES_MD = (ROOT / "knowledge" / "sources.md").read_text(encoding="utf-8")
 PAGES = sorted(GUIDE.glob("*.md"))
 USER_TEXT = sorted(p for d in ("knowledge", "prompts") for p in (ROOT / d).rglob("*") if p.is_file())
 REPO_PATH = re.compile(r"(?<![\w/.-])knowledge/[\w./-]*\w(?:#[\w-]+)?")
+# The internal notes' file names ("sizing.md A5", "clouds.md §6"): a user cannot open them.
+NOTE_NAME = re.compile(r"\b(?:prices|clouds|gpus|sizing|cloud-apis|service|data-audit-2026-12|style-anchors|DESIGN|STYLE)\.md\b")
 
 
 def _front_matter(page: Path) -> dict[str, object]:
@@ -62,6 +64,7 @@ def test_every_guide_source_is_a_public_url_or_a_repository_file(page: Path) -> 
 def test_user_visible_text_never_points_at_internal_notes(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert "shared/" not in text, path
+    assert not NOTE_NAME.search(text), f"{path.relative_to(ROOT)}: names an internal note ({NOTE_NAME.search(text)})"
     for ref in REPO_PATH.findall(text):
         if ref.rstrip(".") in ("knowledge/sources.md#KEY",):  # the placeholder that explains the key format
             continue
@@ -74,3 +77,5 @@ def test_the_checks_catch_what_they_guard_against() -> None:
     assert _problem("knowledge/sources.md#NOT-A-KEY") == "no such key in knowledge/sources.md"
     assert _problem("knowledge/sources.md#PNV5B") is None
     assert _problem("https://arxiv.org/abs/2205.05198") is None
+    assert NOTE_NAME.search("(QLoRA paper; sizing.md A5)") and NOTE_NAME.search("| clouds.md §6 |")
+    assert not NOTE_NAME.search("knowledge/sources.md#PNV5B") and not NOTE_NAME.search("docs/catalog-sync.md")
