@@ -34,14 +34,12 @@ def new_generation_name() -> str:
     return time.strftime("g%Y%m%dT%H%M%S", time.gmtime()) + f"-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
-class LocalGenerations:
-    """Generations as directories under data_dir/vectors."""
-
-    remote = False
+class _BuildFiles:
+    """The build lock and progress file, always in the local data dir (also with a Chroma server)."""
 
     def __init__(self, config: RetrievalConfig) -> None:
-        self.root = config.data_dir / "vectors"
         self.config = config
+        self.root = config.data_dir / "vectors"
 
     @property
     def lock_path(self) -> Path:
@@ -50,6 +48,12 @@ class LocalGenerations:
     @property
     def progress_path(self) -> Path:
         return self.root / "progress.json"
+
+
+class LocalGenerations(_BuildFiles):
+    """Generations as directories under data_dir/vectors."""
+
+    remote = False
 
     def read_pointer(self) -> dict[str, Any] | None:
         try:
@@ -92,14 +96,13 @@ class LocalGenerations:
                 shutil.rmtree(path, ignore_errors=True)
 
 
-class RemoteGenerations:
+class RemoteGenerations(_BuildFiles):
     """Generations as collections on a Chroma server; the pointer in a collection's metadata."""
 
     remote = True
 
     def __init__(self, config: RetrievalConfig) -> None:
-        self.config = config
-        self.root = config.data_dir / "vectors"  # the local build lock and progress file only
+        super().__init__(config)
         self._client: Any = None
 
     @property
@@ -107,14 +110,6 @@ class RemoteGenerations:
         if self._client is None:
             self._client = chroma_client(self.config.data_dir, self.config.chroma_host, self.config.chroma_port)
         return self._client
-
-    @property
-    def lock_path(self) -> Path:
-        return self.root / ".build.lock"
-
-    @property
-    def progress_path(self) -> Path:
-        return self.root / "progress.json"
 
     def _pointer_collection(self) -> Any:
         return self.client.get_or_create_collection(POINTER_COLLECTION, embedding_function=None)
