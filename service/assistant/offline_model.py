@@ -20,7 +20,7 @@ from service.assistant import answer
 from service.assistant.intents import render
 from service.assistant.intents.route import intent_call, previous_call, question_type
 from service.assistant.prompts import phrases
-from service.assistant.reader import ParsedMessage, merge_slots, parse_message
+from service.reader import ParsedMessage, merge_slots, parse_message
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
 from service.workload import Workload

@@ -36,7 +36,7 @@ def _error(exc: Exception) -> tuple[str, Artifact]:
 
 
 def run_plan(ctx: ToolContext, w: Workload) -> Artifact:
-    from service.assistant.intents.lenient import catalog_for, with_assumptions
+    from service.planner.lenient import catalog_for, with_assumptions
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
 

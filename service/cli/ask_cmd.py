@@ -14,7 +14,7 @@ EXAMPLE = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3
 
 def workload_from_text(text: str) -> Workload:
     """Read a free-text request into the workload schema (the offline planner model's reader)."""
-    from service.assistant.reader import parse_message
+    from service.reader import parse_message
     from service.catalog.queries import gpu_index, model_index
     from service.errors import InvalidInputError
 

@@ -30,8 +30,8 @@ def compare_kind(options: list[str]) -> str:
 
 def intent_truth(sc: Scenario, catalog: Catalog, max_age: int = 180) -> dict[str, Any] | None:
     """The engine's answer to the scenario's question type on its gold workload; None for plan and knowledge."""
-    from service.assistant.intents.compare import compare, savings
-    from service.assistant.intents.fit import feasibility, min_gpus
+    from service.planner.questions.compare import compare, savings
+    from service.planner.questions.fit import feasibility, min_gpus
 
     intent, ask = sc.expected_intent, sc.ask
     if intent in ("plan", "knowledge") or sc.gold is None:

@@ -2,7 +2,7 @@
 search), ground truth from the planner. Gate: slot accuracy and config match at least 0.95 each.
 
 Below the gate, the failure message lists each failing scenario with the slot the reader got wrong and what it
-read; fix the reader (service/assistant/reader/) or the planner, not the gold or the gate.
+read; fix the reader (service/reader/) or the planner, not the gold or the gate.
 """
 
 from __future__ import annotations

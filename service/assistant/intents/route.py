@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import ValidationError
 
 from service.assistant.intents.tools import EXTRA_ARGS, INTENT_TOOLS
-from service.assistant.reader import ParsedMessage
+from service.reader import ParsedMessage
 from service.workload import Workload
 
 FOLLOWED = ("feasibility", "min_gpus", "compare", "savings")

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.assistant.reader import MAX_CHARS, ParsedMessage, merge_slots, parse_message
-from service.assistant.reader.numbers import parse_number, zh_number
+from service.reader import MAX_CHARS, ParsedMessage, merge_slots, parse_message
+from service.reader.numbers import parse_number, zh_number
 from service.catalog.queries import normalize
 from service.workload import Workload
 

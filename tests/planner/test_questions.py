@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from service.assistant.intents.compare import compare, run_plan, savings
-from service.assistant.intents.fit import feasibility, min_gpus
+from service.planner.questions.compare import compare, run_plan, savings
+from service.planner.questions.fit import feasibility, min_gpus
 from service.assistant.service import Assistant
 from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate

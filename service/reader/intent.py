@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from service.assistant.reader.constraints import GPU_MARK
+from service.reader.constraints import GPU_MARK
 
 Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"]
 INTENTS: tuple[Intent, ...] = ("plan", "feasibility", "min_gpus", "compare", "savings", "knowledge")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from service.assistant.reader.numbers import MULT, NUM, ZH_CHARS, parse_number
+from service.reader.numbers import MULT, NUM, ZH_CHARS, parse_number
 
 BLANK = "\x00"
 # A number that does not stop in the middle of a longer one ('50' of '500', '10' of '10万').

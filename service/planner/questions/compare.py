@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from service.assistant.intents.fit import gpus_needed
+from service.planner.questions.fit import gpus_needed
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.workload import Workload

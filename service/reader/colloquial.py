@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from service.assistant.reader.quantities import blank
+from service.reader.quantities import blank
 
 NOTES = {
     "approx": ("'{0}' read as {1:,.0f} (the midpoint of {2:,.0f}-{3:,.0f}).", "“{0}”按中间值 {1:,.0f} 计（{2:,.0f}–{3:,.0f}）。"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.assistant.intents.lenient import catalog_for, with_assumptions
+from service.planner.lenient import catalog_for, with_assumptions
 from service.catalog.loader import Catalog
 from service.errors import UnknownModelError
 from service.planner.resolve import resolve_job

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from service.assistant.reader.choices import (
+from service.reader.choices import (
     billings_mentioned,
     methods_mentioned,
     read_billing,
@@ -26,17 +26,17 @@ from service.assistant.reader.choices import (
     read_method,
     read_objective,
 )
-from service.assistant.reader.colloquial import NOTES as COLLOQUIAL_NOTES
-from service.assistant.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
-from service.assistant.reader.constraints import (
+from service.reader.colloquial import NOTES as COLLOQUIAL_NOTES
+from service.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
+from service.reader.constraints import (
     GPU_MARK,
     find_budget,
     find_deadline_hours,
     find_gpu_count,
     find_usd_cny_rate,
 )
-from service.assistant.reader.intent import Subject, read_subject
-from service.assistant.reader.names import (
+from service.reader.intent import Subject, read_subject
+from service.reader.names import (
     STRONG_INCLUDE,
     NameHit,
     find_clouds,
@@ -45,7 +45,7 @@ from service.assistant.reader.names import (
     other_clouds,
     stances,
 )
-from service.assistant.reader.quantities import (
+from service.reader.quantities import (
     blank,
     find_avg_tokens,
     find_dataset_gb,

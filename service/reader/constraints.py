@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from service.assistant.reader.numbers import EN_WORDS, parse_number
-from service.assistant.reader.quantities import NA, Finder, M, N, blank, first
+from service.reader.numbers import EN_WORDS, parse_number
+from service.reader.quantities import NA, Finder, M, N, blank, first
 
 GPU_MARK = "\x01"  # GPU names are blanked with this, so '8x A100' reads as '8x ' followed by marks
 _ZH_SMALL_NUM = r"(?<![\d一二两三四五六七八九十])(?>\d+|[一二两三四五六七八九十]+)"

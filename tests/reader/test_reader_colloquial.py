@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from service.assistant.reader import parse_message
-from service.assistant.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
+from service.reader import parse_message
+from service.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
 from tests.assistant.test_reader import GPUS, MODELS
 
 TUESDAY = date(2026, 12, 1)  # a Tuesday
