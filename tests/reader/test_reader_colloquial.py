@@ -8,7 +8,7 @@ import pytest
 
 from service.reader import parse_message
 from service.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
-from tests.assistant.test_reader import GPUS, MODELS
+from tests.reader.test_reader import GPUS, MODELS
 
 TUESDAY = date(2026, 12, 1)  # a Tuesday
 

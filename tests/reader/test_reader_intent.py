@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from service.reader import ParsedMessage, parse_message
-from tests.assistant.test_reader import GPUS, MODELS
+from tests.reader.test_reader import GPUS, MODELS
 
 GPUS_MORE = {**GPUS, "3090": "RTX-3090", "l20": "L20", "h20": "H20", "l40s": "L40S"}
 
