@@ -20,9 +20,9 @@ from service.assistant import answer
 from service.assistant.intents import render
 from service.assistant.intents.route import intent_call, previous_call, question_type
 from service.assistant.prompts import phrases
-from service.reader import ParsedMessage, merge_slots, parse_message
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
+from service.reader import ParsedMessage, merge_slots, parse_message
 from service.workload import Workload
 
 # Tools whose arguments are the turn's workload (the question-type tools add their subject and `question`).

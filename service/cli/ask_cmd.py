@@ -14,9 +14,9 @@ EXAMPLE = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3
 
 def workload_from_text(text: str) -> Workload:
     """Read a free-text request into the workload schema (the offline planner model's reader)."""
-    from service.reader import parse_message
     from service.catalog.queries import gpu_index, model_index
     from service.errors import InvalidInputError
+    from service.reader import parse_message
 
     cat = load()
     parsed = parse_message(text, {k: m.id for k, m in model_index(cat.models).items()},

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from service.planner.lenient import catalog_for, with_assumptions
 from service.catalog.loader import Catalog
 from service.errors import UnknownModelError
+from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.resolve import resolve_job
 from service.workload import Workload
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from service.planner.questions.compare import compare, run_plan, savings
-from service.planner.questions.fit import feasibility, min_gpus
 from service.assistant.service import Assistant
 from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate
+from service.planner.questions.compare import compare, run_plan, savings
+from service.planner.questions.fit import feasibility, min_gpus
 from service.settings import Settings
 from service.workload import Workload
 from tests.assistant.test_agent import FakeRetriever

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service.catalog.queries import normalize
 from service.reader import MAX_CHARS, ParsedMessage, merge_slots, parse_message
 from service.reader.numbers import parse_number, zh_number
-from service.catalog.queries import normalize
 from service.workload import Workload
 
 _MODEL_NAMES = {

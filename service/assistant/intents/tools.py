@@ -8,10 +8,10 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, tool
 from pydantic import Field, ValidationError
 
+from service.errors import AdvisorError
+from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.compare import compare, plan_row, run_plan, savings
 from service.planner.questions.fit import feasibility, min_gpus
-from service.planner.lenient import catalog_for, with_assumptions
-from service.errors import AdvisorError
 from service.workload import Workload
 
 Artifact = dict[str, Any]

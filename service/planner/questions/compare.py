@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from service.planner.questions.fit import gpus_needed
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
+from service.planner.questions.fit import gpus_needed
 from service.workload import Workload
 
 Artifact = dict[str, Any]

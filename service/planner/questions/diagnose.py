@@ -1,0 +1,195 @@
+"""Diagnose: the user reports what a run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low GPU
+utilisation, host RAM overflow) and asks whether it is expected. The engine sizes the same setup, compares, and
+tests the usual causes by re-sizing the setup with each one changed; a cause is named only when the re-sized
+figure explains the observation. Every figure is the estimate's (`service.planner.estimate`).
+
+The artifact carries codes and numbers; the renderer writes the words (prompts/answer.<lang>.yaml).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from service.catalog.loader import Catalog
+from service.planner.estimate import EstimateRequest, estimate
+from service.planner.questions.fit import gpu_for, short_name
+from service.planner.strategy import HEADROOM
+from service.workload import DEFAULT_SEQ_LEN, Workload
+
+Artifact = dict[str, Any]
+Kind = Literal["oom", "memory", "hours", "util", "host_oom", "slow"]
+# An observed time within this factor of the estimate is what the setup should take (the estimate's own error
+# on measured runs is ~10-20 %, and data loading, evaluation and saving add to a real epoch).
+HOURS_BAND = (0.5, 1.6)
+MEMORY_BAND = (0.7, 1.35)  # nvidia-smi shows reserved memory: the caching allocator holds more than is in use
+LOW_UTIL_PCT = 70.0
+
+
+class Observation(BaseModel):
+    """What the user saw. Figures are as the user stated them (GB as written)."""
+
+    kind: Kind
+    memory_gb: float | None = Field(default=None, gt=0, le=1e5)
+    hours: float | None = Field(default=None, gt=0, le=1e6, description="hours per epoch")
+    util_pct: float | None = Field(default=None, ge=0, le=100)
+    tokens_per_s: float | None = Field(default=None, gt=0, le=1e9)
+
+
+def _sized(cat: Catalog, w: Workload, gpu: str, n: int, offload: str = "none") -> Artifact:
+    if n > 1 and w.zero_stage is None and w.method in ("full", "pretrain", "freeze"):
+        w = w.model_copy(update={"zero_stage": 3})
+    return estimate(EstimateRequest(w, gpu, n, offload), cat)  # type: ignore[arg-type]
+
+
+def _fig(out: Artifact) -> Artifact:
+    return {"per_gpu_gib": out["memory"]["per_gpu_gib"], "fits": out["fits"], "training_hours": out["training_hours"],
+            "strategy": out["strategy"]}
+
+
+def _dominant(mem: dict[str, float]) -> str:
+    terms = {k: v for k, v in mem.items() if k != "per_gpu_gib"}
+    return max(terms, key=lambda k: terms[k]).removesuffix("_gib")
+
+
+def _memory_causes(cat: Catalog, w: Workload, gpu: str, n: int) -> list[Artifact]:
+    """Settings that, changed from the assumed setup, would make this run OOM: each a likely cause."""
+    tries: list[tuple[str, Workload]] = []
+    if w.grad_ckpt is not False:
+        tries.append(("no_checkpointing", w.model_copy(update={"grad_ckpt": False})))
+    if n > 1 and (w.zero_stage or 3) >= 2:
+        tries.append(("no_zero3", w.model_copy(update={"zero_stage": 0})))
+    for batch in (4, 8, 16):
+        if batch > (w.micro_batch or 1):
+            tries.append((f"micro_batch_{batch}", w.model_copy(update={"micro_batch": batch})))
+    seq = w.seq_len or DEFAULT_SEQ_LEN
+    tries.append(("longer_padding", w.model_copy(update={"seq_len": seq * 2})))
+    out = []
+    for code, changed in tries:
+        sized = _sized(cat, changed, gpu, n)
+        if not sized["fits"]:
+            out.append({"code": code, **_fig(sized)})
+    return out
+
+
+def _memory_fixes(cat: Catalog, w: Workload, gpu: str, n: int, kind: str) -> list[Artifact]:
+    """Changes that make the stated setup fit, in the order people try them."""
+    tries: list[tuple[str, Workload, int, str]] = []
+    if w.grad_ckpt is False:
+        tries.append(("checkpointing", w.model_copy(update={"grad_ckpt": True}), n, "none"))
+    if (w.micro_batch or 1) > 1:
+        tries.append(("micro_batch_1", w.model_copy(update={"micro_batch": 1}), n, "none"))
+    if n > 1 and w.zero_stage is not None and w.zero_stage < 3:
+        tries.append(("zero3", w.model_copy(update={"zero_stage": 3}), n, "none"))
+    seq = w.seq_len or DEFAULT_SEQ_LEN
+    if kind == "decoder" and seq >= 1024:
+        tries.append(("seq_len", w.model_copy(update={"seq_len": seq // 2}), n, "none"))
+    if kind == "decoder" and w.method in ("lora", "full", "freeze"):
+        tries.append(("qlora", w.model_copy(update={"method": "qlora", "quant_bits": 4}), n, "none"))
+    if w.method in ("full", "pretrain", "freeze"):
+        tries.append(("lora", w.model_copy(update={"method": "lora", "quant_bits": None}), n, "none"))
+        tries.append(("offload", w, n, "optimizer"))
+    for more in (2 * n, 4 * n, 8 * n):
+        tries.append((f"gpus_{more}", w, more, "none"))
+    out = []
+    for code, changed, count, offload in tries:
+        sized = _sized(cat, changed, gpu, count, offload)
+        if sized["fits"]:
+            out.append({"code": code, "gpu_count": count, "seq_len": sized["strategy"]["seq_len"], **_fig(sized)})
+    return out[:4]
+
+
+def _oom(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact) -> Artifact:
+    kind = str(base["model"]["kind"])
+    if not base["fits"]:
+        return {"expected": True, "causes": [{"code": f"dominant_{_dominant(base['memory'])}"}],
+                "fixes": _memory_fixes(cat, w, gpu, n, kind)}
+    return {"expected": False, "causes": _memory_causes(cat, w, gpu, n), "fixes": []}
+
+
+def _hours(obs: Observation, w: Workload, base: Artifact) -> Artifact:
+    epochs = w.epochs or 1.0
+    per_epoch = base["training_hours"] / max(epochs, 1e-9)
+    out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2)}
+    if obs.hours is None or per_epoch <= 0:
+        return {**out, "expected": None, "causes": [], "fixes": []}
+    ratio = obs.hours / per_epoch
+    out["ratio"] = round(ratio, 2)
+    tokens_per_s = base["throughput_tokens_per_s"]
+    out["tokens_per_s"] = tokens_per_s
+    out["tokens_in_observed_time"] = round(tokens_per_s * obs.hours * 3600)
+    lo, hi = HOURS_BAND
+    if ratio <= hi and ratio >= lo:
+        return {**out, "expected": True, "causes": [], "fixes": []}
+    if ratio < lo:
+        return {**out, "expected": False, "causes": [{"code": "faster_than_estimate"}], "fixes": []}
+    return {**out, "expected": False, "causes": _slow_causes(w, base), "fixes": []}
+
+
+def _slow_causes(w: Workload, base: Artifact) -> list[Artifact]:
+    s = base["strategy"]
+    causes: list[Artifact] = []
+    if s.get("offload") not in (None, "none"):
+        causes.append({"code": "offload"})
+    if base["gpus"] > 1:
+        causes.append({"code": "communication"})
+    if w.seq_len and w.avg_tokens_per_sample and w.avg_tokens_per_sample < 0.6 * w.seq_len:
+        causes.append({"code": "padding"})
+    else:
+        causes.append({"code": "padding_unknown"})
+    causes += [{"code": "small_batch"}, {"code": "dataloader"}, {"code": "no_flash_attention"}]
+    return causes
+
+
+def _util(obs: Observation, w: Workload, base: Artifact) -> Artifact:
+    low = obs.util_pct is None or obs.util_pct < LOW_UTIL_PCT
+    causes = _slow_causes(w, base)
+    expected = bool(low and base["strategy"].get("offload") not in (None, "none"))
+    return {"expected": expected if low else True, "causes": causes if low else [], "fixes": []}
+
+
+def _memory(obs: Observation, base: Artifact) -> Artifact:
+    est = base["memory"]["per_gpu_gib"]
+    if obs.memory_gb is None:
+        return {"expected": None, "causes": [], "fixes": []}
+    seen_gib = obs.memory_gb * (1e9 / 2**30) if obs.memory_gb > 0 else 0.0
+    ratio = obs.memory_gb / est if est else 0.0  # GB as nvidia-smi and people write it vs GiB: within the band
+    lo, hi = MEMORY_BAND
+    causes = [] if lo <= ratio <= hi else [{"code": "allocator_cache" if ratio > hi else "smaller_than_estimate"}]
+    return {"expected": lo <= ratio <= hi, "ratio": round(ratio, 2), "observed_gib": round(seen_gib, 1),
+            "causes": causes, "fixes": []}
+
+
+def _host(cat: Catalog, w: Workload, gpu: str, n: int) -> Artifact:
+    off = _sized(cat, w, gpu, n, "optimizer")
+    need = off["host_ram_needed_gib"]
+    return {"expected": True, "host_ram_needed_gib": need,
+            "causes": [{"code": "offload_host_ram", "host_ram_gib": need}, {"code": "cpu_model_copies"}],
+            "fixes": [{"code": "zero_init"}, {"code": "no_param_offload"}]}
+
+
+def diagnose(cat: Catalog, w: Workload, gpu: str, count: int, obs: Observation) -> Artifact:
+    """Is the observation what this setup should give? The engine's figure, the verdict, causes and fixes."""
+    g, said = gpu_for(cat, gpu)
+    base = _sized(cat, w, g.id, count)
+    if obs.kind == "oom":
+        found = _oom(cat, w, g.id, count, base)
+    elif obs.kind in ("hours", "slow"):
+        found = _hours(obs, w, base)
+    elif obs.kind == "util":
+        found = _util(obs, w, base)
+    elif obs.kind == "memory":
+        found = _memory(obs, base)
+    else:
+        found = _host(cat, w, g.id, count)
+    return {
+        "kind": "diagnose", "observation": obs.model_dump(exclude_none=True), "gpu": g.id,
+        "gpu_name": short_name(g.id), "gpu_count": count, "gpu_memory_gib": g.memory_gib,
+        "usable_gib": round(HEADROOM * g.memory_gib, 1), "per_gpu_gib": base["memory"]["per_gpu_gib"],
+        "fits": base["fits"], "memory": base["memory"], "strategy": base["strategy"], "model": base["model"],
+        "training_hours": base["training_hours"], "throughput_tokens_per_s": base["throughput_tokens_per_s"],
+        **found, "workload": w.model_dump(),
+        "assumptions": list(base["assumptions"]) + ([said[0]] if said else []),
+        "assumptions_zh": [said[1]] if said else [],
+    }

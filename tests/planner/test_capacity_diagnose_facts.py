@@ -1,0 +1,137 @@
+"""The engine functions of the capacity, diagnose and catalog-fact question types: every figure equals the
+estimate's at the size the answer names, and the verdicts follow from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.catalog.loader import Catalog
+from service.planner.estimate import EstimateRequest, estimate
+from service.planner.questions.capacity import capacity
+from service.planner.questions.diagnose import Observation, diagnose
+from service.planner.questions.facts import catalog_fact, family
+from service.workload import Workload
+
+
+def _fits(catalog: Catalog, w: Workload, gpu: str, n: int) -> bool:
+    if n > 1 and w.zero_stage is None:
+        w = w.model_copy(update={"zero_stage": 3})
+    return bool(estimate(EstimateRequest(w, gpu, n), catalog)["fits"])
+
+
+# --- capacity ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("gpu", "n"), [("RTX-4090", 1), ("H800-SXM", 8), ("A100-80G-SXM", 1)])
+def test_largest_model_fits_and_the_next_size_does_not(catalog: Catalog, gpu: str, n: int) -> None:
+    out = capacity(catalog, Workload(params_b=1), gpu, n, "model_size", method_stated=False)
+    assert [r["method"] for r in out["rows"]] == ["full", "lora", "qlora"]
+    for row in out["rows"]:
+        if row["largest_fitting"] is not None:
+            w = Workload(model=row["largest_fitting"]["model"], method=row["method"])
+            assert _fits(catalog, w, gpu, n)
+        if row["smallest_not_fitting"] is not None:
+            w = Workload(model=row["smallest_not_fitting"]["model"], method=row["method"])
+            assert not _fits(catalog, w, gpu, n)
+            assert row["largest_fitting"]["params_b"] <= row["max_params_b"] <= row["smallest_not_fitting"]["params_b"]
+
+
+def test_model_size_grows_from_full_to_lora_to_qlora(catalog: Catalog) -> None:
+    rows = capacity(catalog, Workload(params_b=1), "RTX-4090", 1, "model_size", method_stated=False)["rows"]
+    full, lora, qlora = (r["max_params_b"] for r in rows)
+    assert full < lora < qlora
+
+
+def test_longest_context_is_a_limit(catalog: Catalog) -> None:
+    w = Workload(model="Qwen2.5-7B", method="lora")
+    out = capacity(catalog, w, "RTX-4090", 1, "context")
+    top = out["max_seq_len"]
+    assert top is not None and top % 512 == 0
+    assert _fits(catalog, w.model_copy(update={"seq_len": top}), "RTX-4090", 1)
+    assert not _fits(catalog, w.model_copy(update={"seq_len": top + 512}), "RTX-4090", 1)
+    assert out["per_gpu_gib"] <= out["usable_gib"]
+
+
+def test_largest_micro_batch_is_a_limit(catalog: Catalog) -> None:
+    w = Workload(model="Qwen2.5-7B", method="lora", seq_len=2048)
+    b = capacity(catalog, w, "A100-80G-SXM", 1, "batch")["max_micro_batch"]
+    assert b is not None and b >= 1
+    assert _fits(catalog, w.model_copy(update={"micro_batch": b}), "A100-80G-SXM", 1)
+    assert not _fits(catalog, w.model_copy(update={"micro_batch": b + 1}), "A100-80G-SXM", 1)
+
+
+# --- diagnose ------------------------------------------------------------------------------------------------
+
+def test_an_oom_the_engine_predicts_is_expected_with_fixes_that_fit(catalog: Catalog) -> None:
+    w = Workload(model="Llama-3-70B", method="full", seq_len=4096)
+    out = diagnose(catalog, w, "A800", 8, Observation(kind="oom"))
+    assert out["expected"] is True and out["fits"] is False
+    assert out["causes"][0]["code"] == "dominant_optimizer"  # fp32 Adam states dominate a full fine-tune
+    assert out["fixes"] and all(f["fits"] for f in out["fixes"])
+
+
+def test_an_oom_where_the_engine_fits_is_unexpected_and_names_settings_that_would_oom(catalog: Catalog) -> None:
+    w = Workload(model="Qwen2.5-7B", method="lora", seq_len=8192)
+    out = diagnose(catalog, w, "A100-80G-SXM", 1, Observation(kind="oom"))
+    assert out["expected"] is False and out["fits"] is True
+    assert out["causes"], "a setting that would OOM (no checkpointing, larger batch, padding) is named"
+    assert all(c["fits"] is False for c in out["causes"])
+
+
+@pytest.mark.parametrize(("factor", "expected"), [
+    (1.0, True),    # exactly the estimate
+    (1.5, True),    # within the band: data loading, eval and saving add time
+    (4.0, False),   # four times slower: something is off
+    (0.2, False),   # much faster than the engine: the data is smaller than assumed
+])
+def test_hours_per_epoch_against_the_estimate(catalog: Catalog, factor: float, expected: bool) -> None:
+    w = Workload(model="Qwen2.5-7B", method="lora", samples=100_000, epochs=1)
+    base = estimate(EstimateRequest(w, "A10", 1), catalog)["training_hours"]
+    out = diagnose(catalog, w, "A10", 1, Observation(kind="hours", hours=base * factor))
+    assert out["expected"] is expected
+    assert out["estimated_hours_per_epoch"] == pytest.approx(base, rel=0.01)
+
+
+def test_host_ram_overflow_names_the_offload_need(catalog: Catalog) -> None:
+    out = diagnose(catalog, Workload(model="Qwen2.5-32B", method="full"), "A100-80G-SXM", 8,
+                   Observation(kind="host_oom"))
+    assert out["host_ram_needed_gib"] > 100 and out["causes"][0]["code"] == "offload_host_ram"
+
+
+# --- catalog facts -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("gpu_id", "fam"), [("A100-80G-SXM", "A100"), ("V100-32G-SXM2", "V100"),
+                                            ("RTX-4090", "RTX-4090"), ("H800-PCIE", "H800")])
+def test_gpu_family(gpu_id: str, fam: str) -> None:
+    assert family(gpu_id) == fam
+
+
+def test_who_sells_a_gpu_comes_from_the_instances(catalog: Catalog) -> None:
+    jd = catalog_fact(catalog, "sells", "A100", ["jdcloud"])
+    assert jd is not None
+    sold_on_jd = {family(r.gpu) for r in catalog.instances if r.cloud == "jdcloud"}
+    assert (jd["answer"] == "yes") == ("A100" in sold_on_jd)
+    assert set(jd["cloud_gpus"]["jdcloud"]) <= sold_on_jd
+    tc = catalog_fact(catalog, "sells", "L20", ["tencent"])
+    assert tc is not None and tc["answer"] == "yes" and all(r["cloud"] == "tencent" for r in tc["rows"])
+
+
+@pytest.mark.parametrize(("gpu", "fact", "answer"), [
+    ("A10", "supports_fp8", "no"),     # Ampere: no FP8 tensor cores
+    ("H800", "supports_fp8", "yes"),   # Hopper
+    ("V100", "supports_bf16", "no"),   # Volta has no BF16
+    ("L20", "nvlink", "no"),           # PCIe card without NVLink
+])
+def test_gpu_support_facts(catalog: Catalog, gpu: str, fact: str, answer: str) -> None:
+    out = catalog_fact(catalog, fact, gpu)  # type: ignore[arg-type]
+    assert out is not None and out["answer"] == answer
+
+
+def test_an_unknown_gpu_is_not_a_catalog_fact(catalog: Catalog) -> None:
+    assert catalog_fact(catalog, "supports_fp8", "MI300X") is None
+
+
+def test_price_of_a_price_on_request_gpu_says_so(catalog: Catalog) -> None:
+    out = catalog_fact(catalog, "price", "H800")
+    assert out is not None and out["answer"] in ("on_request", "yes")
+    if out["answer"] == "on_request":
+        assert out["on_request"]
