@@ -16,10 +16,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from service.lexicon import language_of
+
 Role = Literal["user", "assistant"]
 Lang = Literal["zh", "en"]
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 ARTIFACT = re.compile(r"\n*<!-- gpu-advisor:workload (\{.*?\}) -->\s*", re.S)
 SESSION_MARK = re.compile(r"\n*<!-- gpu-advisor:session ([A-Za-z0-9._:@-]{1,128}) -->\s*")
 _ENGLISH = re.compile(r"\b(?:answer|respond|reply|write|speak|talk)\w*\b[^.\n]{0,40}\bin english\b|"
@@ -77,10 +78,6 @@ class Conversation:
                 out.append({"user": describe_workload(workload or {}, language_of(self.message)),
                             "assistant": strip_artifact(text), "workload": workload})
         return [t for t in out if t["user"].strip() and client_task(t["user"]) is None]
-
-
-def language_of(text: str) -> Lang:
-    return "zh" if _CJK.search(text) else "en"
 
 
 def content_text(content: Any) -> str:

@@ -22,6 +22,7 @@ from service.assistant.intents.route import intent_call, previous_call, question
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
+from service.lexicon import language_of
 from service.reader import ParsedMessage, merge_slots, parse_message
 from service.workload import Workload
 
@@ -29,11 +30,6 @@ from service.workload import Workload
 WORKLOAD_TOOLS = ("plan_training", "compare_clouds", "generate_request_document", "generate_launch_bundle",
                   "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def language_of(text: str) -> str:
-    return "zh" if _CJK.search(text) else "en"
 
 
 _METHOD_WORDS = {

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from service.errors import AdvisorError
+from service.lexicon import lexicon
 
 
 class PromptError(AdvisorError):
@@ -35,7 +36,13 @@ def render_prompt(prompts_dir: Path, name: str, **values: str) -> str:
 
 @lru_cache(maxsize=4)
 def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
+    """The answer phrases of one language, with the names of clouds, methods, billing modes, objectives, engines
+    and question types from the lexicon (knowledge/lexicon.yaml), so every answer names them one way."""
     data = yaml.safe_load(_read(prompts_dir / f"answer.{lang}.yaml"))
     if not isinstance(data, dict):
         raise PromptError(f"prompts/answer.{lang}.yaml must be a mapping.", "Check the file.")
-    return data
+    lex = lexicon()
+    return {**data, "cloud_names": lex.labels("clouds", lang), "method_names": lex.labels("methods", lang),
+            "billing_names": lex.labels("billing", lang), "stage_names": lex.labels("stages", lang),
+            "engine_names": lex.labels("engines", lang), "type_names": lex.labels("question_types", lang),
+            "weights_names": lex.labels("weights", lang), "objective_names": lex.labels("objectives", lang)}

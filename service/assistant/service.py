@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from service.assistant.db import open_database
 from service.assistant.history import current_turn, human_message, to_messages, turn_workload
 from service.assistant.intents.result import intent_fields
-from service.assistant.offline_model import OfflinePlannerModel, language_of
+from service.assistant.offline_model import OfflinePlannerModel
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, current_user, prose_check, stream_events, turn_messages
 from service.assistant.sessions import SessionNotFoundError, SessionStore, TurnRecord
@@ -32,6 +32,7 @@ from service.assistant.types import (
 )
 from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
+from service.lexicon import language_of
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)

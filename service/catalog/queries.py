@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
@@ -171,3 +171,21 @@ def find_instance(name: str, instances: Sequence[InstanceRow]) -> InstanceRow | 
 
 def instance_suggestions(name: str, instances: Sequence[InstanceRow]) -> list[str]:
     return _suggest(name, {normalize(r.instance_type): r.instance_type for r in instances})
+
+
+_VARIANT = re.compile(r"-(?:\d+G|SXM\d?|PCIE|NVL)$")
+
+
+def gpu_family(gpu_id: str) -> str:
+    """'A100-80G-SXM' -> 'A100', 'V100-32G-SXM2' -> 'V100', 'RTX-4090' -> 'RTX-4090': the card without its memory
+    and form factor."""
+    while (stripped := _VARIANT.sub("", gpu_id)) != gpu_id:
+        gpu_id = stripped
+    return gpu_id
+
+
+def gpu_variant(gpu_id: str, memory_gb: float, aliases: Mapping[str, str]) -> str:
+    """The variant of a GPU with the memory the user stated ('A100' + '80G' -> A100-80G-SXM, '4090' + '48G' ->
+    the 48 GB card); the GPU itself when no variant has that memory."""
+    key = normalize(f"{gpu_family(gpu_id)} {memory_gb:g}G")
+    return aliases.get(key) or aliases.get(key.removeprefix("rtx")) or gpu_id

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
+from service.catalog.queries import gpu_variant
+from service.lexicon import language_of
+from service.reader.asked import find_fact, find_gpu_memory, find_stage, find_target
 from service.reader.choices import (
     billings_mentioned,
     methods_mentioned,
@@ -36,6 +39,7 @@ from service.reader.constraints import (
     find_usd_cny_rate,
 )
 from service.reader.intent import Subject, read_subject
+from service.reader.knobs import find_micro_batch, find_zero_stage
 from service.reader.names import (
     STRONG_INCLUDE,
     NameHit,
@@ -45,6 +49,7 @@ from service.reader.names import (
     other_clouds,
     stances,
 )
+from service.reader.observe import find_observation
 from service.reader.quantities import (
     blank,
     find_avg_tokens,
@@ -56,16 +61,16 @@ from service.reader.quantities import (
     find_seq_len,
     find_tokens,
 )
+from service.reader.serving import find_serving
 from service.workload import Workload
 
 MAX_CHARS = 4000
 ALL_CLOUDS = ("tencent", "jdcloud")
 # Slots that only narrow the search; on their own, in a plain question, they are not a workload.
 _SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective", "method", "quant_bits",
-                   "gpu_count"})
+                   "gpu_count", "zero_stage", "micro_batch", "lora_rank"})
 _DATA_SIZE = ("samples", "tokens", "dataset_gb")
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _QUESTION = re.compile(
     r"[?？]|吗|是什么|为什么|怎么|如何|是否|哪个|哪些|会不会|要不要|有没有|咋|啥|多少|多大|多久"
     r"|^\s*(?:what|why|how|does|do|is|are|can|could|should|which)\b|\b(?:which|should i|should we)\b",
@@ -103,6 +108,10 @@ _NOTES = {
 _NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−]\s?\d[\d,.]*(?:\s?[kKwW万千])?")
 
 
+# '4xH100', '8*A100': a count glued to a GPU name reads as the count and the name ('8x7B' is a model, not this)
+_COUNT_GLUED = re.compile(r"(?<![A-Za-z0-9.])(\d{1,4})\s*([xX×*])(?=[A-Za-z])")
+
+
 @dataclass(frozen=True)
 class ParsedMessage:
     slots: dict[str, object]  # only the Workload fields the message mentions, in schema units
@@ -113,6 +122,10 @@ class ParsedMessage:
     unparsed_notes: list[str] = field(default_factory=list)  # recognised but not usable
     subject: Subject = field(default_factory=lambda: Subject(None))  # the question type and what it is about
     question_slots: dict[str, object] = field(default_factory=dict)  # soft slots a plain question also named
+    # What else the words state, whatever the question type: an observation ('OOM', '20小时一个epoch'), serving
+    # load and dtypes, the capacity target, the training objective, a card's memory size, the catalog fact asked.
+    extra: dict[str, object] = field(default_factory=dict)
+    named: dict[str, int] = field(default_factory=dict)  # how many GPUs, clouds and methods the text names
 
 
 def _note(language: str, key: str, *args: object) -> str:
@@ -175,6 +188,8 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
 
 
 def _read_sizes(work: str, slots: dict[str, object]) -> str:
+    zero, work = find_zero_stage(work)
+    micro, work = find_micro_batch(work)
     seq_len, work = find_seq_len(work)
     lora_rank, work = find_lora_rank(work)
     avg, work = find_avg_tokens(work)
@@ -186,7 +201,8 @@ def _read_sizes(work: str, slots: dict[str, object]) -> str:
     samples, work = find_samples(work)
     dataset_gb, work = find_dataset_gb(work)
     found = {"seq_len": seq_len, "avg_tokens_per_sample": avg, "tokens": tokens, "params_b": params_b,
-             "epochs": epochs, "samples": samples, "dataset_gb": dataset_gb, "lora_rank": lora_rank}
+             "epochs": epochs, "samples": samples, "dataset_gb": dataset_gb, "lora_rank": lora_rank,
+             "zero_stage": zero, "micro_batch": micro}
     slots.update({k: v for k, v in found.items() if v is not None})
     return work
 
@@ -201,8 +217,8 @@ def parse_message(
     """Read one chat message. `model_aliases` and `gpu_aliases` map normalised names (see
     `service.catalog.queries.normalize`) to canonical ids. Only the first 4000 characters are read. Relative
     deadlines ('周五前', 'by Friday') count from `today` (default: the date today)."""
-    text = text[:MAX_CHARS]
-    language: Literal["zh", "en"] = "zh" if _CJK.search(text) else "en"
+    text = _COUNT_GLUED.sub(r"\1\2 ", text[:MAX_CHARS])
+    language = language_of(text)
     slots: dict[str, object] = {}
     notes: list[tuple[str, tuple[object, ...]]] = []
 
@@ -213,12 +229,20 @@ def parse_message(
     notes += approx
     named = _Named()
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
+    extra, work = _read_extra(work)
+    if isinstance(memory := extra.get("gpu_memory_gb"), float):  # 'A100 80G', '4090 48G', 'V100 16GB'
+        named.gpus = [gpu_variant(g, memory, gpu_aliases) for g in named.gpus]
+        for key in ("gpu_include", "gpu_exclude"):
+            if isinstance(chosen := slots.get(key), list):
+                slots[key] = list(dict.fromkeys(gpu_variant(g, memory, gpu_aliases) for g in chosen))
     relative, work = find_relative_deadline(work, today or date.today())
     quoted, work = find_user_price(work)
     if quoted is not None:
         notes.append(("user_price", (quoted,)))
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)
+    if "max_model_len" in extra and "seq_len" not in slots:
+        slots["seq_len"] = extra["max_model_len"]  # '4k上下文': the context, whichever kind of job it is
     deadline, work = find_deadline_hours(work)
     if relative is not None:
         deadline = relative.hours
@@ -270,7 +294,28 @@ def parse_message(
         unparsed_notes=list(dict.fromkeys(_note(language, key, *args) for key, args in notes)),
         subject=subject,
         question_slots=question_slots,
+        extra=extra,
+        named={"gpus": len(dict.fromkeys(named.gpus)), "clouds": len(dict.fromkeys(named.clouds)),
+               "methods": len(methods_mentioned(text))},
     )
+
+
+def _read_extra(work: str) -> tuple[dict[str, object], str]:
+    """The slots beyond the workload, read before the sizes so their figures are not read as sizes: a card's
+    memory ('3090 24G' is the card's, never 24 GB of data), an observation, the serving load."""
+    extra: dict[str, object] = {}
+    memory, work = find_gpu_memory(work)
+    if memory is not None:
+        extra["gpu_memory_gb"] = memory
+    observed, work = find_observation(work)
+    if observed is not None:
+        extra["observed"] = observed.as_dict()
+    serving, work = find_serving(work)
+    extra.update(serving)
+    for key, value in (("target", find_target(work)), ("stage", find_stage(work)), ("fact", find_fact(work))):
+        if value is not None:
+            extra[key] = value
+    return extra, work
 
 
 def _subject_out_of_slots(subject: Subject, slots: dict[str, object]) -> None:

@@ -8,7 +8,6 @@ answer. Failures end as a friendly message in the thread; unexpected ones are lo
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from service.assistant.types import AskResult, AssistantProtocol
 from service.errors import AdvisorError
+from service.lexicon import language_of
 from service.slack.blocks import (
     LAUNCH_BUNDLE_ACTION,
     REQUEST_DOC_ACTION,
@@ -37,7 +37,6 @@ from service.slack.threads import ThreadSessions
 
 log = logging.getLogger(__name__)
 AssistantProvider = Callable[[], AssistantProtocol]
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
 USER_SUBTYPES = (None, "file_share", "thread_broadcast")  # message subtypes a person sends
 
 # button -> (follow-up asked in the thread's session: zh, en), the AskResult.documents key, titles
@@ -47,10 +46,6 @@ DOCUMENTS: dict[str, tuple[tuple[str, str], str, tuple[str, str]]] = {
     LAUNCH_BUNDLE_ACTION: (("生成启动脚本", "write the launch bundle"), "launch_bundle",
                            ("启动脚本包", "Launch bundle")),
 }
-
-
-def language_of(text: str) -> Lang:
-    return "zh" if _CJK.search(text) else "en"
 
 
 def is_from_bot(event: Mapping[str, Any]) -> bool:

@@ -7,11 +7,10 @@ The artifact carries the answer (yes / no / a value), the rows behind it and the
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from service.catalog.loader import Catalog
-from service.catalog.queries import best_price, resolve_gpu
+from service.catalog.queries import best_price, gpu_family, resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow
 from service.errors import AdvisorError
 
@@ -21,14 +20,7 @@ Fact = Literal["sells", "supports_fp8", "supports_bf16", "supports_flash_attn", 
 FACTS: tuple[str, ...] = ("sells", "supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory",
                           "bandwidth", "tflops", "cuda", "rdma", "billing", "regions", "price", "list")
 CLOUDS = ("tencent", "jdcloud")
-_VARIANT = re.compile(r"-(?:\d+G|SXM\d?|PCIE|NVL)$")
-
-
-def family(gpu_id: str) -> str:
-    """'A100-80G-SXM' -> 'A100', 'V100-32G-SXM2' -> 'V100', 'RTX-4090' -> 'RTX-4090'."""
-    while (stripped := _VARIANT.sub("", gpu_id)) != gpu_id:
-        gpu_id = stripped
-    return gpu_id
+family = gpu_family
 
 
 def _live(cat: Catalog) -> list[InstanceRow]:

@@ -1,0 +1,67 @@
+"""Score a reading or an answer against a labelled question: the question type (the label or one of its
+alternatives), every labelled slot (names resolved through the catalog, numbers within 2 %), and the verdict the
+answer concludes against the label's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import gpu_index, model_index, normalize
+from service.evals.questions.dataset import Question
+
+REL = 0.02
+
+
+class Names:
+    """Catalog ids for names as labelled and as read ('A100' and 'A100-40G-SXM' are one GPU)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
+        self.models = {k: m.id for k, m in model_index(catalog.models).items()}
+
+    def gpu(self, name: Any) -> str:
+        key = normalize(str(name))
+        return self.gpus.get(key) or self.gpus.get(key.removeprefix("rtx")) or key
+
+    def model(self, name: Any) -> str:
+        key = normalize(str(name).rsplit("/", 1)[-1])
+        return self.models.get(key) or key
+
+
+def _num_ok(want: Any, got: Any) -> bool:
+    try:
+        return math.isclose(float(want), float(got), rel_tol=REL, abs_tol=1e-9)
+    except (TypeError, ValueError):
+        return False
+
+
+def slot_ok(key: str, want: Any, got: Any, names: Names) -> bool:
+    if got is None:
+        return False
+    if key == "gpu":
+        return names.gpu(want) == names.gpu(got)
+    if key == "model":
+        return names.model(want) == names.model(got)
+    if key == "clouds":
+        return set(want or []) == set(got or [])
+    if key == "observed":
+        if not isinstance(want, Mapping) or not isinstance(got, Mapping) or want.get("kind") != got.get("kind"):
+            return False
+        return all(_num_ok(v, got.get(k)) for k, v in want.items() if k != "kind")
+    if isinstance(want, (bool, str)):
+        return str(want).lower() == str(got).lower()
+    if isinstance(want, (int, float)):
+        return _num_ok(want, got)
+    return bool(want == got)
+
+
+def score_slots(q: Question, got: Mapping[str, Any], names: Names) -> dict[str, bool]:
+    """{slot: right?} for every slot the label states."""
+    return {k: slot_ok(k, v, got.get(k), names) for k, v in q.slots.items()}
+
+
+def type_ok(q: Question, got: str | None) -> bool:
+    return got == q.type or (got is not None and got in q.alt_types)

@@ -1,0 +1,116 @@
+"""What the user saw happen: an OOM, hours per epoch, GPU memory in use, GPU utilisation, host RAM overflow, a slow
+run. A slot finder: it returns the observation and the text with its figures blanked; it never decides the
+question type (a reported OOM may come with 'how many cards do I need?').
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from service.reader.numbers import parse_number
+from service.reader.quantities import NA, blank
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_OOM = _c(r"(?<![A-Za-z])(?:c?uda\s+)?(?:oom|o\.o\.m)(?![A-Za-z])|out\s*of\s*(?:gpu\s*)?mem\w*|outofmemory|"
+          r"爆显存|显存(?:不足|不够|溢出|爆|炸|满了)|(?:显存|gpu)?溢出|炸显存|放不下了|装不下了|装不下|放不下|"
+          r"not enough (?:gpu )?memory|ran out of (?:gpu )?memory|cuda error: out of memory|"
+          r"(?:升到|涨到|到了|飙到|reach(?:es|ed)?|hits?)\s*\d+\s*(?:G|GB|GiB)\S{0,4}\s*(?:后|then|and)?\s*(?:报错|崩|挂|crash)")
+_HOST = _c(r"(?:内存|主机内存|系统内存|机器内存|cpu\s*内存|ram|host\s*(?:ram|memory)|cpu\s*(?:ram|memory)|system\s*(?:ram|memory)"
+           r"|dram)\s*(?:直接|就|usage|使用)?\s*(?:爆|溢出|不够|不足|满|炸|oom|out of memory|keeps? (?:growing|increasing)"
+           r"|continuously|exhaust)|(?<![A-Za-z])(?:oom[\s-]?killer|killed by (?:the )?(?:os|kernel)|sigkill)(?![A-Za-z])"
+           r"|进程被(?:kill|杀)|被系统杀")
+_UTIL = _c(r"(?:利用率|使用率|占用率|(?<![A-Za-z])util(?:i[sz]ation)?|gpu[\s-]*usage|volatile gpu-util|功耗|功率)"
+           r"[^\d%]{0,12}(?P<n>\d{1,3}(?:\.\d+)?)\s*%|(?P<m>\d{1,3}(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:gpu\s*)?"
+           r"(?:利用率|使用率|占用率|util|usage)|利用率(?:很|太|特别|比较)?低|(?:low|poor) (?:gpu )?util|功率(?:很|太)?低"
+           r"|util\w* (?:is )?(?:low|fluctuat)|利用率(?:波动|忽高忽低)")
+_UNIT_H = {"小时": 1.0, "个小时": 1.0, "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "hours": 1.0, "天": 24.0,
+           "days": 24.0, "day": 24.0, "分钟": 1 / 60, "min": 1 / 60, "mins": 1 / 60, "minutes": 1 / 60, "minute": 1 / 60}
+_DUR = (r"(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十半]+|(?<![A-Za-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?)(?![A-Za-z]))\s*(?P<u>个小时|小时|hrs?|hours?|h(?![A-Za-z])|天|days?|分钟|mins?|minutes?)")
+_EPOCH = r"(?:epoch|轮|个epoch|一轮|一个epoch|1个epoch|每个epoch|每轮|per epoch|an epoch|one epoch|1 epoch|each epoch)"
+_HOURS = [
+    _c(_EPOCH + r"[^。.!?？\n\d]{0,14}?" + _DUR),
+    _c(_DUR + r"[^。.!?？\n\d]{0,12}?(?:per|for|an?|one|each|一个|每个|1个)?\s*" + _EPOCH),
+    _c(r"(?:花了|用了|跑了|要跑|需要跑|得跑|实际需要|实际要|显示|预计还要|预计|总时长|(?<![A-Za-z])(?:took|takes?|taking|eta|it'?s been)"
+       r"(?![A-Za-z]))[^。.!?？\n\d]{0,10}?" + _DUR + r"(?!\s*(?:内|之内|以内|完成|deadline))"),
+]
+_MEM_USED = [
+    _c(r"(?:显存|vram|gpu\s*memory|memory)[^。.!?？\n\d]{0,20}?(?:占用|占了|用了|使用|吃了|usage|used|sits? at|stays? at|is at|reaches|reached|"
+       r"占到|到了|达到|升到|涨到|峰值|peak)\s*(?:了|约|大概|大约|around|about|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)"),
+    _c(r"(?:占用|占了|用了|吃了|吃满|使用了|uses?|using|consum\w*|takes?|took|allocated|reserved|occup\w*)\s*(?:了|约|大概|"
+       r"almost|around|about|nearly|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)(?:\s*(?:的)?\s*(?:显存|vram|gpu memory))?"),
+    _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*(?:显存占用|显存使用|vram usage|memory usage)"),
+]
+_SLOW = _c(r"很慢|太慢|好慢|变慢|慢了|慢出|慢得|速度慢|非常慢|特别慢|慢\d|(?<![A-Za-z])(?:slow(?:er|ly|s)?|dropped from|drops? to)(?![A-Za-z])"
+           r"|首字(?:延迟|时间)?\s*(?:要|长|高|达)")
+_TOKENS_S = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
+_ZH_SMALL = {"半": 0.5, "a": 1.0, "an": 1.0}
+
+
+@dataclass(frozen=True)
+class Observed:
+    kind: str  # oom | hours | memory | util | host_oom | slow
+    hours: float | None = None
+    memory_gb: float | None = None
+    util_pct: float | None = None
+    tokens_per_s: float | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind}
+        for key in ("hours", "memory_gb", "util_pct", "tokens_per_s"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def _hours(m: re.Match[str]) -> float | None:
+    raw = m.group("n")
+    n = _ZH_SMALL.get(raw) or parse_number(raw)
+    unit = m.group("u").lower()
+    return None if not n else round(n * _UNIT_H.get(unit, _UNIT_H.get(unit.rstrip("s"), 1.0)), 3)
+
+
+def find_observation(text: str) -> tuple[Observed | None, str]:
+    """The first kind of observation the text reports, with its figures; the text with them blanked."""
+    memory = None
+    for pattern in _MEM_USED:
+        if (m := pattern.search(text)) is not None:
+            memory = float(m.group("n"))
+            text = blank(text, m.start(), m.end())
+            break
+    if _HOST.search(text):
+        return Observed("host_oom", memory_gb=_host_gb(text)), text
+    if _OOM.search(text):
+        return Observed("oom", memory_gb=memory), text
+    util = _UTIL.search(text)
+    if util is not None:
+        raw = util.group("n") or util.group("m")
+        return Observed("util", util_pct=float(raw) if raw else None), blank(text, util.start(), util.end())
+    for pattern in _HOURS:
+        if (m := pattern.search(text)) is not None and (hours := _hours(m)) is not None:
+            return Observed("hours", hours=hours), blank(text, m.start(), m.end())
+    if memory is not None:
+        return Observed("memory", memory_gb=memory), text
+    if _SLOW.search(text):
+        tps = _TOKENS_S.search(text)
+        value = None if tps is None else float(tps.group("n")) * (1000 if tps.group("k") else 1)
+        return Observed("slow", tokens_per_s=value), text
+    return None, text
+
+
+_HOST_GB = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<u>G|GB|GiB|T|TB)\s*(?:的)?\s*(?:内存|ram|of (?:system |host )?ram|system ram|dram|ddr)")
+
+
+def _host_gb(text: str) -> float | None:
+    m = _HOST_GB.search(text)
+    if m is None:
+        return None
+    return float(m.group("n")) * (1024 if m.group("u").upper().startswith("T") else 1)
+
+
+__all__ = ["NA", "Observed", "find_observation"]
