@@ -52,7 +52,15 @@ def host_notes(vcpus: int, ram_gib: float, gpu_count: float, gpu_memory_gib: flo
 
 def gpu_notes(gpu: GpuSpec, gpus_per_node: float, nodes: int, rdma: bool) -> list[Note]:
     notes: list[Note] = []
-    if not gpu.supports_bf16:
+    if not gpu.supports_bf16 and gpu.arch in ("kepler", "pascal"):  # the planner trains these in FP32
+        notes.append(Note(
+            "no_bf16",
+            f"{gpu.name} has no BF16 and no tensor cores: the estimate trains in FP32 (4-byte weights and "
+            "gradients) at the FP32 rate.",
+            f"{gpu.name} 不支持 BF16，也没有 Tensor Core：估算按 FP32 训练（权重和梯度每参数 4 字节），"
+            "按 FP32 算力计时。",
+        ))
+    elif not gpu.supports_bf16:
         notes.append(Note(
             "no_bf16",
             f"{gpu.name} has no BF16: train in FP16 with loss scaling (fp16: true), which can overflow on "
