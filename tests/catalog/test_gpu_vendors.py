@@ -181,3 +181,16 @@ def test_the_catalog_document_section_of_a_non_nvidia_card(gpu) -> None:  # type
     zh = _gpu_section(gpu("910C"), "zh")
     assert "HCCS 多卡互联" in zh and "不使用 CUDA" in zh and "最低 CUDA" not in zh and "None" not in zh
     assert "minimum CUDA 11.1" in _gpu_section(gpu("A10"), "en")
+
+
+def test_a_feasibility_answer_says_why_no_cloud_here_rents_it(catalog) -> None:  # type: ignore[no-untyped-def]
+    from service.assistant.intents.render import render_feasibility
+    from service.planner.questions.fit import feasibility
+
+    def rent_line(gpu_name: str, lang: str) -> str:
+        art = feasibility(catalog, Workload(model="Qwen2.5-7B", method="lora"), gpu_name, 1)
+        text = render_feasibility(art, phrases(PROMPTS, lang))
+        return next(line for line in text.splitlines() if "Tencent" in line or "腾讯云" in line)
+
+    assert "CANN" in rent_line("昇腾910B", "zh") and "ROCm" in rent_line("MI300X", "en")
+    assert "消费级显卡" in rent_line("4090 48G", "zh")
