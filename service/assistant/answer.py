@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.catalog.schema import LINK_NAME, SOFTWARE_STACK
 from service.labels import autolink, confidence_label, mfu_basis, per_unit, public_source
 
 Artifact = dict[str, Any]
@@ -204,10 +205,13 @@ def render_knowledge(passages: list[Artifact], facts: list[str], ph: Artifact) -
 
 
 def gpu_fact(g: Artifact, ph: Artifact) -> str:
+    vendor = str(g.get("vendor") or "nvidia")
+    cuda = (str(ph["cuda_min"]).format(version=g["min_cuda"]) if g.get("min_cuda")
+            else str(ph["cuda_none"]).format(stack=SOFTWARE_STACK.get(vendor, vendor)))
     return str(ph["gpu_fact"]).format(
         name=g["name"], memory=f"{g['memory_gib']:g}", bf16=ph["supported"] if g["supports_bf16"] else ph["unsupported"],
-        fp8=ph["supported"] if g["supports_fp8"] else ph["unsupported"], nvlink=f"{g['nvlink_gb_s']:g}", cuda=g["min_cuda"],
-        sold=", ".join(g["sold_as"][:6]) or "—")
+        fp8=ph["supported"] if g["supports_fp8"] else ph["unsupported"], link=LINK_NAME.get(vendor, "NVLink"),
+        nvlink=f"{g['nvlink_gb_s']:g}", cuda=cuda, sold=", ".join(g["sold_as"][:6]) or "—")
 
 
 def instance_fact(i: Artifact, ph: Artifact) -> str:

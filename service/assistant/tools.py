@@ -153,8 +153,10 @@ def make_tools(ctx: ToolContext) -> list[BaseTool]:
             return _error(exc)
         sold = sorted(r.instance_type for r in ctx.catalog.instances if r.gpu == g.id)
         gd = {**g.model_dump(mode="json"), "resolution_note": note, "sold_as": sold}
+        cuda = f"min CUDA {g.min_cuda}" if g.min_cuda else f"not NVIDIA: no CUDA, runs {g.software_stack}"
+        rented = "" if sold else "; no instance in this catalog rents it"
         return (f"{g.name}: {g.memory_gib:g} GiB, BF16={g.supports_bf16}, FP8={g.supports_fp8}, "
-                f"NVLink={g.nvlink_gb_s:g} GB/s, min CUDA {g.min_cuda}"), {"gpu": gd}
+                f"{g.link_name}={g.nvlink_gb_s:g} GB/s, {cuda}{rented}"), {"gpu": gd}
 
     @tool(args_schema=Workload, response_format="content_and_artifact")
     def compare_clouds(**kwargs: Any) -> tuple[str, Artifact]:

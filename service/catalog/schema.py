@@ -16,7 +16,13 @@ Billing = Literal["on_demand", "monthly", "spot"]
 PriceConfidence = Literal["official", "third_party", "estimate"]
 FactConfidence = Literal["official", "third_party", "inferred", "unverified"]
 SaleStatus = Literal["main", "on_sale", "allowlist", "invite_only", "limited", "sold_out", "legacy", "unknown"]
-Arch = Literal["pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"]
+# NVIDIA generations; "blackwell" covers datacenter (B200, CC 10.0) and GeForce (RTX 50, CC 12.0). "ascend" is Huawei's
+# Da Vinci NPU (910B/910C), "cdna3" AMD's Instinct MI300 generation: neither runs CUDA.
+Arch = Literal["kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "ascend", "cdna3"]
+Vendor = Literal["nvidia", "huawei", "amd"]
+# What a non-NVIDIA accelerator runs instead of CUDA, and what its GPU-to-GPU link is called.
+SOFTWARE_STACK: dict[str, str] = {"nvidia": "CUDA", "huawei": "CANN (torch_npu)", "amd": "ROCm"}
+LINK_NAME: dict[str, str] = {"nvidia": "NVLink", "huawei": "HCCS", "amd": "Infinity Fabric"}
 
 
 class _Row(BaseModel):
@@ -24,13 +30,17 @@ class _Row(BaseModel):
 
 
 class GpuSpec(_Row):
-    """One GPU SKU (form factor matters: A100 80GB SXM4 and PCIe differ in bandwidth and NVLink)."""
+    """One GPU SKU (form factor matters: A100 80GB SXM4 and PCIe differ in bandwidth and NVLink). Also the
+    accelerators no cloud here sells (consumer cards, Huawei Ascend, AMD Instinct): they are sized like any GPU
+    and have no instance rows."""
 
     id: str = Field(description="canonical id, e.g. A100-80G-SXM")
     name: str = Field(description="display name, e.g. NVIDIA A100 80GB SXM4")
     aliases: list[str] = Field(default_factory=list, description="names as people type them")
+    vendor: Vendor = "nvidia"
     arch: Arch
-    form_factor: Literal["sxm", "pcie", "pcie_lp", "consumer"]
+    form_factor: Literal["sxm", "pcie", "pcie_lp", "consumer", "oam"] = Field(
+        description="oam: an OCP accelerator module or similar mezzanine board (AMD Instinct, Huawei Ascend modules)")
     memory_gib: float = Field(gt=0)
     memory_type: str
     mem_bw_gb_s: float = Field(gt=0)
@@ -40,11 +50,13 @@ class GpuSpec(_Row):
     supports_bf16: bool
     supports_fp8: bool
     supports_flash_attn2: bool = Field(description="FlashAttention-2 needs Ampere or newer")
-    nvlink_gb_s: float = Field(ge=0, description="total bidirectional per GPU; 0 when none")
+    nvlink_gb_s: float = Field(ge=0, description="GPU-to-GPU link, total bidirectional per GPU; 0 when none. NVLink on "
+                               "NVIDIA, HCCS on Huawei Ascend, Infinity Fabric on AMD (see link_name)")
     pcie_gen: int = Field(ge=3, le=6)
     tdp_w: float = Field(gt=0)
-    compute_capability: str
-    min_cuda: str = Field(description="first CUDA toolkit with native code for this compute capability")
+    compute_capability: str | None = Field(default=None, description="NVIDIA only; null for other vendors")
+    min_cuda: str | None = Field(default=None, description="first CUDA toolkit with native code for this compute "
+                                 "capability; NVIDIA only, null for other vendors (they do not run CUDA)")
     max_cuda: str | None = Field(default=None, description="last CUDA major line that still supports it")
     # Which form factor to assume when a user types an ambiguous name ("A100 80G"): the one the clouds sell.
     default_for: list[str] = Field(default_factory=list, description="ambiguous names that resolve to this SKU")
@@ -57,7 +69,22 @@ class GpuSpec(_Row):
     def _fp8_consistent(self) -> GpuSpec:
         if self.supports_fp8 != (self.fp8_tflops is not None):
             raise ValueError(f"{self.id}: supports_fp8 and fp8_tflops disagree")
+        cuda = (self.compute_capability, self.min_cuda)
+        if self.vendor == "nvidia" and None in cuda:
+            raise ValueError(f"{self.id}: an NVIDIA GPU needs compute_capability and min_cuda")
+        if self.vendor != "nvidia" and (cuda != (None, None) or self.max_cuda is not None):
+            raise ValueError(f"{self.id}: a {self.vendor} accelerator has no CUDA compute capability or CUDA range")
         return self
+
+    @property
+    def link_name(self) -> str:
+        """What the GPU-to-GPU link is called: NVLink, HCCS (Ascend) or Infinity Fabric (AMD)."""
+        return LINK_NAME[self.vendor]
+
+    @property
+    def software_stack(self) -> str:
+        """CUDA, or what the accelerator runs instead (CANN on Ascend, ROCm on AMD)."""
+        return SOFTWARE_STACK[self.vendor]
 
 
 class InstanceRow(_Row):

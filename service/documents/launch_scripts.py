@@ -75,10 +75,10 @@ def launch_sh(c: CandidateView, t: TrainSettings, gpu: GpuSpec | None) -> str:
         "summary": summary_comment(c),
         "usage_suffix": "   (on every node: NODE_RANK=<0..N-1> MASTER_ADDR=<master private IP> bash launch.sh)"
         if c.nodes > 1 else "",
-        "min_cuda": gpu.min_cuda if gpu is not None else "11.0",
+        "min_cuda": (gpu.min_cuda if gpu is not None else None) or "11.0",
         "max_cuda_major": max_major,
         "gpu_id": c.gpu,
-        "compute_capability": gpu.compute_capability if gpu is not None else "unknown",
+        "compute_capability": (gpu.compute_capability if gpu is not None else None) or "unknown",
         "gpus_per_node": str(c.strategy.gpus_per_node),
         "dataset_file": t.dataset_file,
         "example_file": t.example_file,

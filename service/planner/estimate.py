@@ -57,6 +57,11 @@ def estimate(req: EstimateRequest, cat: Catalog) -> dict[str, object]:
     if t.offload_slowdown > 1:
         assumptions.append(f"CPU offload: {t.offload_slowdown:g}x slower (estimate), included in tokens/s and hours.")
     warnings = [n.as_dict() for n in gpu_notes(gpu, req.gpus, 1, rdma=False)]
+    if not any(r.gpu == gpu.id for r in cat.instances):  # consumer, on-premise or non-NVIDIA: sized, not rented
+        warnings.append({"code": "not_rented", "severity": "info",
+                         "message": f"No Tencent Cloud or JD Cloud instance in this catalog has the {gpu.name}: "
+                                    "the figures size your own hardware.",
+                         "message_zh": f"本目录中腾讯云和京东云都没有搭载 {gpu.name} 的实例：以上数字按自有硬件估算。"})
     fits = mem.per_gpu_gib <= HEADROOM * gpu.memory_gib
     if not fits:
         warnings.insert(0, {"code": "does_not_fit", "severity": "warning",

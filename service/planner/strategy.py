@@ -86,7 +86,8 @@ class NoFit:
 def base_setup(job: Job, w: Workload, gpu: GpuSpec) -> TrainSetup:
     kind = job.model.kind
     default_mb = {"cnn": 32, "vision_transformer": 32, "diffusion": 1, "encoder": 16}.get(kind, 1)
-    precision = "bf16" if gpu.supports_bf16 else ("fp32" if gpu.arch == "pascal" else "fp16")
+    # No tensor cores and no usable FP16 math before Volta (P40, P4, K80): train in FP32 at the FP32 rate.
+    precision = "bf16" if gpu.supports_bf16 else ("fp32" if gpu.arch in ("kepler", "pascal") else "fp16")
     return TrainSetup(
         method=job.method,  # type: ignore[arg-type]
         quant_bits=job.quant_bits,

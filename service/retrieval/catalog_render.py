@@ -73,10 +73,17 @@ def _front_matter(doc_id: str, title: str, lang: str, cloud: str, rows: Sequence
 
 
 def _gpu_section(g: GpuSpec, lang: str) -> str:
+    link = g.link_name
     nvlink_zh = f"有，{_num(g.nvlink_gb_s)} GB/s" if g.nvlink_gb_s else f"无（PCIe Gen{g.pcie_gen}）"
     nvlink_en = f"yes, {_num(g.nvlink_gb_s)} GB/s" if g.nvlink_gb_s else f"none (PCIe Gen{g.pcie_gen})"
     fp8_zh = f"支持，{_num(g.fp8_tflops)} TFLOPS" if g.fp8_tflops else "不支持"
     fp8_en = f"yes, {_num(g.fp8_tflops)} TFLOPS" if g.fp8_tflops else "no"
+    if g.vendor == "nvidia":
+        cuda_zh = f"算力版本 {g.compute_capability}，最低 CUDA {g.min_cuda}"
+        cuda_en = f"compute capability {g.compute_capability}, minimum CUDA {g.min_cuda}"
+    else:  # no CUDA at all: say what it runs instead
+        cuda_zh = f"非 NVIDIA 加速卡，不使用 CUDA（软件栈 {g.software_stack}）"
+        cuda_en = f"not an NVIDIA GPU, no CUDA (runs {g.software_stack})"
     if lang == "zh":
         lines = [
             f"## 显卡 GPU：{g.name}",
@@ -84,8 +91,8 @@ def _gpu_section(g: GpuSpec, lang: str) -> str:
             f"- 显存：{_num(g.memory_gib)} GiB {g.memory_type}，显存带宽 {_num(g.mem_bw_gb_s)} GB/s",
             f"- BF16/FP16 稠密算力：{_num(g.dense_16bit_tflops)} TFLOPS；BF16：{'支持' if g.supports_bf16 else '不支持'}",
             f"- FP8：{fp8_zh}",
-            f"- NVLink 多卡互联：{nvlink_zh}",
-            f"- 架构 {g.arch}，算力版本 {g.compute_capability}，最低 CUDA {g.min_cuda}，"
+            f"- {link} 多卡互联：{nvlink_zh}",
+            f"- 架构 {g.arch}，{cuda_zh}，"
             f"FlashAttention-2：{'支持' if g.supports_flash_attn2 else '不支持'}",
             f"- 来源：{g.source}（{g.as_of}，{g.confidence}）",
         ]
@@ -96,8 +103,8 @@ def _gpu_section(g: GpuSpec, lang: str) -> str:
             f"- GPU memory: {_num(g.memory_gib)} GiB {g.memory_type}, bandwidth {_num(g.mem_bw_gb_s)} GB/s",
             f"- Dense BF16/FP16 tensor: {_num(g.dense_16bit_tflops)} TFLOPS; BF16: {'yes' if g.supports_bf16 else 'no'}",
             f"- FP8: {fp8_en}",
-            f"- NVLink: {nvlink_en}",
-            f"- Architecture {g.arch}, compute capability {g.compute_capability}, minimum CUDA {g.min_cuda}, "
+            f"- {link}: {nvlink_en}",
+            f"- Architecture {g.arch}, {cuda_en}, "
             f"FlashAttention-2: {'yes' if g.supports_flash_attn2 else 'no'}",
             f"- Source: {g.source} ({g.as_of}, {g.confidence})",
         ]

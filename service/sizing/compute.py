@@ -93,6 +93,9 @@ _ARCH_MFU = {
     "pascal": (0.35, "estimate against the P40's FP32 rate (no tensor cores)"),
     "ada": (0.35, "estimate: no published Ada training MFU in our references; PCIe only, no NVLink"),
     "blackwell": (0.30, "estimate: B200 software still maturing; no published MFU in our references"),
+    "kepler": (0.30, "estimate against the K80's FP32 rate (no tensor cores, no FP16 math)"),
+    "ascend": (0.35, "estimate: no published Ascend training MFU in our references (CANN / torch_npu stack)"),
+    "cdna3": (0.30, "estimate: no published MI300X training MFU in our references (ROCm stack)"),
 }
 
 

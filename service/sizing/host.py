@@ -52,14 +52,32 @@ def host_notes(vcpus: int, ram_gib: float, gpu_count: float, gpu_memory_gib: flo
 
 def gpu_notes(gpu: GpuSpec, gpus_per_node: float, nodes: int, rdma: bool) -> list[Note]:
     notes: list[Note] = []
-    if not gpu.supports_bf16:
+    if not gpu.supports_bf16 and gpu.arch in ("kepler", "pascal"):  # the planner trains these in FP32
+        notes.append(Note(
+            "no_bf16",
+            f"{gpu.name} has no BF16 and no tensor cores: the estimate trains in FP32 (4-byte weights and "
+            "gradients) at the FP32 rate.",
+            f"{gpu.name} 不支持 BF16，也没有 Tensor Core：估算按 FP32 训练（权重和梯度每参数 4 字节），"
+            "按 FP32 算力计时。",
+        ))
+    elif not gpu.supports_bf16:
         notes.append(Note(
             "no_bf16",
             f"{gpu.name} has no BF16: train in FP16 with loss scaling (fp16: true), which can overflow on "
             "some models.",
             f"{gpu.name} 不支持 BF16：需用 FP16 混合精度（fp16: true）并开启 loss scaling，部分模型可能数值溢出。",
         ))
-    if not gpu.supports_flash_attn2:
+    if gpu.vendor != "nvidia":
+        notes.append(Note(
+            "not_cuda",
+            f"{gpu.name} is not an NVIDIA GPU: it runs {gpu.software_stack}, not CUDA. The figures size it from its "
+            "published memory and peak rate; CUDA-only libraries (bitsandbytes for QLoRA, FlashAttention-2 builds, "
+            f"DeepSpeed's CUDA ops) need {gpu.software_stack} ports or substitutes, so check each before the run.",
+            f"{gpu.name} 不是 NVIDIA GPU：使用 {gpu.software_stack} 而不是 CUDA。以上按其公开的显存和峰值算力估算；"
+            f"只支持 CUDA 的库（QLoRA 用的 bitsandbytes、FlashAttention-2、DeepSpeed 的 CUDA 算子）需要 {gpu.software_stack} "
+            "适配版或替代方案，训练前请逐一确认。",
+        ))
+    if not gpu.supports_flash_attn2 and gpu.vendor == "nvidia":
         notes.append(Note(
             "no_flash_attn2",
             f"{gpu.name} cannot run FlashAttention-2 (needs Ampere or newer); PyTorch SDPA's memory-efficient "
@@ -67,13 +85,25 @@ def gpu_notes(gpu: GpuSpec, gpus_per_node: float, nodes: int, rdma: bool) -> lis
             f"{gpu.name} 不支持 FlashAttention-2（需 Ampere 及以上）；PyTorch SDPA 的省显存内核仍可用，但速度较慢。",
             "info",
         ))
+    elif not gpu.supports_flash_attn2:
+        notes.append(Note(
+            "no_flash_attn2",
+            f"FlashAttention-2 (a CUDA/ROCm library) does not run on {gpu.name}; use the fused attention of "
+            f"{gpu.software_stack} or PyTorch SDPA, which also avoid the s^2 attention memory.",
+            f"FlashAttention-2（CUDA/ROCm 库）不能在 {gpu.name} 上运行；请用 {gpu.software_stack} 自带的融合注意力算子或 "
+            "PyTorch SDPA，同样不需要 s^2 的注意力显存。",
+            "info",
+        ))
     if gpu.max_cuda:
+        last = gpu.max_cuda.split(".")[0]
+        dropped = f"{int(last) + 1}.0" if last.isdigit() else "a later CUDA"
+        wheels = " (e.g. cu126)" if last == "12" else ""
         notes.append(Note(
             "cuda_max",
-            f"{gpu.name} (compute capability {gpu.compute_capability}) is dropped in CUDA 13.0: stay on CUDA "
-            f"{gpu.max_cuda} and matching PyTorch wheels (e.g. cu126).",
-            f"{gpu.name}（算力 {gpu.compute_capability}）在 CUDA 13.0 中已不再支持：请使用 CUDA {gpu.max_cuda} 及对应的 "
-            "PyTorch 版本（如 cu126）。",
+            f"{gpu.name} (compute capability {gpu.compute_capability}) is dropped in CUDA {dropped}: stay on CUDA "
+            f"{gpu.max_cuda} and matching PyTorch wheels{wheels}.",
+            f"{gpu.name}（算力 {gpu.compute_capability}）在 CUDA {dropped} 中已不再支持：请使用 CUDA {gpu.max_cuda} 及对应的 "
+            f"PyTorch 版本{'（如 cu126）' if wheels else ''}。",
             "info",
         ))
     if gpus_per_node > 1 and gpu.nvlink_gb_s == 0:
@@ -84,7 +114,7 @@ def gpu_notes(gpu: GpuSpec, gpus_per_node: float, nodes: int, rdma: bool) -> lis
             f"{gpus_per_node:g} 张 {gpu.name} 之间没有 NVLink，只能走 PCIe：梯度同步和 ZeRO-3 参数收集较慢，"
             "建议用 LoRA/DDP，或选更少但更大的卡。",
         ))
-    elif gpus_per_node > 1 and gpu.nvlink_gb_s < 600:
+    elif gpus_per_node > 1 and gpu.vendor == "nvidia" and gpu.nvlink_gb_s < 600:
         notes.append(Note(
             "nvlink_400",
             f"{gpu.name} NVLink is cut to {gpu.nvlink_gb_s:.0f} GB/s (A100/H100: 600/900): multi-GPU "

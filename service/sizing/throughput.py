@@ -43,6 +43,9 @@ HFU_MAX = {
     "turing": 0.30,  # estimate: T4 is a 70 W card; clocks drop under sustained load
     "pascal": 0.35,  # estimate against the P40's FP32 rate
     "blackwell": 0.40,  # estimate: software still maturing
+    "kepler": 0.30,  # estimate against the K80's FP32 rate (no tensor cores)
+    "ascend": 0.40,  # estimate: Huawei Ascend (CANN); no published fine-tune HFU in our references
+    "cdna3": 0.40,  # estimate: AMD MI300X (ROCm); no published fine-tune HFU in our references
 }
 GEMM_HALF_TOKENS = 250.0  # GEMM rows at which efficiency halves (fitted: Qwen-7B/14B LoRA at 256-8192 tokens)
 STEP_OVERHEAD_S = 0.06  # per micro-batch: Python, hooks, loss, optimizer bookkeeping (fitted)

@@ -62,7 +62,7 @@ def test_a10_has_no_fp8(catalog) -> None:
     assert a10.supports_fp8 is False and a10.fp8_tflops is None
 
 
-@pytest.mark.parametrize("arch", ["pascal", "volta", "turing", "ampere"])
+@pytest.mark.parametrize("arch", ["kepler", "pascal", "volta", "turing", "ampere"])
 def test_no_fp8_before_ada(catalog, arch: str) -> None:
     assert not [g.id for g in catalog.gpus if g.arch == arch and g.supports_fp8]
 
@@ -75,4 +75,4 @@ def test_hopper_needs_cuda_11_8(catalog) -> None:
 
 def test_bf16_only_from_ampere(catalog) -> None:
     for g in catalog.gpus:
-        assert g.supports_bf16 is (g.arch not in ("pascal", "volta", "turing")), g.id
+        assert g.supports_bf16 is (g.arch not in ("kepler", "pascal", "volta", "turing")), g.id

@@ -46,7 +46,9 @@ def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
     for cloud, names in by_cloud.items():
         out.append(str(ph["rent_line"]).format(cloud=ph["cloud_names"].get(cloud, cloud), instances=", ".join(names)))
     if not by_cloud:
-        why = ph["rent_why_consumer"] if art.get("form_factor") == "consumer" else ph["rent_why_other"]
+        vendor = str(art.get("vendor") or "nvidia")
+        why = (ph["rent_why_vendor"].get(vendor, ph["rent_why_other"]) if vendor != "nvidia"
+               else ph["rent_why_consumer"] if art.get("form_factor") == "consumer" else ph["rent_why_other"])
         out.append(str(ph["rent_none"]).format(gpu=art["gpu_name"], why=why))
     if pick is not None and pick.get("priced"):
         out.append(str(ph["rent_pick"]).format(

@@ -59,13 +59,20 @@ def _sells(cat: Catalog, g: GpuSpec, exact: bool, clouds: list[str]) -> Artifact
 
 
 def _support(g: GpuSpec, fact: str) -> Artifact:
+    # NVLink is NVIDIA's: an Ascend (HCCS) or Instinct (Infinity Fabric) link answers "no" and names its own link.
     value = {"supports_fp8": g.supports_fp8, "supports_bf16": g.supports_bf16,
-             "supports_flash_attn": g.supports_flash_attn2, "nvlink": g.nvlink_gb_s > 0}[fact]
-    return {"answer": "yes" if value else "no", "value": g.fp8_tflops if fact == "supports_fp8" else
-            (g.nvlink_gb_s if fact == "nvlink" else None)}
+             "supports_flash_attn": g.supports_flash_attn2,
+             "nvlink": g.nvlink_gb_s > 0 and g.vendor == "nvidia"}[fact]
+    out: Artifact = {"answer": "yes" if value else "no", "value": g.fp8_tflops if fact == "supports_fp8" else
+                     (g.nvlink_gb_s if fact == "nvlink" else None)}
+    if fact == "nvlink":
+        out["link"] = g.link_name
+    return out
 
 
 def _spec(g: GpuSpec, fact: str) -> Artifact:
+    if fact == "cuda" and g.min_cuda is None:  # not an NVIDIA GPU: no CUDA version applies
+        return {"answer": "n/a", "value": None, "software_stack": g.software_stack}
     value: Any = {"memory": g.memory_gib, "bandwidth": g.mem_bw_gb_s, "tflops": g.dense_16bit_tflops,
                   "cuda": g.min_cuda}[fact]
     return {"answer": str(value), "value": value}
@@ -110,7 +117,8 @@ def catalog_fact(cat: Catalog, fact: Fact, gpu: str | None = None, clouds: list[
     g = _gpu(cat, gpu) if gpu else None
     base: Artifact = {"kind": "fact", "fact": fact, "gpu": g.id if g else None,
                       "gpu_family": family(g.id) if g else None, "clouds": clouds,
-                      "gpu_source": g.source if g else None, "gpu_confidence": g.confidence if g else None}
+                      "gpu_source": g.source if g else None, "gpu_confidence": g.confidence if g else None,
+                      "gpu_vendor": g.vendor if g else None}
     if fact in ("sells", "supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth",
                 "tflops", "cuda") and g is None:
         if fact == "sells" and gpu is None and clouds:

@@ -116,7 +116,7 @@ def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact
         "gpus_needed": None if needed is None else needed["gpus"],
         "needed_per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"],
         "training_hours": out["training_hours"], "strategy": out["strategy"], "model": out["model"],
-        "fits_with": fits_with, "rent": rentals(cat, g.id), "form_factor": g.form_factor,
+        "fits_with": fits_with, "rent": rentals(cat, g.id), "form_factor": g.form_factor, "vendor": g.vendor,
         "assumptions": out["assumptions"] + ([said[0]] if said else []),
         "assumptions_zh": _zh_assumptions(cat, w) + ([said[1]] if said else []), "workload": w.model_dump(),
     }
@@ -137,7 +137,7 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
             "per_gpu_gib": shown["memory"]["per_gpu_gib"], "memory": shown["memory"],
             "single_gpu_gib": one["memory"]["per_gpu_gib"], "strategy": shown["strategy"],
             "training_hours": shown["training_hours"], "model": shown["model"], "rent": rentals(cat, g.id),
-            "form_factor": g.form_factor, "assumptions": shown["assumptions"],
+            "form_factor": g.form_factor, "vendor": g.vendor, "assumptions": shown["assumptions"],
             "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
         }
     refs = [r for r in REFERENCE_GPUS if any(x.id == r for x in cat.gpus)]
