@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
 
-_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![A-Za-z0-9])", re.IGNORECASE)
+_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![A-Za-z0-9])", re.IGNORECASE)  # 'llama70b' too
 _ENCODER = re.compile(r"(?<![a-z])(?:bge|bert|roberta|deberta|e5|ernie|xlm|m3e|text2vec|gte)(?![a-z])", re.IGNORECASE)
 _VISION = re.compile(r"(?<![a-z])(?:vl|vision|visual|llava|vlm|mllm)(?![a-z])", re.IGNORECASE)
 _DIFFUSION = re.compile(r"(?<![a-z])(?:sd|sdxl|stable[\s_-]*diffusion|flux|diffusion|unet)(?![a-z])", re.IGNORECASE)

@@ -17,9 +17,9 @@ _NEGATED = _c(
 _METHODS = [
     ("qlora", _c(r"(?<![A-Za-z])q-?lora(?![A-Za-z])")),
     ("lora", _c(r"(?<![A-Za-z])lora(?![A-Za-z])")),
-    ("full", _c(r"全参(?:数)?|全量(?:参数)?(?:微调|训练|sft|ft|finetune|fine-tune)|(?<![A-Za-z])(?:full(?:y)?[\s-]*(?:fine[\s-]*"
+    ("full", _c(r"全参(?:数|量)?|全量(?:参数)?(?:微调|训练|sft|ft|finetune|fine-tune)?|(?<![A-Za-z])(?:full(?:y)?[\s-]*(?:fine[\s-]*tun+(?:e|ed|ing)|"
                 r"tun(?:e|ed|ing)|finetun(?:e|ed|ing)|param(?:eter)?s?|ft|sft|training|tune)|fft)(?![A-Za-z])")),
-    ("pretrain", _c(r"(?:继续|增量|二次)?预训练(?!好?的?(?:模型|权重))|从头训练|从零训练|(?<![A-Za-z])(?:continued\s+|continual\s+)?"
+    ("pretrain", _c(r"(?:继续|增量|二次)?预训(?:练)?(?!好?的?(?:模型|权重))|从头训练?|从零训练?|从头预训|(?<![A-Za-z])(?:continued\s+|continual\s+)?"
                     r"pre-?train(?:ing)?(?![A-Za-z])|from scratch")),
     ("freeze", _c(r"冻结|(?<![A-Za-z])freez(?:e|ing)(?![A-Za-z])")),
 ]

@@ -44,6 +44,7 @@ from service.reader.names import (
     STRONG_INCLUDE,
     NameHit,
     find_clouds,
+    model_mentions,
     find_gpus,
     find_models,
     other_clouds,
@@ -139,8 +140,12 @@ def _blank_all(text: str, hits: list[NameHit], ch: str = "\x00") -> str:
     return text
 
 
+_GLUED_SIZE = re.compile(r"\d(?:\.\d+)?[bBmM](?![A-Za-z0-9])")
+
+
 @dataclass
 class _Named:
+    mention: str | None = None  # a model named without a size the reader can use
     gpus: list[str] = field(default_factory=list)  # named and not excluded, text order
     clouds: list[str] = field(default_factory=list)
     marked: str = ""  # the text with models blanked and GPUs marked
@@ -150,6 +155,12 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
                 gpu_aliases: Mapping[str, str], notes: list[tuple[str, tuple[object, ...]]],
                 named: _Named) -> str:
     models = find_models(work, model_aliases)
+    mentions = model_mentions(work, models)
+    glued = [h for h in mentions if _GLUED_SIZE.search(h.value)]  # 'llama70b': sized by its name
+    if glued and not models:
+        models = glued[:1]
+    elif mentions and not models:
+        named.mention = mentions[0].value  # 'LLaMA2', 'Vicuna': named, not sizable
     if not models:
         for m in _REPO.finditer(work):
             if "-" in m.group(1) or m.group(0).startswith("http"):  # 'A10/A100', 'LoRA/QLoRA' are not repos
@@ -230,6 +241,8 @@ def parse_message(
     named = _Named()
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
     extra, work = _read_extra(work)
+    if named.mention is not None:
+        extra["model_mention"] = named.mention
     if isinstance(memory := extra.get("gpu_memory_gb"), float):  # 'A100 80G', '4090 48G', 'V100 16GB'
         named.gpus = [gpu_variant(g, memory, gpu_aliases) for g in named.gpus]
         for key in ("gpu_include", "gpu_exclude"):

@@ -96,7 +96,7 @@ def find_models(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
         hit = _lookup_model(normalize(text[start:end]), aliases)
         if hit is not None and not _SIZE.fullmatch(text[start:end]):
             known.append(NameHit(start, end, hit))
-    chosen = _pick(known)
+    chosen = [h for h in _pick(known) if not _VARIANT_AFTER.match(text, h.end)]
     unknown = [
         NameHit(start, end, text[start:end], known=False)
         for start, end, i, j in spans
@@ -105,6 +105,28 @@ def find_models(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
     ]
     unknown = [_with_suffix(text, h) for h in unknown]
     return _pick(chosen + _pick(unknown))
+
+
+# A known name followed by a variant word is another model ('Phi-4-mini' is not the 14B Phi-4).
+_VARIANT_AFTER = re.compile(r"[-_ ]?(?:mini|small|medium|tiny|nano|lite|moe|coder|math|omni|audio|flash|turbo)"
+                            r"(?![A-Za-z])", re.IGNORECASE)
+# 'llama70b', 'qwen72b', 'qwen7b-chat': a family glued to its size in one token
+_GLUED = re.compile(rf"(?i:{_FAMILY.pattern[:-len('(?![A-Za-z])')]})[\d.]*?-?(?P<size>\d+(?:\.\d+)?[bBmM])(?:-[A-Za-z]+)*")
+# Families named without a size ('LLaMA2', 'Vicuna', 'dbrx'): a mention for the labels, never a sizable workload
+_MENTION = re.compile(rf"(?<![A-Za-z0-9])(?:{_FAMILY.pattern[:-len('(?![A-Za-z])')]}|(?i:llava|vicuna|starcoder|dbrx|grok|"
+                      r"minicpm|internvl|whisper|clip|gpt-?j|gpt-?neox|gpt-?2|opt|bloom))"
+                      r"(?:[-_ ]?\d+(?:\.\d+)?)*(?:-(?i:mini|small|medium|v|vl|chat|instruct|base))*(?![A-Za-z])")
+
+
+def model_mentions(text: str, taken: list[NameHit]) -> list[NameHit]:
+    """Model names the alias map and the family+size rule did not size: glued ('llama70b') or sizeless ('LLaMA2',
+    'Vicuna'). Outside any span already taken."""
+    out: list[NameHit] = []
+    for pattern in (_GLUED, _MENTION):
+        for m in pattern.finditer(text):
+            if all(m.end() <= t.start or m.start() >= t.end for t in [*taken, *out]) and m.group(0).strip():
+                out.append(NameHit(m.start(), m.end(), m.group(0), known=False))
+    return sorted(out, key=lambda h: h.start)
 
 
 def _with_suffix(text: str, h: NameHit) -> NameHit:

@@ -58,7 +58,13 @@ _SEQ = [
     _c(r"(?:上下文长度|上下文|序列长度|序列长|最大长度|截断长度|(?<![A-Za-z])(?:max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?"
        r"|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?|cutoff(?:[\s_-]*len(?:gth)?)?|context(?:[\s_-]*(?:length|len|window|size))?"
        r"|ctx(?:[\s_-]*len)?|block[\s_-]*size|model[\s_-]*max[\s_-]*length))"
-       r"\s*(?:[:=：]|is|of|to|为|是|设为|设置为|到|改成|改为|约)?\s*" + NA + _K),
+       r"\s*(?:[:=：]|is|of|to|为|是|设为|设置为|到|改成|改为|约|才|只有|只开|开到|开)?\s*" + NA + _K),
+    _c(r"(?:长度|序列长度)\s*(?:是|为|[:=：]|设为|才|只有)?\s*" + NA + _K),
+    _c(NA + _K + r"\s*(?:的)?\s*(?:长度|长(?:文本)?)(?!度)"),
+    # a bare '4k' / '32K' in chat ('8卡A800 4k就溢出', '全参 4k'): a context length when nothing makes it money or a count
+    _c(r"(?<![\w.¥￥$])(?P<n>1|2|4|8|16|32|64|128|256)\s?(?P<k>[kK])(?![A-Za-z0-9])"
+       r"(?!\s*(?:条|个|样本|行|元|块|美元|rmb|万|/月|每月|的数据|数据|samples?|rows?|examples?|pairs?|conversations?|"
+       r"tokens? (?:of|per|each)|steps?|iters?|images?|qps|users?|并发|次|人))"),
 ]
 
 
@@ -67,8 +73,17 @@ def _seq_value(m: re.Match[str]) -> float | None:
     return v if 16 <= v <= 1_048_576 else None
 
 
+_MONEY_BEFORE = re.compile(r"(?:预算|budget|花费|成本|cost|¥|￥|\$|rmb|价格|price|月均|每月|per month)\s*[:：]?\s*$", re.I)
+
+
+def _seq_value_bare(m: re.Match[str]) -> float | None:
+    before = m.string[max(0, m.start() - 12) : m.start()]
+    return None if _MONEY_BEFORE.search(before) else _seq_value(m)
+
+
 def find_seq_len(text: str) -> tuple[int | None, str]:
-    v, text = first(text, [(p, _seq_value) for p in _SEQ])
+    patterns = [(p, _seq_value_bare if p is _SEQ[-1] else _seq_value) for p in _SEQ]
+    v, text = first(text, patterns)
     return (None if v is None else round(v)), text
 
 

@@ -29,6 +29,8 @@ def question_slots(parsed: ParsedMessage) -> dict[str, Any]:
     if count:
         out["gpu_count"] = count
     out.update({k: parsed.extra[k] for k in _EXTRA_KEYS if k in parsed.extra})
+    if "model" not in out and "model_mention" in parsed.extra:
+        out["model"] = parsed.extra["model_mention"]  # named without a size: a label, not a workload
     if out.get("clouds") == ["tencent", "jdcloud"] and parsed.named.get("clouds", 0) < 2:
         out.pop("clouds")  # 'exclude JD' on its own leaves Tencent; the default 'both' is no slot
     return out
