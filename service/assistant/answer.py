@@ -222,3 +222,14 @@ def instance_fact(i: Artifact, ph: Artifact) -> str:
     return str(ph["instance_fact"]).format(instance=i["instance_type"], cloud=ph["cloud_names"][i["cloud"]],
                                       gpus=f"{i['gpu_count']:g} × {i['gpu']}", vcpus=i["vcpus"],
                                       ram=f"{i['memory_gib']:g}", prices=prices or "—")
+
+
+def render_scope(ph: Artifact, other_clouds: list[str], lang: str) -> str:
+    """An out-of-scope question: what the product answers instead; a cloud it does not cover is named as such."""
+    from service.lexicon import label
+
+    lines = [str(ph["scope"])]
+    if other_clouds:
+        names = ("、" if lang == "zh" else ", ").join(label("clouds", c, lang) for c in other_clouds)
+        lines.append(str(ph["scope_cloud"]).format(clouds=names))
+    return "\n\n".join(lines)

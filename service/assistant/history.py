@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from service.assistant.offline_model import WORKLOAD_TOOLS
+from service.assistant.registry import WORKLOAD_TOOLS
 from service.assistant.types import HistoryTurn
 
 MAX_HISTORY_TURNS = 20  # the agent sees at most the last 20 turns; the store keeps them all
@@ -31,7 +31,8 @@ def to_messages(turns: Sequence[HistoryTurn]) -> list[BaseMessage]:
                 {"name": "plan_training", "args": args, "id": call_id, "type": "tool_call"}]))
             out.append(ToolMessage(content=json.dumps({"note": _RESULT_NOTE, "workload": args}, ensure_ascii=False,
                                                       default=str), tool_call_id=call_id, name="plan_training"))
-        out.append(AIMessage(content=turn.assistant or "…"))
+        kwargs = {"reading": {"type": turn.intent}} if turn.intent else {}
+        out.append(AIMessage(content=turn.assistant or "…", additional_kwargs=kwargs))
     return out
 
 

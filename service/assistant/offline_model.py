@@ -1,5 +1,9 @@
-"""The offline planner model: a deterministic BaseChatModel that reads the message into a workload, calls the
-same tools an LLM would, and writes the answer from the templates in prompts/. No key, no network."""
+"""The offline planner model: a deterministic BaseChatModel that reads the message (service/reader), routes it
+through the question-type registry to the same tools an LLM would call, and writes the answer from the tool
+artifacts with the phrases in prompts/. No key, no network.
+
+The reading (type, confidence, the other reading, the slots) rides on the tool-calling AIMessage's
+additional_kwargs, so the answer can say what else the question could mean and AskResult can carry it."""
 
 from __future__ import annotations
 
@@ -14,24 +18,23 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from service.assistant import answer
-from service.assistant.intents import render
-from service.assistant.intents.route import intent_call, previous_call, question_type
+from service.assistant.compose import compose_answer
+from service.assistant.intents.base import Ask, Missing, Previous
+from service.assistant.intents.routing import subject_gpu
+from service.assistant.previous import previous_call
 from service.assistant.prompts import phrases
+from service.assistant.registry import REGISTRY
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
-from service.lexicon import language_of
-from service.reader import ParsedMessage, merge_slots, parse_message
+from service.lexicon import language_of, lexicon
+from service.reader import merge_slots
+from service.reader.read import Reader, Reading
 from service.workload import Workload
 
-# Tools whose arguments are the turn's workload (the question-type tools add their subject and `question`).
-WORKLOAD_TOOLS = ("plan_training", "compare_clouds", "generate_request_document", "generate_launch_bundle",
-                  "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
-
-
 _METHOD_WORDS = {
     "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
            "lora": "LoRA 显存", "qlora": "QLoRA 4-bit 显存"},
@@ -53,12 +56,17 @@ def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
 
 
+def _reading_kwargs(reading: Reading, **more: Any) -> dict[str, Any]:
+    return {"reading": {**reading.as_dict(), "slots": reading.slots, **more}}
+
+
 class OfflinePlannerModel(BaseChatModel):
     model_aliases: dict[str, str]
     gpu_aliases: dict[str, str]
     instance_names: dict[str, str]
     model_kinds: dict[str, str]
     prompts_dir: Path
+    _reader: Reader | None = PrivateAttr(default=None)
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, prompts_dir: Path) -> OfflinePlannerModel:
@@ -71,19 +79,20 @@ class OfflinePlannerModel(BaseChatModel):
         )
 
     @property
+    def reader(self) -> Reader:
+        if self._reader is None:
+            self._reader = Reader(self.model_aliases, self.gpu_aliases)
+        return self._reader
+
+    @property
     def _llm_type(self) -> str:
         return "gpu-advisor-offline"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> OfflinePlannerModel:
         return self  # it knows the tools by name
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
 
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
@@ -95,43 +104,76 @@ class OfflinePlannerModel(BaseChatModel):
         lang = asked if asked in ("zh", "en") else None
         results = [m for m in messages[last + 1:] if isinstance(m, ToolMessage)]
         if results:
-            return AIMessage(content=self.compose(human, results, lang))
+            caller = next((m for m in messages[last + 1:] if isinstance(m, AIMessage) and m.tool_calls), None)
+            reading = caller.additional_kwargs.get("reading", {}) if caller is not None else {}
+            notes = self.reader.parse(human).unparsed_notes
+            lang = lang or language_of(human)
+            return AIMessage(content=compose_answer(results, reading, notes, phrases(self.prompts_dir, lang), lang))
         return self.plan_calls(human, messages[:last], lang)
 
     # -- first step: which tools to call ------------------------------------------------------------
     def plan_calls(self, text: str, history: Sequence[BaseMessage], answer_lang: str | None = None) -> AIMessage:
-        parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
-        lang = answer_lang or parsed.language
-        last = previous_call(history, WORKLOAD_TOOLS)
-        prev = (last.workload if last is not None else None) or self.workload_from_texts(history)
-        intent = question_type(parsed, last)
-        asks = intent in ("feasibility", "min_gpus", "compare", "savings")
-        if asks and not parsed.has_workload and prev is not None:
-            parsed = replace(parsed, slots={**parsed.question_slots, **parsed.slots}, has_workload=True)
+        prev = previous_call(history)
+        turns = [str(m.content) for m in history if isinstance(m, HumanMessage)][-2:]
+        reading = self.reader.read(text, turns, prev.type if prev is not None else None)
+        lang = answer_lang or reading.language
         ph = phrases(self.prompts_dir, lang)
-        calls: list[dict[str, Any]] = []
-        if parsed.has_workload or (parsed.wants_documents and prev is not None):
-            slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
-            if not slots.get("model") and not slots.get("params_b"):
-                return AIMessage(content=self._need_model(lang, parsed))
-            if "method" not in parsed.slots and prev is None and self._kind(slots) in ("encoder", "vision_transformer",
-                                                                                    "cnn"):
-                slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
-            routed = intent_call(intent, slots, parsed, last, text) if asks and intent else None
-            if routed is not None and not parsed.wants_documents:
-                calls.append(_call(*routed))
-                calls.append(_call("search_knowledge", {"query": citation_query(slots, lang), "k": 3, "lang": lang}))
-                return AIMessage(content="", tool_calls=calls)
-            calls.append(_call("plan_training", slots))
-            names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
-            calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]
-            calls.append(_call("search_knowledge", {"query": citation_query(slots, lang), "k": 3, "lang": lang}))
-        elif parsed.wants_documents:
-            return AIMessage(content=ph["need_workload_for_doc"])
-        else:
-            calls.append(_call("search_knowledge", {"query": text, "k": 4, "lang": lang}))
-            calls += [_call("lookup_catalog", {"name": n}) for n in self.mentioned_names(text)[:3]]
-        return AIMessage(content="", tool_calls=calls)
+        kwargs = _reading_kwargs(reading)
+        parsed = reading.parsed
+        if reading.type == "out_of_scope" and not parsed.wants_documents:
+            return AIMessage(content=answer.render_scope(ph, lexicon().other_clouds_in(text), lang),
+                             additional_kwargs=kwargs)
+        if reading.type == "knowledge" and not parsed.wants_documents:
+            return self._knowledge_calls(reading, text, prev, lang, kwargs)
+        prev_w = (prev.workload if prev is not None else None) or self.workload_from_texts(history)
+        own = {**parsed.question_slots, **parsed.slots}
+        if not own and not parsed.wants_documents and prev_w is None and reading.type == "plan":
+            return self._knowledge_calls(reading, text, prev, lang, kwargs)  # a plain question, no job in it
+        merged = merge_slots(prev_w, replace(parsed, slots=own)) if prev_w is not None else dict(own)
+        slots = {k: v for k, v in merged.items() if k in Workload.model_fields}
+        if not slots.get("model") and not slots.get("params_b") and reading.type != "capacity":
+            return AIMessage(content=self._ask("model", ph, parsed.unparsed_notes), additional_kwargs=kwargs)
+        if "method" not in own and prev is None and self._kind(slots) in ("encoder", "vision_transformer", "cnn"):
+            slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
+        qt = REGISTRY["plan"] if parsed.wants_documents else REGISTRY[reading.type]
+        routed = qt.route(Ask(reading, slots, prev, text, lang))
+        if isinstance(routed, Missing):
+            return AIMessage(content=self._ask(routed.slot, ph, parsed.unparsed_notes), additional_kwargs=kwargs)
+        if routed is None or qt.tool is None:
+            return self._knowledge_calls(reading, text, prev, lang, kwargs)
+        args = routed if qt.name == "plan" else {**routed, "question": qt.name, "also": reading.alternative}
+        calls = [_call(qt.tool, args)]
+        names = {"request_document": "generate_request_document", "launch_bundle": "generate_launch_bundle"}
+        calls += [_call(names[d], {**slots, "lang": lang}) for d in parsed.wants_documents]
+        calls.append(_call("search_knowledge", {"query": citation_query(slots, lang), "k": 3, "lang": lang}))
+        return AIMessage(content="", tool_calls=calls, additional_kwargs=kwargs)
+
+    def _knowledge_calls(self, reading: Reading, text: str, prev: Previous | None, lang: str,
+                         kwargs: dict[str, Any]) -> AIMessage:
+        """A fact from the catalog when one is asked; the guide's passages; and a workload named in the question
+        sized on the GPU it names (both options of 'DeepSpeed 还是 FSDP for a 30B on 16 H800')."""
+        calls = []
+        ask = Ask(reading, {}, prev, text, lang)
+        fact = REGISTRY["knowledge"].route(ask)
+        if isinstance(fact, dict):
+            calls.append(_call("lookup_fact", {**fact, "question": "knowledge"}))
+        calls.append(_call("search_knowledge", {"query": text, "k": 4, "lang": lang}))
+        slots = {k: v for k, v in {**reading.parsed.question_slots, **reading.parsed.slots}.items()
+                 if k in Workload.model_fields}
+        gpu = subject_gpu(ask) if reading.parsed.subject.gpus else None
+        if gpu and (slots.get("model") or slots.get("params_b")):
+            count = reading.own_slots.get("gpu_count") or 1
+            calls.append(_call("check_feasibility", {**{k: v for k, v in slots.items() if k not in ("gpu_include",
+                                                                                                  "gpu_count")},
+                                                     "gpu": gpu, "gpu_count": count, "question": "knowledge"}))
+        elif not fact:
+            calls += [_call("lookup_catalog", {"name": n}) for n in self.mentioned_names(text)[:2]]
+        return AIMessage(content="", tool_calls=calls, additional_kwargs=kwargs)
+
+    def _ask(self, slot: str, ph: dict[str, Any], notes: list[str]) -> str:
+        """One precise question for the slot that changes the answer."""
+        head = "".join(f"> {n}\n\n" for n in notes)
+        return head + str(ph["ask"].get(slot, ph["ask"]["model"]))
 
     def workload_from_texts(self, history: Sequence[BaseMessage]) -> Workload | None:
         """Without an earlier tool call (a stateless client's plain-text history), fold the earlier user messages:
@@ -140,7 +182,7 @@ class OfflinePlannerModel(BaseChatModel):
         for msg in history:
             if not isinstance(msg, HumanMessage):
                 continue
-            parsed = parse_message(str(msg.content), self.model_aliases, self.gpu_aliases)
+            parsed = self.reader.parse(str(msg.content))
             if not parsed.has_workload:
                 continue
             slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
@@ -163,12 +205,6 @@ class OfflinePlannerModel(BaseChatModel):
             kind = guess.kind if guess is not None else None
         return kind
 
-    def _need_model(self, lang: str, parsed: ParsedMessage) -> str:
-        notes = "".join(f"> {n}\n\n" for n in parsed.unparsed_notes)
-        if lang == "zh":
-            return notes + "请告诉我要训练的模型（如 Qwen2-7B）或参数量（如 7B），我再给出配置。"
-        return notes + "Which model (e.g. Qwen2-7B) or size (e.g. 7B) do you want to train? Then I can size it."
-
     def mentioned_names(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""
         found: list[str] = []
@@ -180,54 +216,3 @@ class OfflinePlannerModel(BaseChatModel):
             if hit and hit not in found and not any(hit in f for f in found):
                 found.append(span if key in self.gpu_aliases else hit)
         return found
-
-    # -- second step: write the answer from the tool artifacts --------------------------------------
-    def compose(self, human: str, results: Sequence[ToolMessage], answer_lang: str | None = None) -> str:
-        notes = parse_message(human, self.model_aliases, self.gpu_aliases).unparsed_notes
-        body = self._compose(human, results, answer_lang)
-        return "\n".join(f"> {n}" for n in notes) + "\n\n" + body if notes else body
-
-    def _compose(self, human: str, results: Sequence[ToolMessage], answer_lang: str | None = None) -> str:
-        lang = answer_lang or language_of(human)
-        ph = phrases(self.prompts_dir, lang)
-        arts: dict[str, list[dict[str, Any]]] = {}
-        for m in results:
-            art = m.artifact if isinstance(m.artifact, dict) else {}
-            arts.setdefault(m.name or "", []).append(art)
-        passages = [p for a in arts.get("search_knowledge", []) for p in a.get("passages", [])]
-        intent_text = self._compose_intent(arts, ph, passages)
-        if intent_text is not None:
-            return intent_text
-        plan_art = next(iter(arts.get("plan_training", [])), None)
-        if plan_art is not None:
-            if "error" in plan_art:
-                err = plan_art["error"]
-                return str(ph["error"].format(message=err["message"], fix=err.get("fix", "")))
-            text = answer.render_plan(plan_art, lang, ph, passages)
-            for doc in arts.get("generate_request_document", []):
-                if "markdown" in doc:
-                    text += "\n\n" + ph["doc_ready"].format(document=doc["markdown"])
-            for bundle in arts.get("generate_launch_bundle", []):
-                if "files" in bundle:
-                    files = bundle["files"]
-                    first = next(iter(files), "")
-                    preview = f"```yaml\n{files.get('train.yaml', files.get(first, ''))}\n```"
-                    text += "\n\n" + ph["bundle_ready"].format(files=", ".join(files), preview=preview)
-            return text
-        facts = [answer.gpu_fact(a["gpu"], ph) for a in arts.get("lookup_catalog", []) if "gpu" in a]
-        facts += [answer.instance_fact(a["instance"], ph) for a in arts.get("lookup_catalog", []) if "instance" in a]
-        return answer.render_knowledge(passages, facts, ph)
-
-    def _compose_intent(self, arts: dict[str, list[dict[str, Any]]], ph: dict[str, Any],
-                        passages: list[dict[str, Any]]) -> str | None:
-        for name, draw in (("check_feasibility", None), ("find_min_gpus", render.render_min_gpus),
-                           ("compare_options", render.render_compare), ("estimate_savings", render.render_savings)):
-            art = next(iter(arts.get(name, [])), None)
-            if art is None:
-                continue
-            if "error" in art:
-                err = art["error"]
-                return str(ph["error"].format(message=err["message"], fix=err.get("fix", "")))
-            text = render.render_feasibility(art, ph, art.get("plan_pick")) if draw is None else draw(art, ph)
-            return "\n".join([text, "", *answer.render_citations(passages, ph)]).strip()
-        return None

@@ -166,6 +166,7 @@ class Assistant:
                 request_id: str | None, stopped: bool = False) -> None:
         self.sessions.append(sid, owner, TurnRecord(
             user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
+            intent=result.intent,
             result=result.model_dump(mode="json"), stopped=stopped))
 
     # -- asking ------------------------------------------------------------------------------------
@@ -288,7 +289,7 @@ class Assistant:
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
             text = phrases(self.settings.prompts_dir, lang)["fallback"].format(reason=reason) + "\n\n" + text
-        asked = intent_fields(tools)
+        asked = intent_fields(turn)
         workload = asked.pop("workload", None) or (plan["workload"] if plan else None)
         return AskResult(
             session_id=sid, answer_markdown=text, language=lang, **asked,

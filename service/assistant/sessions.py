@@ -61,9 +61,11 @@ def _dumps(value: object) -> str | None:
 
 def _turn(row: tuple[Any, ...]) -> TurnRecord:
     seq, request_id, user, answer, workload, result, stopped, created = row
+    stored = json.loads(result) if result else None
+    intent = stored.get("intent") if isinstance(stored, dict) else None
     return TurnRecord(seq=int(seq), request_id=request_id, user=user, assistant=answer,
-                      workload=json.loads(workload) if workload else None,
-                      result=json.loads(result) if result else None, stopped=bool(stopped), created_at=created)
+                      workload=json.loads(workload) if workload else None, intent=intent,
+                      result=stored, stopped=bool(stopped), created_at=created)
 
 
 class SessionStore:

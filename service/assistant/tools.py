@@ -10,6 +10,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field, ValidationError
 
+from service.assistant.intents.base import tool_error
 from service.catalog.loader import Catalog
 from service.errors import AdvisorError
 from service.workload import Workload
@@ -25,14 +26,7 @@ class ToolContext:
 
 
 def _error(exc: Exception) -> tuple[str, Artifact]:
-    if isinstance(exc, AdvisorError):
-        return f"Error: {exc}", {"error": exc.to_dict()}
-    if isinstance(exc, ValidationError):
-        from service.cli.common import validation_line
-
-        line = validation_line(exc)
-        return f"Error: {line}", {"error": {"code": "invalid_input", "message": line, "fix": ""}}
-    raise exc
+    return tool_error(exc)
 
 
 def run_plan(ctx: ToolContext, w: Workload) -> Artifact:
@@ -195,7 +189,7 @@ def make_tools(ctx: ToolContext) -> list[BaseTool]:
             return _error(exc)
         return f"Bundle files: {', '.join(bundle.files)}", {"files": dict(bundle.files), "plan": p}
 
-    from service.assistant.intents.tools import make_intent_tools
+    from service.assistant.registry import make_question_tools
 
     return [plan_training, estimate_memory, search_knowledge, lookup_catalog, compare_clouds,
-            generate_request_document, generate_launch_bundle, *make_intent_tools(ctx)]
+            generate_request_document, generate_launch_bundle, *make_question_tools(ctx)]

@@ -17,7 +17,8 @@ class Citation(BaseModel):
     url: str = Field(default="", description="where a person can read it (web route or external link)")
 
 
-Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"]
+Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity",
+                 "knowledge", "out_of_scope"]
 
 
 class AskResult(BaseModel):
@@ -35,6 +36,18 @@ class AskResult(BaseModel):
     winner: str | None = Field(default=None, description="compare: the option that wins")
     savings: dict[str, Any] | None = Field(
         default=None, description="savings: {before, after, delta_cny, delta_hours, saving_cny, changed}")
+    capacity: dict[str, Any] | None = Field(
+        default=None, description="capacity: {target, gpu, gpu_count, max_params_b | max_seq_len | max_micro_batch, "
+                                  "per_gpu_gib, rows}")
+    diagnose: dict[str, Any] | None = Field(
+        default=None, description="diagnose: {observation, expected, per_gpu_gib, estimated_hours_per_epoch, ratio, "
+                                  "causes, fixes}")
+    fact: dict[str, Any] | None = Field(
+        default=None, description="knowledge answered from the catalog: {fact, answer (yes/no/value), rows, ...}")
+    reading: dict[str, Any] | None = Field(
+        default=None, description="how the question was read: {type, confidence (sure|unsure), alternative, scores}")
+    slots: dict[str, Any] = Field(default_factory=dict,
+                                  description="what the words state: model, gpu, gpu_count, method, seq_len, ...")
     workload: dict[str, Any] | None = Field(default=None, description="the public Workload schema, flat")
     recommendation: dict[str, Any] | None = Field(default=None, description="the plan result (plan --json)")
     citations: list[Citation] = Field(default_factory=list)
@@ -71,6 +84,7 @@ class HistoryTurn(BaseModel):
     workload: dict[str, Any] | None = Field(
         default=None, description="the Workload fields the answer was planned from (AskResult.workload will do); "
         "without it, follow-ups are read from the earlier user messages")
+    intent: str | None = Field(default=None, description="the question type the answer answered (AskResult.intent)")
 
 
 class SessionMessage(BaseModel):

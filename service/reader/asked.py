@@ -47,7 +47,9 @@ _FACTS = [
     ("tflops", _c(r"算力|tflops|flops|compute power")),
     ("cuda", _c(r"cuda\s*(?:版本|version|最低|minimum|需要|要求)|最低cuda|min(?:imum)? cuda")),
     ("memory", _c(r"显存(?:多大|多少|是多少)|多少显存|how much (?:vram|memory) does (?:the|an?)|memory size of")),
-    ("sells", _c(r"有没有|有吗|有没|是否有|卖|售|提供|能租|能买|买得到|租得到|可以租|可租|有货|上架|sell|offer|available|have|rent|stock")),
+    ("sells", _c(r"有没有|是否有|有卖|在卖|卖不卖|售卖|在售|能租到|能买到|买得到|租得到|可以租到|可租|有货|上架|"
+                 r"(?:腾讯云?|京东云?|云上|云里|上面|平台)\s*(?:现在|目前)?\s*(?:有|卖|提供|能租)|"
+                 r"(?<![A-Za-z])(?:sells?|offers?|available on|do(?:es)? \w+ (?:cloud )?have|can i rent|rent \w+ on)(?![A-Za-z])")),
 ]
 
 

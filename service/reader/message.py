@@ -44,9 +44,9 @@ from service.reader.names import (
     STRONG_INCLUDE,
     NameHit,
     find_clouds,
-    model_mentions,
     find_gpus,
     find_models,
+    model_mentions,
     other_clouds,
     stances,
 )
@@ -288,11 +288,6 @@ def parse_message(
 
     subject = read_subject(named.marked, text, named.gpus, named.clouds, methods_mentioned(text),
                            billings_mentioned(text), gpu_count)
-    _subject_out_of_slots(subject, slots)
-    for key, after in subject.after.items():
-        slots[key] = after
-        if key == "method" and after != "qlora":
-            slots.pop("quant_bits", None)
     pure_question = _QUESTION.search(text) and not _FOLLOW_UP.search(text) and not _STRONG.search(text)
     question_slots: dict[str, object] = {}
     if pure_question and set(slots) <= _SOFT:
@@ -329,18 +324,6 @@ def _read_extra(work: str) -> tuple[dict[str, object], str]:
         if value is not None:
             extra[key] = value
     return extra, work
-
-
-def _subject_out_of_slots(subject: Subject, slots: dict[str, object]) -> None:
-    """The GPU a feasibility or min_gpus question is about, and a comparison's options, are the question's
-    subject, not filters on the plan: they leave the workload slots."""
-    if subject.intent in ("feasibility", "min_gpus") or (subject.intent == "compare" and subject.compare_kind == "gpu"):
-        for key in ("gpu_include", "gpu_count"):
-            slots.pop(key, None)
-    elif subject.intent == "compare":
-        slots.pop({"cloud": "clouds", "method": "method", "billing": "billing"}[subject.compare_kind or "cloud"], None)
-        if subject.compare_kind == "method":
-            slots.pop("quant_bits", None)
 
 
 def merge_slots(previous: Workload | None, parsed: ParsedMessage) -> dict[str, object]:

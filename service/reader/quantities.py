@@ -82,7 +82,7 @@ def _seq_value_bare(m: re.Match[str]) -> float | None:
 
 
 def find_seq_len(text: str) -> tuple[int | None, str]:
-    patterns = [(p, _seq_value_bare if p is _SEQ[-1] else _seq_value) for p in _SEQ]
+    patterns: list[tuple[re.Pattern[str], Finder]] = [(p, _seq_value_bare if p is _SEQ[-1] else _seq_value) for p in _SEQ]
     v, text = first(text, patterns)
     return (None if v is None else round(v)), text
 

@@ -13,6 +13,14 @@ def _n(x: float | None, digits: int = 1) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
+def method_name(art: Artifact, ph: Artifact) -> str:
+    return _method(art, ph)
+
+
+def memory_line(art: Artifact, ph: Artifact) -> str:
+    return _memory_line(art, ph)
+
+
 def _method(art: Artifact, ph: Artifact) -> str:
     return str(ph["method_names"].get(art["strategy"]["method"], art["strategy"]["method"]))
 

@@ -1,36 +1,34 @@
-"""The question type of a turn and its structured answer, read from the turn's tool artifacts: what AskResult
-carries at its top level (`intent`, `feasibility`, `comparison`, `winner`, `savings`)."""
+"""The question type of a turn and its structured answer, read from the turn's messages: what AskResult carries at
+its top level (`intent`, the type's object such as `feasibility` or `diagnose`, `reading`, `slots`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from service.assistant.intents.tools import INTENT_TOOLS
-
-_FEASIBILITY_KEYS = ("gpu", "gpu_name", "gpu_count", "fits", "per_gpu_gib", "gpu_memory_gib", "usable_gib",
-                     "gpus_needed", "needed_per_gpu_gib", "single_gpu_gib", "min_memory_gib", "memory", "strategy",
-                     "training_hours", "fits_with", "rent", "options", "plan_pick")
+from service.assistant.registry import BY_TOOL
 
 
-def intent_fields(tools: Sequence[ToolMessage]) -> dict[str, Any]:
-    """{intent, feasibility, comparison, winner, savings, workload} for the turn; workload only when the
-    question type's tool carried one (the plan's workload is read elsewhere)."""
+def intent_fields(turn: Sequence[BaseMessage]) -> dict[str, Any]:
+    """{intent, <the type's result fields>, workload, reading, slots} for the turn. The type is the reading's when
+    the offline model read the message; an LLM's turn takes it from the tools it called."""
+    reading: dict[str, Any] = next((m.additional_kwargs["reading"] for m in turn if isinstance(m, AIMessage)
+                                    and isinstance(m.additional_kwargs.get("reading"), dict)), {})
+    tools = [m for m in turn if isinstance(m, ToolMessage)]
+    out: dict[str, Any] = {}
+    if reading:
+        out["reading"] = {k: reading.get(k) for k in ("type", "confidence", "alternative", "scores")}
+        out["slots"] = reading.get("slots") or {}
     for m in tools:
         art = m.artifact if isinstance(m.artifact, dict) else {}
-        intent = INTENT_TOOLS.get(m.name or "")
-        if intent is None or intent == "plan" or m.name == "compare_clouds" or "error" in art:
+        qt = BY_TOOL.get(m.name or "")
+        if qt is None or qt.name == "plan" or "error" in art:
             continue
-        out: dict[str, Any] = {"intent": intent, "workload": art.get("workload")}
-        if intent in ("feasibility", "min_gpus"):
-            out["feasibility"] = {k: art.get(k) for k in _FEASIBILITY_KEYS if k in art}
-        elif intent == "compare":
-            out["comparison"], out["winner"] = art["comparison"], art["winner"]
-        else:
-            out["savings"] = {k: art[k] for k in ("before", "after", "changed", "delta_cny", "delta_hours",
-                                                  "saving_cny")}
-        return out
+        if reading.get("type") == "knowledge" and qt.name != "knowledge":
+            continue  # a workload sized inside a knowledge answer
+        return {**out, "intent": reading.get("type") or qt.name, "workload": art.get("workload"), **qt.result(art)}
     planned = any(m.name in ("plan_training", "compare_clouds") for m in tools)
-    return {"intent": "plan" if planned else "knowledge"}
+    intent = reading.get("type") or ("plan" if planned else "knowledge")
+    return {**out, "intent": intent}

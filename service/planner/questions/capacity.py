@@ -91,6 +91,9 @@ def _model_size(cat: Catalog, w: Workload, gpu: str, n: int, method: str) -> Art
         row["max_params_b"] = p0
         return row
     p1, g1 = above[0].params_published_b, above[1]["memory"]["per_gpu_gib"]
+    if p1 > 1.6 * p0:  # no catalog size in between: the limit is not known closer than 'at least p0'
+        row["max_params_b"] = p0
+        return row
     slope = (g1 - g0) / (p1 - p0) if p1 > p0 else 0.0
     limit = p0 + (usable - g0) / slope if slope > 0 else p0
     row["max_params_b"] = max(p0, min(p1, math.floor(limit * 2) / 2))  # down to half a billion

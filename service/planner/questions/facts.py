@@ -70,6 +70,12 @@ def _support(g: GpuSpec, fact: str) -> Artifact:
     return out
 
 
+def _rented_fp8(cat: Catalog) -> list[str]:
+    """The FP8 GPUs the clouds here rent: what a 'no' can point to."""
+    fp8 = {g.id for g in cat.gpus if g.supports_fp8}
+    return sorted({family(r.gpu) for r in _live(cat) if r.gpu in fp8})
+
+
 def _spec(g: GpuSpec, fact: str) -> Artifact:
     if fact == "cuda" and g.min_cuda is None:  # not an NVIDIA GPU: no CUDA version applies
         return {"answer": "n/a", "value": None, "software_stack": g.software_stack}
@@ -135,7 +141,7 @@ def catalog_fact(cat: Catalog, fact: Fact, gpu: str | None = None, clouds: list[
     if fact in ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink"):
         assert g is not None
         return {**base, **_support(g, fact),
-                "also": sorted({family(x.id) for x in cat.gpus if fact == "supports_fp8" and x.supports_fp8})}
+                "also": _rented_fp8(cat) if fact == "supports_fp8" else []}
     if fact in ("memory", "bandwidth", "tflops", "cuda"):
         assert g is not None
         return {**base, **_spec(g, fact)}
