@@ -192,6 +192,9 @@ class ModelSpec(_Row):
                                        "to (config.json sliding_window, where the model uses it)")
     sliding_window_layers: int | None = Field(default=None, ge=0, description="layers that use the window (Gemma-2 "
                                               "every other, Gemma-3 five in six); None = all, when the window is set")
+    served_context_len: int | None = Field(default=None, gt=0, description="max_model_len a serving engine takes "
+                                           "by default where it differs from max_position_embeddings: the instruct "
+                                           "config's, or vLLM's product with a linear RoPE factor")
     vision_params_b: float | None = Field(default=None, gt=0, description="vision-language: the vision tower's "
                                           "parameters, billions (loaded by a serving engine next to the LLM)")
     params_published_b: float = Field(gt=0, description="published parameter count, billions")

@@ -1,14 +1,12 @@
 """Each engine's memory policy, as the engine itself computes it: the KV pool, its capacity in tokens, the
 concurrency it allows at `max_model_len`, and whether the engine starts.
 
-- vLLM V1 (vllm/v1/worker/gpu_worker.py `determine_available_memory`, v0.8-v0.11): KV bytes =
-  total x gpu_memory_utilization - (weights + PyTorch peak of the profile run + non-PyTorch increase). The
-  pool is cut into 16-token blocks per layer (vllm/v1/core/kv_cache_utils.py `get_num_blocks`); start-up fails
-  when the pool is empty ("No available memory for the cache blocks") or cannot hold one sequence of
-  max_model_len ("To serve at least one request with the models's max seq len ..."). Defaults
+- vLLM: vllm_policy.py (release by release). Start-up fails when the weights do not load, when the pool is
+  empty ("No available memory for the cache blocks"), when it cannot hold one sequence of max_model_len
+  ("The model's max seq len ... is larger than the maximum number of tokens that can be stored in KV cache"),
+  or when the CUDA-graph capture runs out of the memory utilization leaves. Defaults
   (vllm/engine/arg_utils.py `get_batch_defaults`): utilization 0.9; max_num_batched_tokens 8192 and
-  max_num_seqs 1024 for the API server on GPUs of >= 70 GiB except A100, else 2048 and 256. CUDA graphs are
-  captured after the pool is allocated, in the memory utilization leaves free.
+  max_num_seqs 1024 for the API server on GPUs of >= 70 GiB except A100, else 2048 and 256.
 - SGLang (python/sglang/srt/model_executor/model_runner.py `profile_max_num_token`): KV bytes =
   free memory after loading - free memory at start x (1 - mem_fraction_static), i.e. mem_fraction_static of the
   memory free at start holds weights and pool. Default mem_fraction_static (server_args.py, v0.5
@@ -20,7 +18,7 @@ concurrency it allows at `max_model_len`, and whether the engine starts.
   weights and the activation workspace are allocated; 32-token blocks; a pool shorter than max_seq_len caps the
   attention window instead of failing.
 - LMDeploy TurboMind (cache_max_entry_count, default 0.8): that share of the memory free after the weights
-  (and its runtime buffers) are allocated; 64-token blocks.
+  (and its runtime buffers) are allocated, of the total before 0.2.1; 64-token blocks.
 """
 
 from __future__ import annotations
@@ -29,16 +27,15 @@ import math
 from dataclasses import dataclass
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.serving.activation import forward_peak_gib, logits_gib, sampler_peak_gib
+from service.sizing.serving.activation import forward_peak_gib, logits_gib
 from service.sizing.serving.device import context_gib, cuda_total_gib, nvsmi_total_mib
 from service.sizing.serving.kv import estimate_kv
 from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
+from service.sizing.serving.versions import lmdeploy_share_of_total, vllm_regime
+from service.sizing.serving.vllm_policy import profile
 from service.sizing.serving.weights import estimate_weights
 
 DEFAULT_CONTEXT = 4096  # a model row without max_position_embeddings
-# vLLM's PyTorch-external increase during the profile run (cuBLAS / attention workspaces; the CUDA context and
-# NCCL buffers come before its baseline snapshot in V1). Fitted with the sampler term (activation.py).
-VLLM_NON_TORCH_GIB = 0.15
 # Memory SGLang loses between its two free-memory readings besides the weights (allocator slack, workspaces).
 SGLANG_LOAD_OVERHEAD_GIB = 0.1
 
@@ -51,8 +48,10 @@ class EngineDefaults:
     max_num_batched_tokens: int
 
 
-def engine_defaults(engine: Engine, gpu: GpuSpec, tp: int) -> EngineDefaults:
-    """The engine's own defaults on this GPU (see the module docstring for the sources)."""
+def engine_defaults(engine: Engine, gpu: GpuSpec, tp: int, version: str | None = None) -> EngineDefaults:
+    """The engine's own defaults on this GPU and release (see the module docstring for the sources)."""
+    if engine == "vllm" and not vllm_regime(version).v1:
+        return EngineDefaults(0.9, 16, 256, 2048)  # V0: 256 sequences; the token budget follows max_model_len
     if engine == "vllm":
         big = cuda_total_gib(gpu) >= 70 and not gpu.id.startswith("A100")
         return EngineDefaults(0.9, 16, 1024 if big else 256, 8192 if big else 2048)
@@ -81,59 +80,93 @@ def _sglang_buckets(mib: float, tp: int) -> tuple[int, int]:
     return 16384, 512
 
 
-def _fits_len(kv: KvEstimate, pool_bytes: float, block: int, limit: int) -> int:
-    """The longest single sequence the pool holds (bisection over the window-aware sequence bytes)."""
+def default_context(m: ModelSpec) -> int:
+    """The max_model_len an engine takes when none is given (the served config's context)."""
+    return m.served_context_len or m.max_position_embeddings or DEFAULT_CONTEXT
+
+
+def kv_layout(m: ModelSpec, setup: ServingSetup) -> KvEstimate:
+    """The KV layout the engine release uses (vLLM before 0.7.1 had no MLA latent cache)."""
+    latent = setup.engine != "vllm" or vllm_regime(setup.engine_version).mla_latent_cache
+    return estimate_kv(m, setup.kv_dtype, setup.tp, latent)
+
+
+def _seq_layer_tokens(kv: KvEstimate, tokens: int, block: int, batched: int) -> float:
+    """Layer-tokens one sequence of `tokens` holds: full layers whole, windowed layers their window plus one
+    batch of new tokens (block-rounded, + 1 block)."""
+    full = math.ceil(tokens / block) * block
+    if kv.window_tokens is None:
+        return float(kv.full_layers * full + kv.window_layers * full)
+    window = min(tokens, kv.window_tokens - 1 + batched)
+    window_blocks = (math.ceil(window / block) + 1) * block
+    return float(kv.full_layers * full + kv.window_layers * min(full, window_blocks))
+
+
+def _fits_len(kv: KvEstimate, pool_bytes: float, block: int, batched: int, limit: int) -> int:
+    """The longest single sequence the pool holds (bisection)."""
+    def fits(n: int) -> bool:
+        return _seq_layer_tokens(kv, n, block, batched) * kv.bytes_per_token_layer <= pool_bytes
+
     if pool_bytes <= 0:
         return 0
-    lo, hi = 0, max(limit, 1)
-    if _seq_bytes(kv, hi, block) <= pool_bytes:
-        return hi
+    if fits(limit):
+        return limit
+    lo, hi = 0, limit
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if _seq_bytes(kv, mid, block) <= pool_bytes else (lo, mid)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
-
-
-def _seq_bytes(kv: KvEstimate, tokens: int, block: int) -> float:
-    return kv.bytes_for_sequence(math.ceil(tokens / block) * block)
 
 
 def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemory:
     """One GPU of a replica under `setup.engine`'s policy (module docstring)."""
-    d = engine_defaults(setup.engine, gpu, setup.tp)
+    d = engine_defaults(setup.engine, gpu, setup.tp, setup.engine_version)
     frac = setup.mem_fraction if setup.mem_fraction is not None else d.mem_fraction
-    max_len = setup.max_model_len or m.max_position_embeddings or DEFAULT_CONTEXT
+    max_len = setup.max_model_len or default_context(m)
     seqs = setup.max_num_seqs or d.max_num_seqs
-    tokens = setup.max_num_batched_tokens or d.max_num_batched_tokens
+    batched = setup.max_num_batched_tokens or d.max_num_batched_tokens
     w = estimate_weights(m, setup.weights, setup.tp)
-    kv = estimate_kv(m, setup.kv_dtype, setup.tp)
     total = cuda_total_gib(gpu)
     ctx = context_gib(setup.tp)
     notes: list[str] = []
+    graph_gib = graph_room = 0.0
+    window_aware = True
     if setup.engine == "vllm":
-        act = forward_peak_gib(m, setup.tp, tokens) + sampler_peak_gib(m, min(seqs, tokens))
-        other = VLLM_NON_TORCH_GIB
+        regime = vllm_regime(setup.engine_version)
+        window_aware = regime.window_aware
+        kv = kv_layout(m, setup)
+        p = profile(m, regime, setup.tp, max_len, seqs, setup.max_num_batched_tokens, d.max_num_batched_tokens,
+                    total, frac, ctx, setup.enforce_eager)
+        act, other, batched = p.activation_gib, p.non_torch_gib, p.batched_tokens
+        graph_gib, graph_room = p.graph_gib, p.graph_headroom_gib
         pool = total * frac - w.weights_gib_per_gpu - act - other
     elif setup.engine == "sglang":
-        act = 0.0  # reserved inside (1 - mem_fraction_static), not measured
-        other = SGLANG_LOAD_OVERHEAD_GIB
+        kv = kv_layout(m, setup)
+        act, other = 0.0, SGLANG_LOAD_OVERHEAD_GIB  # activations are reserved inside 1 - mem_fraction_static
         pool = frac * (total - ctx) - w.weights_gib_per_gpu - other
     else:  # trtllm, lmdeploy: a share of what is free after weights and runtime buffers
-        act = forward_peak_gib(m, setup.tp, tokens) + logits_gib(m, min(seqs, tokens))
+        kv = kv_layout(m, setup)
+        act = forward_peak_gib(m, setup.tp, batched) + logits_gib(m, min(seqs, batched))
         other = ctx
-        pool = (total - ctx - w.weights_gib_per_gpu - act) * frac
+        free = total - ctx - w.weights_gib_per_gpu - act
+        share_of_total = setup.engine == "lmdeploy" and lmdeploy_share_of_total(setup.engine_version)
+        pool = min(total * frac, free) if share_of_total else free * frac
     block = d.block_size_tokens
-    per_token = kv.bytes_per_token_per_gpu
     pool_bytes = max(0.0, pool) * GIB
-    if kv.window_layers and kv.window_tokens is not None and kv.window_tokens < max_len:
-        # window-aware capacity: sequences of max_model_len, reported as tokens of such sequences (vLLM >= 0.10)
-        concurrency = pool_bytes / _seq_bytes(kv, max_len, block)
-        capacity = int(concurrency * max_len)
-    else:
-        capacity = int(pool_bytes // (per_token * block)) * block
+    capacity = int(pool_bytes // (kv.bytes_per_token_per_gpu * block)) * block
+    if window_aware and kv.window_layers:
+        per_seq = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer
+        concurrency = pool_bytes / per_seq
+        fits = _fits_len(kv, pool_bytes, block, batched, max_len)
+    else:  # every layer holds every token
         concurrency = capacity / max_len
-    fits = _fits_len(kv, pool_bytes, block, max_len)
-    starts, reason = _verdict(setup.engine, m, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac)
+        fits = min(max_len, capacity)
+    starts, reason = _verdict(setup.engine, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac)
+    if starts and graph_gib > graph_room:
+        starts = False
+        reason = (f"the KV pool is sized, then CUDA-graph capture needs ~{graph_gib:.1f} GiB where "
+                  f"{max(0.0, graph_room):.1f} GiB is left at --gpu-memory-utilization {frac:g}: out of memory; "
+                  "lower the utilization a little or pass --enforce-eager")
     if setup.engine in ("sglang", "trtllm", "lmdeploy") and 0 < fits < max_len:
         notes.append(f"the pool holds {fits:,} tokens, under max_model_len {max_len:,}: longer requests are "
                      "cut or refused")
@@ -149,8 +182,8 @@ _FLAG = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
          "trtllm": "free_gpu_memory_fraction", "lmdeploy": "--cache-max-entry-count"}
 
 
-def _verdict(engine: Engine, m: ModelSpec, weights_gib: float, usable_gib: float, pool_gib: float, fits: int,
-             max_len: int, frac: float) -> tuple[bool, str]:
+def _verdict(engine: Engine, weights_gib: float, usable_gib: float, pool_gib: float, fits: int, max_len: int,
+             frac: float) -> tuple[bool, str]:
     flag = _FLAG[engine]
     if weights_gib >= usable_gib:
         return False, (f"weights need {weights_gib:.1f} GiB per GPU, more than the {usable_gib:.1f} GiB free: CUDA "

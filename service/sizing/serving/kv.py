@@ -38,13 +38,17 @@ def kv_heads_per_gpu(m: ModelSpec, tp: int) -> int:
     return max(1, kv // max(1, tp))
 
 
-def estimate_kv(m: ModelSpec, kv_dtype: KvDtype = "auto", tp: int = 1) -> KvEstimate:
-    """KV bytes per token per GPU, split into full-attention and sliding-window layers."""
+def estimate_kv(m: ModelSpec, kv_dtype: KvDtype = "auto", tp: int = 1, mla_latent: bool = True) -> KvEstimate:
+    """KV bytes per token per GPU, split into full-attention and sliding-window layers. `mla_latent=False`:
+    an engine without the MLA latent cache (vLLM before 0.7.1) keeps per-head K and V, V padded to K's width."""
     if m.kind != "decoder" or not m.num_layers:
         raise ValueError(f"{m.name} is not a decoder LLM: it has no KV cache to serve from")
     dtype = kv_dtype_bytes(kv_dtype)
     heads = kv_heads_per_gpu(m, tp)
-    if m.mla is not None:
+    if m.mla is not None and not mla_latent:
+        heads = max(1, (m.num_heads or 1) // max(1, tp))
+        per_layer = float(2 * heads * (m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) * dtype)
+    elif m.mla is not None:
         per_layer = float((m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * dtype)
     else:
         per_layer = float(2 * heads * head_dim(m) * dtype)

@@ -109,7 +109,7 @@ def _share(t: ServingTarget, replicas: int) -> LoadPoint:
 def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: ServingTarget,
             eff: Efficiency) -> tuple[int, float, Performance, str] | str:
     """(replicas, users per replica at capacity, performance at its share, limited_by) or why not."""
-    seqs = s.max_num_seqs or engine_defaults(s.engine, gpu, s.tp).max_num_seqs
+    seqs = s.max_num_seqs or engine_defaults(s.engine, gpu, s.tp, s.engine_version).max_num_seqs
     cap = max_concurrency_at(m, s, mem, t.input_tokens, t.output_tokens, seqs)
     if cap < 1:
         return "the KV pool cannot hold one request of these lengths"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.params import count_params
-from service.sizing.serving.kv import estimate_kv
+from service.sizing.serving.engines import kv_layout
 from service.sizing.serving.types import GIB, Bound, ServingSetup
 from service.sizing.serving.weights import attention_dims_per_gpu, estimate_weights
 
@@ -26,10 +26,14 @@ class Efficiency:
     """Achieved fractions of the datasheet and fixed costs. Fitted on the load rows of evals/serving_runs.yaml
     (docs/validation-serving.md gives the fit and its held-out error)."""
 
-    bandwidth: float = 0.80  # of mem_bw_gb_s, streaming weights and KV in decode
+    bandwidth: float = 0.80  # of mem_bw_gb_s, streaming weights in decode
+    kv_bandwidth: float = 0.70  # of mem_bw_gb_s, paged-attention reads of the KV cache (gathers by block)
     prefill_compute: float = 0.55  # of the tensor-core peak, prefill GEMMs
-    decode_compute: float = 0.45  # of the peak, decode GEMMs at large batch
-    step_overhead_ms: float = 2.0  # per engine step: scheduling, sampling, kernel launches
+    decode_compute: float = 0.35  # of the peak, decode GEMMs at large batch
+    step_overhead_ms: float = 1.0  # per engine step: scheduling, sampling
+    layer_overhead_ms: float = 0.03  # per layer and step: kernel launches and small ops (CUDA graphs on)
+    moe_layer_factor: float = 4.0  # MoE layers: routing, top-k, expert alignment and grouped GEMM launches
+    eager_layer_ms: float = 0.6  # per layer and step without CUDA graphs (--enforce-eager): Python + launches
     per_seq_overhead_ms: float = 0.01  # per sequence in the step (input preparation, detokenisation)
     nvlink_latency_us: float = 10.0  # per all-reduce
     pcie_latency_us: float = 30.0
@@ -67,6 +71,8 @@ class StepModel:
     kv_full_layers: int
     kv_window_layers: int
     kv_window: int | None
+    moe: bool
+    eager: bool
     bw_bytes_per_s: float
     peak_flops: float
     link_bytes_per_s: float
@@ -97,33 +103,42 @@ class StepModel:
         """One step decoding `batch` sequences at mean context `context`, carrying `prefill_tokens` tokens of
         prompts `prompt_tokens` long (chunked prefill): the prompt compute overlaps the decode's memory time."""
         e = self.eff
-        read = self.weights_read_bytes(batch + prefill_tokens) + batch * self.kv_read_bytes(context)
-        mem = read / (self.bw_bytes_per_s * e.bandwidth)
+        mem = (self.weights_read_bytes(batch + prefill_tokens) / (self.bw_bytes_per_s * e.bandwidth)
+               + batch * self.kv_read_bytes(context) / (self.bw_bytes_per_s * e.kv_bandwidth))
         cmp = batch * self.token_flops(context) / (self.peak_flops * e.decode_compute)
         cmp += prefill_tokens * self.prompt_token_flops(prompt_tokens) / (self.peak_flops * e.prefill_compute)
-        over = (e.step_overhead_ms + e.per_seq_overhead_ms * batch) / 1000
-        return max(mem, cmp) + self.comm_s(batch + prefill_tokens) + over, ("memory" if mem >= cmp else "compute")
+        return (max(mem, cmp) + self.comm_s(batch + prefill_tokens) + self.overhead_s(batch),
+                "memory" if mem >= cmp else "compute")
+
+    def overhead_s(self, batch: float) -> float:
+        """Fixed cost of one step: the scheduler and sampler, per-layer launches (more for MoE, far more without
+        CUDA graphs) and per-sequence input preparation."""
+        e = self.eff
+        per_layer = e.layer_overhead_ms * (e.moe_layer_factor if self.moe else 1.0)
+        if self.eager:
+            per_layer += e.eager_layer_ms
+        return (e.step_overhead_ms + per_layer * self.layers + e.per_seq_overhead_ms * batch) / 1000
 
     def prompt_token_flops(self, prompt_tokens: float) -> float:
         """FLOPs per prompt token, the causal attention averaged over the prompt (n / 2 keys per query)."""
         return 2 * self.flops_params + 2 * prompt_tokens * self.q_dim * self.layers
 
-    def prefill_compute_s(self, tokens: float) -> float:
-        """The compute of one prompt (what it adds to the steps it shares with decodes)."""
-        flops = tokens * self.prompt_token_flops(tokens)
+    def prefill_compute_s(self, tokens: float, prompt_tokens: float | None = None) -> float:
+        """The compute of `tokens` prompt tokens from prompts `prompt_tokens` long (default: one prompt)."""
+        flops = tokens * self.prompt_token_flops(tokens if prompt_tokens is None else prompt_tokens)
         return flops / (self.peak_flops * self.eff.prefill_compute) + self.comm_s(tokens)
 
-    def prefill_s(self, tokens: float, chunk: int) -> float:
-        """One prompt alone: each chunk of `chunk` tokens reads the weights once."""
+    def prefill_s(self, tokens: float, chunk: int, prompt_tokens: float | None = None) -> float:
+        """`tokens` prompt tokens alone on the replica (prompts `prompt_tokens` long, default one prompt), in
+        chunks of `chunk` tokens that each read the weights once."""
         chunks = max(1, math.ceil(tokens / max(1, chunk)))
         read = chunks * self.weights_read_bytes(min(tokens, chunk)) / (self.bw_bytes_per_s * self.eff.bandwidth)
-        over = chunks * self.eff.step_overhead_ms / 1000
-        return max(self.prefill_compute_s(tokens), read) + over
+        return max(self.prefill_compute_s(tokens, prompt_tokens), read) + chunks * self.overhead_s(0)
 
 
 def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency = EFFICIENCY) -> StepModel:
     w = estimate_weights(m, setup.weights, setup.tp)
-    kv = estimate_kv(m, setup.kv_dtype, setup.tp)
+    kv = kv_layout(m, setup)
     c = count_params(m)
     tp = max(1, setup.tp)
     nonexpert = (w.active_read_gib_per_gpu * GIB - _active_expert_bytes(w.expert_gib_per_gpu * GIB, m))
@@ -145,6 +160,8 @@ def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency 
         kv_full_layers=kv.full_layers,
         kv_window_layers=kv.window_layers,
         kv_window=kv.window_tokens,
+        moe=m.moe is not None,
+        eager=setup.enforce_eager,
         bw_bytes_per_s=gpu.mem_bw_gb_s * 1e9,
         peak_flops=peak_tflops(gpu, setup.weights) * 1e12,
         link_bytes_per_s=eff_link,

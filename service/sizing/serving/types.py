@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-WeightsDtype = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+WeightsDtype = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
 KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
 Engine = Literal["vllm", "sglang", "trtllm", "lmdeploy"]
 AttentionKind = Literal["mha", "gqa", "mqa", "mla"]
@@ -28,6 +28,8 @@ class ServingSetup:
     max_model_len: int | None = None  # None: the model's context length
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
+    engine_version: str | None = None  # e.g. "0.6.4": older releases account memory differently (versions.py)
+    enforce_eager: bool = False  # no CUDA graphs (vLLM --enforce-eager): no capture memory, slower steps
 
 
 @dataclass(frozen=True)

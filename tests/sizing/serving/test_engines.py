@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.serving.activation import forward_peak_gib, sampler_peak_gib
+from service.sizing.serving.activation import forward_peak_gib, logits_gib
 from service.sizing.serving.device import context_gib, cuda_total_gib
-from service.sizing.serving.engines import VLLM_NON_TORCH_GIB, engine_defaults, engine_memory
+from service.sizing.serving.engines import engine_defaults, engine_memory
 from service.sizing.serving.kv import estimate_kv
 from service.sizing.serving.types import GIB, ServingSetup
+from service.sizing.serving.versions import vllm_regime
+from service.sizing.serving.vllm_policy import FORWARD_FACTOR
 from service.sizing.serving.weights import estimate_weights
 
 
@@ -17,8 +19,10 @@ def test_vllm_pool_is_utilization_times_total_less_weights_peak_and_non_torch(
         catalog_models: dict[str, ModelSpec], gpus: dict[str, GpuSpec]) -> None:
     m, g = catalog_models["Llama-3-8B"], gpus["A100-80G-SXM"]
     r = engine_memory(m, g, ServingSetup(max_model_len=8192))
-    peak = forward_peak_gib(m, 1, 2048) + sampler_peak_gib(m, 256)  # A100: 2048 batched tokens, 256 seqs
-    expected = 0.9 * cuda_total_gib(g) - estimate_weights(m).weights_gib_per_gpu - peak - VLLM_NON_TORCH_GIB
+    # current release (V1): the forward of 2048 batched tokens (A100 default) + fp32 logits of 256 requests
+    peak = FORWARD_FACTOR * forward_peak_gib(m, 1, 2048) + logits_gib(m, 256)
+    non_torch = vllm_regime(None).non_torch_gib
+    expected = 0.9 * cuda_total_gib(g) - estimate_weights(m).weights_gib_per_gpu - peak - non_torch
     assert r.kv_cache_gib == pytest.approx(expected)
     # capacity in whole 16-token blocks of 128 KiB per token
     assert r.kv_capacity_tokens == int(expected * GIB // (131_072 * 16)) * 16
@@ -106,5 +110,7 @@ def test_hybrid_window_model_counts_sequences_of_max_model_len(gpus: dict[str, G
     hybrid = decoder(num_layers=4, max_position_embeddings=8192, sliding_window=512, sliding_window_layers=3)
     a = engine_memory(full, gpus["T4"], ServingSetup(max_model_len=8192))
     b = engine_memory(hybrid, gpus["T4"], ServingSetup(max_model_len=8192))
-    # 3 of 4 layers keep 512 of 8192 tokens: a sequence costs (8192 + 3 x 512) / (4 x 8192) = 30 % of the full one
-    assert b.max_concurrency / a.max_concurrency == pytest.approx(4 * 8192 / (8192 + 3 * 512), rel=0.01)
+    # a windowed layer keeps window - 1 + one batch (T4: 2048 tokens) = 2559 tokens -> 160 blocks + 1 = 2576 tokens,
+    # so a sequence costs 8192 + 3 x 2576 layer-tokens instead of 4 x 8192 (vLLM SlidingWindowSpec)
+    assert b.max_concurrency / a.max_concurrency == pytest.approx(4 * 8192 / (8192 + 3 * 2576), rel=0.01)
+    assert b.kv_capacity_tokens == a.kv_capacity_tokens  # the logged token count is per token on every layer
