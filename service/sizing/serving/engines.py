@@ -30,6 +30,7 @@ from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.serving.activation import forward_peak_gib, logits_gib
 from service.sizing.serving.device import context_gib, cuda_total_gib, nvsmi_total_mib
 from service.sizing.serving.kv import estimate_kv
+from service.sizing.serving.support import unsupported
 from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
 from service.sizing.serving.versions import lmdeploy_share_of_total, vllm_regime
 from service.sizing.serving.vllm_policy import profile
@@ -162,6 +163,9 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
         concurrency = capacity / max_len
         fits = min(max_len, capacity)
     starts, reason = _verdict(setup.engine, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac)
+    blocked = unsupported(setup.engine, gpu, setup.weights, setup.kv_dtype)
+    if blocked:
+        starts, reason = False, blocked
     if starts and graph_gib > graph_room:
         starts = False
         reason = (f"the KV pool is sized, then CUDA-graph capture needs ~{graph_gib:.1f} GiB where "
@@ -174,7 +178,8 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
         engine=setup.engine, mem_fraction=frac, device_total_gib=total, weights_gib=w.weights_gib_per_gpu,
         activation_peak_gib=act, other_gib=other, kv_cache_gib=max(0.0, pool), kv_capacity_tokens=max(0, capacity),
         block_size_tokens=block, max_model_len=max_len, max_concurrency=max(0.0, concurrency), starts=starts,
-        starts_reason=reason, max_model_len_fits=fits, notes=tuple(notes) + w.notes,
+        starts_reason=reason, max_model_len_fits=fits, notes=tuple(notes) + w.notes, graph_gib=graph_gib,
+        graph_room_gib=graph_room,
     )
 
 

@@ -70,7 +70,10 @@ def _closed_loop(s: StepModel, users: float, inp: int, out: int, chunk: int,
         else:  # prompt steps stall every decode: the decodes get 1 - rho of the time
             tpot = alone / (1 - rho)
             ttft = alone / 2 + s.prefill_s(inp, chunk) + rho / (1 - rho) * pf / 2
-        rate = 0.5 * rate + 0.5 * users / (ttft + max(0, out - 1) * tpot)
+        new = 0.5 * rate + 0.5 * users / (ttft + max(0, out - 1) * tpot)
+        if abs(new - rate) <= 1e-4 * rate:
+            return new, ttft, tpot, bound
+        rate = new
     return rate, ttft, tpot, bound
 
 
@@ -128,6 +131,8 @@ def _open_loop(s: StepModel, offered: float, cap: float, inp: int, out: int, chu
         mid = (lo + hi) / 2
         rate, _, _, _ = _closed_loop(s, max(mid, 1e-6), inp, out, chunk, mixed)
         lo, hi = (mid, hi) if rate < offered else (lo, mid)
+        if hi - lo <= 1e-3 * max(hi, 1.0):
+            break
     users = max(hi, 1e-6)
     rate, ttft, tpot, bound = _closed_loop(s, users, inp, out, chunk, mixed)
     return users, offered, ttft, tpot, bound, False

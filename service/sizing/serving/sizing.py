@@ -147,6 +147,8 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
             continue
         s = replace(setup, tp=tp)
         mem = engine_memory(m, gpu, s)
+        if not mem.starts and mem.graph_capture_fails and setup.mem_fraction is None:
+            s, mem = _room_for_graphs(m, gpu, s, mem)
         if not mem.starts:
             rejected.append((tp, mem.starts_reason))
             continue
@@ -166,6 +168,18 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
     if best is None:
         return "; ".join(f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in rejected) or "no valid degree"
     return replace(best[1], memory_tp=memory_tp, rejected=tuple(rejected))
+
+
+def _room_for_graphs(m: ModelSpec, gpu: GpuSpec, s: ServingSetup,
+                     mem: EngineMemory) -> tuple[ServingSetup, EngineMemory]:
+    """vLLM at its default utilization leaves too little for CUDA graphs: the utilization an operator would set
+    instead (the capture's memory and 0.25 GiB more left outside the budget), if the pool still serves."""
+    short = mem.graph_gib - mem.graph_room_gib + 0.25
+    util = math.floor((mem.mem_fraction - short / mem.device_total_gib) * 100) / 100
+    if util <= 0.5:
+        return s, mem
+    lowered = replace(s, mem_fraction=util)
+    return lowered, engine_memory(m, gpu, lowered)
 
 
 def _headroom(p: Performance, users: float, replicas: int, t: ServingTarget) -> tuple[str, str]:

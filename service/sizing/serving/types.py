@@ -89,6 +89,12 @@ class EngineMemory:
     starts_reason: str
     max_model_len_fits: int  # the longest context the pool holds for one sequence
     notes: tuple[str, ...] = field(default=())
+    graph_gib: float = 0.0  # vLLM: CUDA-graph capture memory, outside the pool
+    graph_room_gib: float = 0.0  # what the memory setting leaves for it
+
+    @property
+    def graph_capture_fails(self) -> bool:
+        return self.graph_gib > self.graph_room_gib
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ window - 1 + max_num_batched_tokens tokens, + 1 block), from 0.10.
 CUDA graphs are captured after the pool is allocated, in the memory `1 - utilization` leaves (less the CUDA
 context from 0.10, when it no longer counts inside the budget). Capture memory grows with the layers, with
 the custom all-reduce buffers registered per TP rank, and with MoE kernels: 0.018 GiB per layer x
-(1 + 0.35 x (tp - 1)) x 1.6 for MoE, fitted on the captures the rows print (Qwen2-7B 0.50 GiB at TP1 and
+(1 + 0.3 x log2(tp)) x 1.75 for MoE, fitted on the captures the rows print (Qwen2-7B 0.50 GiB at TP1 and
 0.65 at TP2, gpt-oss-120b 1.88 GiB at TP4) and checked against the Qwen3-30B-A3B capture that runs out of
 2.2 GiB on four A10s (vllm#17469).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
@@ -27,8 +28,8 @@ from service.sizing.serving.versions import VllmRegime
 FORWARD_FACTOR = 1.0  # measured peak / modelled forward intermediates (activation.py: V0 runs at 20k, 29k tokens)
 V0_LOGIT_BYTES = 2  # V0 profiles the 16-bit logits of one token per dummy sequence
 GRAPH_GIB_PER_LAYER = 0.018
-GRAPH_TP_GROWTH = 0.35
-GRAPH_MOE_FACTOR = 1.6
+GRAPH_TP_GROWTH = 0.3  # per doubling of tp
+GRAPH_MOE_FACTOR = 1.75
 V0_MAX_NUM_SEQS = 256
 
 
@@ -61,4 +62,4 @@ def profile(m: ModelSpec, regime: VllmRegime, tp: int, max_len: int, seqs: int, 
 
 def graph_gib(m: ModelSpec, tp: int) -> float:
     moe = GRAPH_MOE_FACTOR if m.moe is not None else 1.0
-    return GRAPH_GIB_PER_LAYER * (m.num_layers or 0) * (1 + GRAPH_TP_GROWTH * (max(1, tp) - 1)) * moe
+    return GRAPH_GIB_PER_LAYER * (m.num_layers or 0) * (1 + GRAPH_TP_GROWTH * math.log2(max(1, tp))) * moe
