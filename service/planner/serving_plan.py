@@ -76,12 +76,22 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
     lines = cost_lines(inst, nodes, HOURS_PER_MONTH, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
     warnings = [*bill_notes, *_serving_notes(w, gpu, inst, s)]
-    warnings += gpu_notes(gpu, per_node, nodes, inst.rdma)
+    if replicas > s.replicas:
+        spare = replicas - s.replicas
+        warnings.append(Note("spare_replicas", f"{spare} replica(s) beyond what the load needs run on GPUs this "
+                             "instance brings anyway: more headroom and lower latency than the figures shown.",
+                             f"实例自带的 GPU 可多跑 {spare} 个副本（超出负载所需）：余量更大，时延低于所示数字。", "info"))
+    warnings += gpu_notes(gpu, per_node, 1, inst.rdma)  # a replica stays in one node: no cross-node traffic
     per_hour = per_month = None
     price = None
+    estimate = None
+    link = QUOTE_LINKS.get(inst.cloud, "")
     if line is None:
         q = quote(inst, nodes, HOURS_PER_MONTH, cat.prices)
         warnings += quote_notes(q, inst)
+        link = q.link
+        if q.low_cny is not None and q.high_cny is not None:
+            estimate = [round(q.low_cny, 2), round(q.high_cny, 2)]
     else:
         warnings += price_notes(line, inst.cloud, today, max_age)
         per_month = line.monthly_cny
@@ -98,7 +108,8 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
         cost_per_month_cny=None if per_month is None else round(per_month, 2),
         monthly_cny_by_billing={b: round(c.monthly_cny, 2) for b, c in lines.items()},
         cny_per_million_output_tokens=_round(cost_per_million(per_hour, s.output_tokens_per_s)),
-        price=price, price_on_request=line is None, quote_link=QUOTE_LINKS.get(inst.cloud, ""),
+        price=price, price_on_request=line is None, estimate_month_cny=estimate,
+        quote_link=link,
         within_budget=None if per_month is None or w.budget_cny is None else per_month <= w.budget_cny,
         launch=launch(m, s, nodes, replicas, per_node, engine_defaults("sglang", gpu, s.gpus_per_replica).mem_fraction,
                       unsupported("sglang", gpu, s.weights, s.kv_dtype)),

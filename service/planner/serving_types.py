@@ -110,6 +110,8 @@ class ServingOption(_Out):
     cny_per_million_output_tokens: float | None = Field(description="at the stated load (or at capacity)")
     price: PriceRef | None
     price_on_request: bool = False
+    estimate_month_cny: list[float] | None = Field(default=None, description="price on request: a dated market "
+                                                   "reference's range for the month, an estimate, never the price")
     quote_link: str
     within_budget: bool | None
     launch: Launch
