@@ -148,8 +148,10 @@ def evaluate(runs: list[ServingRun], cat: Catalog) -> tuple[list[Check], list[Sk
             continue
         got = checks_for(c)
         if not got:
-            skipped.append(Skipped(run.id, c.held_out, "no figure the engine estimates (or the verdict at an "
-                                   "unstated max_model_len)"))
+            why = ("the KV pool's memory setting is not stated (its utilisation decides the pool), nor max_model_len"
+                   if run.mem_fraction is None and _UNSTATED.search(run.note)
+                   else "no figure the engine estimates (or a verdict at an unstated max_model_len)")
+            skipped.append(Skipped(run.id, c.held_out, why))
         checks += got
     return checks, skipped
 
