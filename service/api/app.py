@@ -137,6 +137,7 @@ def create_app(
         plan,
         responses,
         search,
+        serving,
         sessions,
     )
     from service.api.schemas import error_responses
@@ -157,7 +158,8 @@ def create_app(
     app.include_router(health.router)
     app.include_router(knowledge.router, responses=error_responses(404, 408, 422, 500, by_ref=True))
     auth = [Depends(require_api_key)]
-    for module in (chat, openai_compat, responses, plan, catalog_routes, models_catalog, search, documents, sessions):
+    for module in (chat, openai_compat, responses, plan, serving, catalog_routes, models_catalog, search, documents,
+                   sessions):
         app.include_router(module.router, prefix="/v1", dependencies=auth, responses=error_responses())
     from service.slack.app import mount_slack
 

@@ -214,6 +214,16 @@ class ModelSpec(_Row):
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
+    # Serving (KV cache): optional, absent for every model that attends over the whole context on every layer.
+    sliding_window: int | None = Field(default=None, gt=0, description="tokens a sliding-window layer attends "
+                                       "to (config.json sliding_window, where the model uses it)")
+    sliding_window_layers: int | None = Field(default=None, ge=0, description="layers that use the window (Gemma-2 "
+                                              "every other, Gemma-3 five in six); None = all, when the window is set")
+    served_context_len: int | None = Field(default=None, gt=0, description="max_model_len a serving engine takes "
+                                           "by default where it differs from max_position_embeddings: the instruct "
+                                           "config's, or vLLM's product with a linear RoPE factor")
+    vision_params_b: float | None = Field(default=None, gt=0, description="vision-language: the vision tower's "
+                                          "parameters, billions (loaded by a serving engine next to the LLM)")
     params_published_b: float = Field(gt=0, description="published parameter count, billions")
     active_params_b: float | None = Field(default=None, description="MoE: parameters active per token")
     # Non-transformer models: compute per sample and the input the figure refers to.
@@ -242,4 +252,8 @@ class ModelSpec(_Row):
                 raise ValueError(f"{self.id}: transformer needs {', '.join(missing)}")
         elif self.gflops_per_sample is None:
             raise ValueError(f"{self.id}: {self.kind} model needs gflops_per_sample")
+        if self.sliding_window_layers is not None and self.sliding_window is None:
+            raise ValueError(f"{self.id}: sliding_window_layers needs sliding_window")
+        if self.sliding_window_layers is not None and self.sliding_window_layers > (self.num_layers or 0):
+            raise ValueError(f"{self.id}: sliding_window_layers is above num_layers")
         return self

@@ -1,0 +1,105 @@
+"""One model on one GPU type, no catalog search: `gpu-advisor inference` and POST /v1/inference.
+
+The engine's figures for the asked setup: weights per GPU, KV bytes per token, the KV pool in tokens, the
+concurrency it holds, whether the engine starts (and why not), and throughput / TTFT / TPOT at the load (at the
+replica's capacity when no load is given). With `gpus` the replica has that many GPUs; without, the fewest that
+meet the target (the sizing). Memory figures are reported even when the engine does not start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pydantic import Field
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import resolve_gpu
+from service.errors import InvalidInputError
+from service.planner.serving_launch import launch
+from service.planner.serving_size import resolve_serving_model, setup_and_target, size_on
+from service.planner.serving_types import Launch, ModelRef, ServingSizing, _Out
+from service.serving_workload import ServingWorkload
+from service.sizing.serving.engines import engine_defaults, engine_memory, kv_layout
+from service.sizing.serving.sizing import TP_DEGREES
+from service.sizing.serving.support import unsupported
+
+
+class InferenceResult(_Out):
+    """The `inference --json` object (flat: the figures people ask for first, then the sizing)."""
+
+    model: ModelRef
+    gpu: str
+    gpu_name: str
+    engine: str
+    weights: str
+    kv_dtype: str
+    gpus: int = Field(description="GPUs per replica (tensor parallel)")
+    replicas: int
+    mem_fraction: float
+    max_model_len: int
+    weights_gib_per_gpu: float
+    kv_bytes_per_token: float = Field(description="per GPU, every layer")
+    kv_cache_gib_per_gpu: float
+    kv_capacity_tokens: int
+    max_concurrency: float = Field(description="sequences of max_model_len one replica holds")
+    max_concurrency_at_load: float | None = Field(description="sequences of the load's lengths one replica holds")
+    max_model_len_fits: int = Field(description="the longest single sequence the pool holds")
+    starts: bool
+    starts_reason: str
+    input_tokens: int
+    output_tokens: int
+    output_tokens_per_s: float | None = Field(description="the deployment (all replicas) at the load")
+    ttft_ms: float | None
+    tpot_ms: float | None
+    meets_limits: bool | None
+    headroom: str | None
+    sizing: ServingSizing | None
+    launch: Launch | None
+    assumptions: list[str]
+    assumptions_zh: list[str]
+
+
+def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
+    if not w.gpu:
+        raise InvalidInputError("gpu: give the GPU to size on (e.g. L20, A10, H800).",
+                                "Pass --gpu, or use `plan-serving` to search every GPU the clouds rent.")
+    m, notes = resolve_serving_model(w, cat.models)
+    gpu, gpu_note = resolve_gpu(w.gpu, cat.gpus)
+    setup, target, defaults = setup_and_target(w, m)
+    notes += defaults + ([(gpu_note, gpu_note)] if gpu_note else [])
+    sized = size_on(m, gpu, w, w.gpus or max(TP_DEGREES[:4]))
+    if isinstance(sized, str):
+        tp = w.gpus or 1
+        mem = engine_memory(m, gpu, replace(setup, tp=tp))
+        where = f"{w.gpus} GPUs per replica" if w.gpus else "replicas of 1-8 GPUs"
+        notes.append((f"Not served by {where}: {sized}", f"无法承载（{where}）：{sized}"))
+        starts, reason = mem.starts, mem.starts_reason if not mem.starts else sized
+        perf_fields: dict[str, object] = {"output_tokens_per_s": None, "ttft_ms": None, "tpot_ms": None,
+                                          "meets_limits": False, "headroom": None, "max_concurrency_at_load": None}
+        out_launch = None
+        replicas = 0
+    else:
+        tp = sized.gpus_per_replica
+        mem = engine_memory(m, gpu, replace(setup, tp=tp))
+        starts, reason = True, mem.starts_reason
+        perf_fields = {"output_tokens_per_s": sized.output_tokens_per_s, "ttft_ms": sized.ttft_ms,
+                       "tpot_ms": sized.tpot_ms, "meets_limits": sized.meets_limits, "headroom": sized.headroom,
+                       "max_concurrency_at_load": sized.max_concurrency_at_load}
+        sglang = engine_defaults("sglang", gpu, tp).mem_fraction
+        out_launch = launch(m, sized, 1, sized.replicas, tp * sized.replicas, sglang,
+                            unsupported("sglang", gpu, sized.weights, sized.kv_dtype))
+        replicas = sized.replicas
+    kv = kv_layout(m, replace(setup, tp=tp))
+    return InferenceResult(
+        model=ModelRef(id=m.id, name=m.name, params_b=m.params_published_b, active_params_b=m.active_params_b,
+                       source=m.source),
+        gpu=gpu.id, gpu_name=gpu.name, engine=w.engine, weights=w.weights, kv_dtype=w.kv_dtype, gpus=tp,
+        replicas=replicas, mem_fraction=mem.mem_fraction, max_model_len=mem.max_model_len,
+        weights_gib_per_gpu=round(mem.weights_gib, 3), kv_bytes_per_token=kv.bytes_per_token_per_gpu,
+        kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 3), kv_capacity_tokens=mem.kv_capacity_tokens,
+        max_concurrency=round(mem.max_concurrency, 2), max_model_len_fits=mem.max_model_len_fits,
+        starts=starts, starts_reason=reason, input_tokens=target.input_tokens, output_tokens=target.output_tokens,
+        sizing=None if isinstance(sized, str) else sized, launch=out_launch,
+        assumptions=[en for en, _ in notes], assumptions_zh=[zh for _, zh in notes],
+        **perf_fields,
+    )

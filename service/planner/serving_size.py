@@ -1,0 +1,129 @@
+"""A serving workload resolved against the catalog, and the engine's sizing on one GPU type as the contract's
+`ServingSizing`. Sizings are cached per (model, GPU, workload, GPUs per node): a plan asks once per GPU type
+and node size, whichever clouds sell it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from service.catalog.queries import parse_param_count, resolve_model
+from service.catalog.schema import GpuSpec, ModelSpec
+from service.errors import InvalidInputError
+from service.planner.resolve import generic_decoder, model_from_hf_config
+from service.planner.serving_types import ServingSizing
+from service.serving_workload import ServingWorkload
+from service.sizing.serving.engines import default_context, kv_layout
+from service.sizing.serving.sizing import DeploymentSize, ServingTarget, size_deployment
+from service.sizing.serving.types import ServingSetup
+
+Notes = list[tuple[str, str]]
+_CACHE: dict[tuple[object, ...], tuple[ModelSpec, ServingSizing | str]] = {}
+_CACHE_MAX = 2048
+
+
+def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, Notes]:
+    """The architecture to serve: a catalog model, a config.json path, or a generic decoder of `params_b`."""
+    notes: Notes = []
+    if w.model and w.model.endswith(".json") and Path(w.model).is_file():
+        spec = model_from_hf_config(Path(w.model))
+        notes.append((f"Sized from {w.model}.", f"按 {w.model} 的配置估算。"))
+    elif w.model and parse_param_count(w.model) is None:
+        spec = resolve_model(w.model, models)
+    else:
+        size = parse_param_count(w.model) if w.model else w.params_b
+        assert size is not None  # the workload validator guarantees model or params_b
+        spec = generic_decoder(size, models)
+        like = spec.source.split(" of ")[-1]
+        notes.append((f"No model name given: sized a {size:g}B decoder with the layout of {like}.",
+                      f"未给出模型名：按 {like} 的结构估算 {size:g}B 参数的解码器模型。"))
+    if spec.kind != "decoder":
+        raise InvalidInputError(f"{spec.name} is not a generative LLM ({spec.kind}): serving sizing covers decoder "
+                                "models behind vLLM, SGLang, TensorRT-LLM or LMDeploy.",
+                                "Give a decoder model such as Qwen2.5-14B, or plan its training with `plan`.")
+    return spec, notes
+
+
+def setup_and_target(w: ServingWorkload, m: ModelSpec) -> tuple[ServingSetup, ServingTarget, Notes]:
+    """Engine setup and target load, every default stated."""
+    notes: Notes = []
+    inp, out = w.lengths
+    if w.input_tokens is None or w.output_tokens is None:
+        notes.append((f"Request lengths assumed {inp} prompt + {out} output tokens; give input/output tokens for "
+                      "your traffic.", f"请求长度假设为输入 {inp} + 输出 {out} tokens，可按实际流量提供。"))
+    max_len = w.max_model_len or default_context(m)
+    if w.max_model_len is None:
+        if inp + out > max_len:
+            max_len = inp + out
+            notes.append((f"max_model_len raised to the request length, {max_len}.",
+                          f"max_model_len 提高到请求长度 {max_len}。"))
+        else:
+            notes.append((f"max_model_len {max_len:,} (the model's context): shorter limits fit more "
+                          "sequences and small GPUs.", f"max_model_len 取模型上下文 {max_len:,}；设得更短可容纳更多"
+                          "并发，也更容易在小显存 GPU 上启动。"))
+    if w.concurrency is None and w.request_rate is None:
+        notes.append(("No load given: one replica, sized to start, with the concurrency it holds.",
+                      "未给出负载：按能启动的最少 GPU 部署单副本，并给出其可承载的并发。"))
+    setup = ServingSetup(engine=w.engine, weights=w.weights, kv_dtype=w.kv_dtype, tp=w.gpus or 1,
+                         mem_fraction=w.mem_fraction, max_model_len=max_len)
+    return setup, ServingTarget(inp, out, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms), notes
+
+
+def _key(w: ServingWorkload) -> tuple[object, ...]:
+    return (w.gpus, w.weights, w.kv_dtype, w.engine, w.mem_fraction, w.max_model_len, w.input_tokens,
+            w.output_tokens, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms)
+
+
+def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica: int) -> ServingSizing | str:
+    """The engine's sizing of `w` on `gpu` with at most `max_gpus_per_replica` GPUs per replica (cached)."""
+    key = (id(m), gpu.id, max_gpus_per_replica, _key(w))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    setup, target, _ = setup_and_target(w, m)
+    if w.gpus is not None and w.gpus > max_gpus_per_replica:
+        got: ServingSizing | str = f"a replica of {w.gpus} GPUs does not fit in one {max_gpus_per_replica}-GPU node"
+    else:
+        d = size_deployment(m, gpu, target, setup, max_gpus_per_replica, fixed_tp=w.gpus is not None)
+        got = d if isinstance(d, str) else sizing_out(m, gpu, d, target)
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()  # rare; a single call, safe next to readers in other threads
+    _CACHE[key] = (m, got)
+    return got
+
+
+def sizing_out(m: ModelSpec, gpu: GpuSpec, d: DeploymentSize, t: ServingTarget) -> ServingSizing:
+    s, mem, p = d.setup, d.memory, d.performance
+    kv = kv_layout(m, s)
+    per_gpu = kv.bytes_per_token_per_gpu
+    return ServingSizing(
+        gpu=gpu.id, gpu_name=gpu.name, engine=s.engine, weights=s.weights, kv_dtype=s.kv_dtype,
+        gpus_per_replica=s.tp, replicas=d.replicas, total_gpus=d.total_gpus, memory_gpus_per_replica=d.memory_tp,
+        mem_fraction=mem.mem_fraction, max_model_len=mem.max_model_len,
+        weights_gib_per_gpu=round(mem.weights_gib, 3), kv_bytes_per_token=per_gpu,
+        kv_bytes_per_token_model=per_gpu * s.tp / max(1, _replication(m, s.tp)),
+        kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 3), kv_capacity_tokens=mem.kv_capacity_tokens,
+        max_concurrency=round(mem.max_concurrency, 2), max_concurrency_at_load=round(p.max_concurrency, 1),
+        starts=mem.starts, starts_reason=mem.starts_reason, input_tokens=t.input_tokens,
+        output_tokens=t.output_tokens, concurrency=round(p.concurrency, 2),
+        output_tokens_per_s=round(d.output_tokens_per_s, 1),
+        output_tokens_per_s_per_replica=round(p.output_tokens_per_s, 1),
+        ttft_ms=None if p.ttft_ms is None else round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 2),
+        decode_bound=p.decode_bound, saturated=p.saturated, meets_limits=d.meets_limits, limited_by=d.limited_by,
+        headroom=d.headroom, headroom_zh=d.headroom_zh,
+        rejected_degrees=[f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in d.rejected],
+    )
+
+
+def _replication(m: ModelSpec, tp: int) -> float:
+    """How many GPUs of a replica hold the same KV head (MLA: all of them; GQA past tp = kv heads: tp / kv)."""
+    if m.mla is not None:
+        return float(tp)
+    kv = m.num_kv_heads or m.num_heads or 1
+    return max(1.0, tp / kv) if tp > kv else 1.0
+
+
+def cost_per_million(cost_per_hour: float | None, tokens_per_s: float) -> float | None:
+    if cost_per_hour is None or tokens_per_s <= 0 or not math.isfinite(tokens_per_s):
+        return None
+    return cost_per_hour / (tokens_per_s * 3600 / 1e6)

@@ -1,0 +1,139 @@
+"""The serving plan contract: typed pydantic models (the API response, `plan-serving --json`, the chat's
+serving answer, the launch bundle's input). Units in the field names; money in yuan (CNY)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.serving_workload import ServingWorkload
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoteOut(_Out):
+    code: str
+    severity: str
+    message: str
+    message_zh: str
+
+
+class PriceRef(_Out):
+    price_cny: float
+    unit: Literal["hour", "month"]
+    billing: str
+    region: str = ""
+    source: str
+    as_of: str
+    confidence: str
+    promo: bool = False
+
+
+class Launch(_Out):
+    """Commands that start one replica, and what the bundle's scripts run."""
+
+    vllm: str
+    sglang: str
+    replicas_note: str = Field(description="how the replicas spread over the nodes")
+
+
+class ModelRef(_Out):
+    id: str
+    name: str
+    params_b: float
+    active_params_b: float | None = None
+    source: str
+
+
+class ServingSizing(_Out):
+    """One GPU type sized for the workload (the engine's answer, before any instance or price)."""
+
+    gpu: str
+    gpu_name: str
+    engine: str
+    weights: str
+    kv_dtype: str
+    gpus_per_replica: int
+    replicas: int
+    total_gpus: int
+    memory_gpus_per_replica: int = Field(description="the fewest GPUs per replica that start")
+    mem_fraction: float
+    max_model_len: int
+    weights_gib_per_gpu: float
+    kv_bytes_per_token: float = Field(description="per GPU of a replica, every layer")
+    kv_bytes_per_token_model: float = Field(description="the whole model (all GPUs of a replica)")
+    kv_cache_gib_per_gpu: float
+    kv_capacity_tokens: int = Field(description="tokens the KV pool of one replica holds")
+    max_concurrency: float = Field(description="sequences of max_model_len one replica holds at once")
+    max_concurrency_at_load: float = Field(description="sequences of the load's lengths one replica holds")
+    starts: bool
+    starts_reason: str
+    input_tokens: int
+    output_tokens: int
+    concurrency: float = Field(description="sequences in flight per replica at the load")
+    output_tokens_per_s: float = Field(description="the whole deployment at the load")
+    output_tokens_per_s_per_replica: float
+    ttft_ms: float | None = Field(description="None when the load exceeds what the replicas serve")
+    tpot_ms: float
+    decode_bound: str
+    saturated: bool
+    meets_limits: bool
+    limited_by: str = Field(description="memory | throughput | latency")
+    headroom: str
+    headroom_zh: str
+    rejected_degrees: list[str] = Field(default_factory=list, description="GPUs per replica that do not work, why")
+
+
+class ServingOption(_Out):
+    """One instance type on one cloud carrying the deployment, costed for 24x7 use."""
+
+    cloud: str
+    instance_type: str
+    family: str
+    gpu: str
+    gpu_count: float = Field(description="GPUs per instance")
+    nodes: int = Field(description="instances to rent")
+    replicas: int = Field(description="replicas running on them (every GPU used)")
+    gpus_per_replica: int
+    total_gpus: int
+    vcpus: int
+    memory_gib: float
+    sale_status: str
+    sizing: ServingSizing
+    billing: str = Field(description="the chosen billing mode, or on_request")
+    cost_per_hour_cny: float | None
+    cost_per_month_cny: float | None = Field(description="the chosen billing, 730 hours")
+    monthly_cny_by_billing: dict[str, float] = Field(description="one month of 24x7 use under each billing")
+    cny_per_million_output_tokens: float | None = Field(description="at the stated load (or at capacity)")
+    price: PriceRef | None
+    price_on_request: bool = False
+    estimate_month_cny: list[float] | None = Field(default=None, description="price on request: a dated market "
+                                                   "reference's range for the month, an estimate, never the price")
+    quote_link: str
+    within_budget: bool | None
+    launch: Launch
+    warnings: list[NoteOut] = Field(default_factory=list)
+
+
+class ServingPlan(_Out):
+    """Every instance on the chosen clouds that serves the workload, ranked by the objective."""
+
+    kind: Literal["serving"] = "serving"
+    workload: ServingWorkload
+    model: ModelRef
+    candidates: list[ServingOption]
+    picks: dict[str, str] = Field(description="cloud -> instance_type of its best option")
+    rejected: list[dict[str, str]] = Field(description="instance_type and reason")
+    assumptions: list[str]
+    assumptions_zh: list[str]
+    infeasible: str | None = None
+    infeasible_zh: str | None = None
+
+    def pick(self, cloud: str | None = None) -> ServingOption | None:
+        for c in self.candidates:
+            if cloud is None or c.cloud == cloud:
+                return c
+        return None

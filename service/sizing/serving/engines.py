@@ -1,0 +1,203 @@
+"""Each engine's memory policy, as the engine itself computes it: the KV pool, its capacity in tokens, the
+concurrency it allows at `max_model_len`, and whether the engine starts.
+
+- vLLM: vllm_policy.py (release by release). Start-up fails when the weights do not load, when the pool is
+  empty ("No available memory for the cache blocks"), when it cannot hold one sequence of max_model_len
+  ("The model's max seq len ... is larger than the maximum number of tokens that can be stored in KV cache"),
+  or when the CUDA-graph capture runs out of the memory utilization leaves. Defaults
+  (vllm/engine/arg_utils.py `get_batch_defaults`): utilization 0.9; max_num_batched_tokens 8192 and
+  max_num_seqs 1024 for the API server on GPUs of >= 70 GiB except A100, else 2048 and 256.
+- SGLang (python/sglang/srt/model_executor/model_runner.py `profile_max_num_token`): KV bytes =
+  free memory after loading - free memory at start x (1 - mem_fraction_static), i.e. mem_fraction_static of the
+  memory free at start holds weights and pool. Default mem_fraction_static (server_args.py, v0.5
+  `_handle_gpu_memory_settings`): (nvidia-smi MiB - reserved) / nvidia-smi MiB with reserved = 512 +
+  1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8 MiB, at least 10 GiB above
+  60 GiB cards. It starts with any positive pool and caps a request's length at the pool (scheduler
+  `max_req_input_len`).
+- TensorRT-LLM (KvCacheConfig.free_gpu_memory_fraction, default 0.9): that share of the memory free after the
+  weights and the activation workspace are allocated; 32-token blocks; a pool shorter than max_seq_len caps the
+  attention window instead of failing.
+- LMDeploy TurboMind (cache_max_entry_count, default 0.8): that share of the memory free after the weights
+  (and its runtime buffers) are allocated, of the total before 0.2.1; 64-token blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from service.catalog.schema import GpuSpec, ModelSpec
+from service.sizing.serving.activation import forward_peak_gib, logits_gib
+from service.sizing.serving.device import context_gib, cuda_total_gib, nvsmi_total_mib
+from service.sizing.serving.kv import estimate_kv
+from service.sizing.serving.support import unsupported
+from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
+from service.sizing.serving.versions import lmdeploy_share_of_total, vllm_regime
+from service.sizing.serving.vllm_policy import profile
+from service.sizing.serving.weights import estimate_weights
+
+DEFAULT_CONTEXT = 4096  # a model row without max_position_embeddings
+# Memory SGLang loses between its two free-memory readings besides the weights (allocator slack, workspaces).
+SGLANG_LOAD_OVERHEAD_GIB = 0.1
+
+
+@dataclass(frozen=True)
+class EngineDefaults:
+    mem_fraction: float
+    block_size_tokens: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+
+
+def engine_defaults(engine: Engine, gpu: GpuSpec, tp: int, version: str | None = None) -> EngineDefaults:
+    """The engine's own defaults on this GPU and release (see the module docstring for the sources)."""
+    if engine == "vllm" and not vllm_regime(version).v1:
+        return EngineDefaults(0.9, 16, 256, 2048)  # V0: 256 sequences; the token budget follows max_model_len
+    if engine == "vllm":
+        big = cuda_total_gib(gpu) >= 70 and not gpu.id.startswith("A100")
+        return EngineDefaults(0.9, 16, 1024 if big else 256, 8192 if big else 2048)
+    if engine == "sglang":
+        chunk, graph_bs = _sglang_buckets(nvsmi_total_mib(gpu), tp)
+        mib = nvsmi_total_mib(gpu)
+        reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + 1024 * tp / 8
+        if mib > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+        return EngineDefaults(round((mib - reserved) / mib, 3), 1, 4096, chunk)
+    if engine == "trtllm":
+        return EngineDefaults(0.9, 32, 2048, 8192)
+    return EngineDefaults(0.8, 64, 256, 8192)  # lmdeploy
+
+
+def _sglang_buckets(mib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) by nvidia-smi memory (server_args.py, v0.5)."""
+    if mib < 20 * 1024:
+        return 2048, 8
+    if mib < 35 * 1024:
+        return 2048, 24 if tp < 4 else 80
+    if mib < 60 * 1024:
+        return 4096, 32 if tp < 4 else 160
+    if mib < 160 * 1024:
+        return 8192, 256 if tp < 4 else 512
+    return 16384, 512
+
+
+def default_context(m: ModelSpec) -> int:
+    """The max_model_len an engine takes when none is given (the served config's context)."""
+    return m.served_context_len or m.max_position_embeddings or DEFAULT_CONTEXT
+
+
+def kv_layout(m: ModelSpec, setup: ServingSetup) -> KvEstimate:
+    """The KV layout the engine release uses (vLLM before 0.7.1 had no MLA latent cache)."""
+    latent = setup.engine != "vllm" or vllm_regime(setup.engine_version).mla_latent_cache
+    return estimate_kv(m, setup.kv_dtype, setup.tp, latent)
+
+
+def _seq_layer_tokens(kv: KvEstimate, tokens: int, block: int, batched: int) -> float:
+    """Layer-tokens one sequence of `tokens` holds: full layers whole, windowed layers their window plus one
+    batch of new tokens (block-rounded, + 1 block)."""
+    full = math.ceil(tokens / block) * block
+    if kv.window_tokens is None:
+        return float(kv.full_layers * full + kv.window_layers * full)
+    window = min(tokens, kv.window_tokens - 1 + batched)
+    window_blocks = (math.ceil(window / block) + 1) * block
+    return float(kv.full_layers * full + kv.window_layers * min(full, window_blocks))
+
+
+def _fits_len(kv: KvEstimate, pool_bytes: float, block: int, batched: int, limit: int) -> int:
+    """The longest single sequence the pool holds (bisection)."""
+    def fits(n: int) -> bool:
+        return _seq_layer_tokens(kv, n, block, batched) * kv.bytes_per_token_layer <= pool_bytes
+
+    if pool_bytes <= 0:
+        return 0
+    if fits(limit):
+        return limit
+    lo, hi = 0, limit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemory:
+    """One GPU of a replica under `setup.engine`'s policy (module docstring)."""
+    d = engine_defaults(setup.engine, gpu, setup.tp, setup.engine_version)
+    frac = setup.mem_fraction if setup.mem_fraction is not None else d.mem_fraction
+    max_len = setup.max_model_len or default_context(m)
+    seqs = setup.max_num_seqs or d.max_num_seqs
+    batched = setup.max_num_batched_tokens or d.max_num_batched_tokens
+    w = estimate_weights(m, setup.weights, setup.tp)
+    total = cuda_total_gib(gpu)
+    ctx = context_gib(setup.tp)
+    notes: list[str] = []
+    graph_gib = graph_room = 0.0
+    window_aware = True
+    if setup.engine == "vllm":
+        regime = vllm_regime(setup.engine_version)
+        window_aware = regime.window_aware
+        kv = kv_layout(m, setup)
+        p = profile(m, regime, setup.tp, max_len, seqs, setup.max_num_batched_tokens, d.max_num_batched_tokens,
+                    total, frac, ctx, setup.enforce_eager)
+        act, other, batched = p.activation_gib, p.non_torch_gib, p.batched_tokens
+        graph_gib, graph_room = p.graph_gib, p.graph_headroom_gib
+        pool = total * frac - w.weights_gib_per_gpu - act - other
+    elif setup.engine == "sglang":
+        kv = kv_layout(m, setup)
+        act, other = 0.0, SGLANG_LOAD_OVERHEAD_GIB  # activations are reserved inside 1 - mem_fraction_static
+        pool = frac * (total - ctx) - w.weights_gib_per_gpu - other
+    else:  # trtllm, lmdeploy: a share of what is free after weights and runtime buffers
+        kv = kv_layout(m, setup)
+        act = forward_peak_gib(m, setup.tp, batched) + logits_gib(m, min(seqs, batched))
+        other = ctx
+        free = total - ctx - w.weights_gib_per_gpu - act
+        share_of_total = setup.engine == "lmdeploy" and lmdeploy_share_of_total(setup.engine_version)
+        pool = min(total * frac, free) if share_of_total else free * frac
+    block = d.block_size_tokens
+    pool_bytes = max(0.0, pool) * GIB
+    capacity = int(pool_bytes // (kv.bytes_per_token_per_gpu * block)) * block
+    if window_aware and kv.window_layers:
+        per_seq = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer
+        concurrency = pool_bytes / per_seq
+        fits = _fits_len(kv, pool_bytes, block, batched, max_len)
+    else:  # every layer holds every token
+        concurrency = capacity / max_len
+        fits = min(max_len, capacity)
+    starts, reason = _verdict(setup.engine, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac)
+    blocked = unsupported(setup.engine, gpu, setup.weights, setup.kv_dtype)
+    if blocked:
+        starts, reason = False, blocked
+    if starts and graph_gib > graph_room:
+        starts = False
+        reason = (f"the KV pool is sized, then CUDA-graph capture needs ~{graph_gib:.1f} GiB where "
+                  f"{max(0.0, graph_room):.1f} GiB is left at --gpu-memory-utilization {frac:g}: out of memory; "
+                  "lower the utilization a little or pass --enforce-eager")
+    if setup.engine in ("sglang", "trtllm", "lmdeploy") and 0 < fits < max_len:
+        notes.append(f"the pool holds {fits:,} tokens, under max_model_len {max_len:,}: longer requests are "
+                     "cut or refused")
+    return EngineMemory(
+        engine=setup.engine, mem_fraction=frac, device_total_gib=total, weights_gib=w.weights_gib_per_gpu,
+        activation_peak_gib=act, other_gib=other, kv_cache_gib=max(0.0, pool), kv_capacity_tokens=max(0, capacity),
+        block_size_tokens=block, max_model_len=max_len, max_concurrency=max(0.0, concurrency), starts=starts,
+        starts_reason=reason, max_model_len_fits=fits, notes=tuple(notes) + w.notes, graph_gib=graph_gib,
+        graph_room_gib=graph_room,
+    )
+
+
+_FLAG = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
+         "trtllm": "free_gpu_memory_fraction", "lmdeploy": "--cache-max-entry-count"}
+
+
+def _verdict(engine: Engine, weights_gib: float, usable_gib: float, pool_gib: float, fits: int, max_len: int,
+             frac: float) -> tuple[bool, str]:
+    flag = _FLAG[engine]
+    if weights_gib >= usable_gib:
+        return False, (f"weights need {weights_gib:.1f} GiB per GPU, more than the {usable_gib:.1f} GiB free: CUDA "
+                       "out of memory while loading; use more GPUs (tensor parallel) or a smaller weight dtype")
+    if pool_gib <= 0:
+        return False, (f"no memory left for the KV cache at {flag} {frac:g} (weights {weights_gib:.1f} GiB and the "
+                       f"profiled peak fill it): raise {flag}, add GPUs or quantise")
+    if engine == "vllm" and fits < max_len:
+        return False, (f"the KV pool ({pool_gib:.2f} GiB) holds {fits:,} tokens, less than one sequence of "
+                       f"max_model_len {max_len:,}: vLLM refuses to start; set --max-model-len {fits:,} or less, "
+                       f"raise {flag}, or add GPUs")
+    return True, f"starts: {pool_gib:.2f} GiB KV pool per GPU after {weights_gib:.2f} GiB of weights"

@@ -1,0 +1,176 @@
+"""The time of one engine step on one replica: a decode step of B sequences, or a prompt's prefill.
+
+A decode step reads every weight the batch touches (dense layers whole; MoE experts as the batch's tokens
+route, 1 - (1 - k/E)^B of them per layer) and the KV of every sequence, and computes 2 FLOPs per active
+parameter and token plus the attention over the context: it is bound by memory bandwidth at small batch and by
+compute at large batch (roofline). A prefill computes the same per prompt token plus the causal attention
+(n^2 / 2 query-key pairs) and is compute-bound beyond a few hundred tokens. Tensor parallelism adds two
+all-reduces of the hidden state per layer (attention and MLP outputs), ring all-reduce over NVLink or PCIe.
+Each step also pays a fixed scheduling / sampling / launch overhead on the CPU side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from service.catalog.schema import GpuSpec, ModelSpec
+from service.sizing.params import count_params
+from service.sizing.serving.engines import kv_layout
+from service.sizing.serving.types import GIB, Bound, ServingSetup
+from service.sizing.serving.weights import attention_dims_per_gpu, estimate_weights
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achieved fractions of the datasheet and fixed costs. Fitted on the load rows of evals/serving_runs.yaml
+    (docs/validation-serving.md gives the fit and its held-out error)."""
+
+    bandwidth: float = 0.80  # of mem_bw_gb_s, streaming weights in decode
+    kv_bandwidth: float = 0.70  # of mem_bw_gb_s, paged-attention reads of the KV cache (gathers by block)
+    prefill_compute: float = 0.55  # of the tensor-core peak, prefill GEMMs
+    decode_compute: float = 0.35  # of the peak, decode GEMMs at large batch
+    step_overhead_ms: float = 1.0  # per engine step: scheduling, sampling
+    layer_overhead_ms: float = 0.03  # per layer and step: kernel launches and small ops (CUDA graphs on)
+    moe_layer_factor: float = 4.0  # MoE layers: routing, top-k, expert alignment and grouped GEMM launches
+    eager_layer_ms: float = 0.6  # per layer and step without CUDA graphs (--enforce-eager): Python + launches
+    per_seq_overhead_ms: float = 0.01  # per sequence in the step (input preparation, detokenisation)
+    nvlink_latency_us: float = 10.0  # per all-reduce
+    pcie_latency_us: float = 30.0
+    link_efficiency: float = 0.6  # of the link's one-way bandwidth, ring all-reduce
+
+
+EFFICIENCY = Efficiency()
+_INT8_TOPS_FACTOR = {"turing": 2.0, "ampere": 2.0, "ada": 2.0, "hopper": 2.0, "blackwell": 2.0}
+
+
+def peak_tflops(gpu: GpuSpec, weights: str) -> float:
+    """Tensor-core peak for the GEMMs of this weight dtype: fp8 W8A8 on FP8 GPUs, int8 W8A8 at the int8 rate,
+    weight-only int4 (AWQ/GPTQ Marlin) and fp8 on pre-Ada GPUs dequantise to 16-bit."""
+    if weights == "fp8" and gpu.fp8_tflops is not None:
+        return gpu.fp8_tflops
+    if weights == "int8":
+        return gpu.dense_16bit_tflops * _INT8_TOPS_FACTOR.get(gpu.arch, 1.0)
+    return gpu.dense_16bit_tflops
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """Everything a step-time query needs, computed once per (model, GPU, setup)."""
+
+    nonexpert_read_bytes: float
+    expert_bytes: float
+    experts: int
+    top_k: int
+    flops_params: float  # active parameters per GPU that multiply each token (excludes the embedding gather)
+    q_dim: float
+    layers: int
+    hidden: int
+    tp: int
+    kv_layer_bytes: float
+    kv_full_layers: int
+    kv_window_layers: int
+    kv_window: int | None
+    moe: bool
+    eager: bool
+    bw_bytes_per_s: float
+    peak_flops: float
+    link_bytes_per_s: float
+    link_latency_s: float
+    eff: Efficiency
+
+    def kv_read_bytes(self, context: float) -> float:
+        window = context if self.kv_window is None else min(context, self.kv_window)
+        return self.kv_layer_bytes * (self.kv_full_layers * context + self.kv_window_layers * window)
+
+    def weights_read_bytes(self, batch: float) -> float:
+        if not self.experts:
+            return self.nonexpert_read_bytes
+        touched: float = 1.0 - (1.0 - self.top_k / self.experts) ** max(1.0, batch)
+        return self.nonexpert_read_bytes + self.expert_bytes * touched
+
+    def comm_s(self, tokens: float) -> float:
+        if self.tp <= 1:
+            return 0.0
+        size = tokens * self.hidden * 2 * 2 * (self.tp - 1) / self.tp  # ring all-reduce moves 2(n-1)/n of it
+        return 2 * self.layers * (self.link_latency_s + size / self.link_bytes_per_s)
+
+    def token_flops(self, context: float) -> float:
+        return 2 * self.flops_params + 4 * context * self.q_dim * self.layers
+
+    def decode_s(self, batch: float, context: float, prefill_tokens: float = 0.0,
+                 prompt_tokens: float = 0.0) -> tuple[float, Bound]:
+        """One step decoding `batch` sequences at mean context `context`, carrying `prefill_tokens` tokens of
+        prompts `prompt_tokens` long (chunked prefill): the prompt compute overlaps the decode's memory time."""
+        e = self.eff
+        mem = (self.weights_read_bytes(batch + prefill_tokens) / (self.bw_bytes_per_s * e.bandwidth)
+               + batch * self.kv_read_bytes(context) / (self.bw_bytes_per_s * e.kv_bandwidth))
+        cmp = batch * self.token_flops(context) / (self.peak_flops * e.decode_compute)
+        cmp += prefill_tokens * self.prompt_token_flops(prompt_tokens) / (self.peak_flops * e.prefill_compute)
+        return (max(mem, cmp) + self.comm_s(batch + prefill_tokens) + self.overhead_s(batch),
+                "memory" if mem >= cmp else "compute")
+
+    def overhead_s(self, batch: float) -> float:
+        """Fixed cost of one step: the scheduler and sampler, per-layer launches (more for MoE, far more without
+        CUDA graphs) and per-sequence input preparation."""
+        e = self.eff
+        per_layer = e.layer_overhead_ms * (e.moe_layer_factor if self.moe else 1.0)
+        if self.eager:
+            per_layer += e.eager_layer_ms
+        return (e.step_overhead_ms + per_layer * self.layers + e.per_seq_overhead_ms * batch) / 1000
+
+    def prompt_token_flops(self, prompt_tokens: float) -> float:
+        """FLOPs per prompt token, the causal attention averaged over the prompt (n / 2 keys per query)."""
+        return 2 * self.flops_params + 2 * prompt_tokens * self.q_dim * self.layers
+
+    def prefill_compute_s(self, tokens: float, prompt_tokens: float | None = None) -> float:
+        """The compute of `tokens` prompt tokens from prompts `prompt_tokens` long (default: one prompt)."""
+        flops = tokens * self.prompt_token_flops(tokens if prompt_tokens is None else prompt_tokens)
+        return flops / (self.peak_flops * self.eff.prefill_compute) + self.comm_s(tokens)
+
+    def prefill_s(self, tokens: float, chunk: int, prompt_tokens: float | None = None) -> float:
+        """`tokens` prompt tokens alone on the replica (prompts `prompt_tokens` long, default one prompt), in
+        chunks of `chunk` tokens that each read the weights once."""
+        chunks = max(1, math.ceil(tokens / max(1, chunk)))
+        read = chunks * self.weights_read_bytes(min(tokens, chunk)) / (self.bw_bytes_per_s * self.eff.bandwidth)
+        return max(self.prefill_compute_s(tokens, prompt_tokens), read) + chunks * self.overhead_s(0)
+
+
+def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency = EFFICIENCY) -> StepModel:
+    w = estimate_weights(m, setup.weights, setup.tp)
+    kv = kv_layout(m, setup)
+    c = count_params(m)
+    tp = max(1, setup.tp)
+    nonexpert = (w.active_read_gib_per_gpu * GIB - _active_expert_bytes(w.expert_gib_per_gpu * GIB, m))
+    q_dim, _ = attention_dims_per_gpu(m, tp)
+    nvlink = gpu.nvlink_gb_s > 0 and tp <= 8
+    link = (gpu.nvlink_gb_s / 2 if nvlink else 32.0 * 2 ** (gpu.pcie_gen - 4)) * 1e9  # one-way GB/s
+    eff_link = link * eff.link_efficiency
+    return StepModel(
+        nonexpert_read_bytes=nonexpert,
+        expert_bytes=w.expert_gib_per_gpu * GIB,
+        experts=m.moe.num_experts if m.moe is not None else 0,
+        top_k=m.moe.top_k if m.moe is not None else 0,
+        flops_params=max(0.0, c.active - c.embedding) / tp,
+        q_dim=q_dim,
+        layers=m.num_layers or 0,
+        hidden=m.hidden_size or 0,
+        tp=tp,
+        kv_layer_bytes=kv.bytes_per_token_layer,
+        kv_full_layers=kv.full_layers,
+        kv_window_layers=kv.window_layers,
+        kv_window=kv.window_tokens,
+        moe=m.moe is not None,
+        eager=setup.enforce_eager,
+        bw_bytes_per_s=gpu.mem_bw_gb_s * 1e9,
+        peak_flops=peak_tflops(gpu, setup.weights) * 1e12,
+        link_bytes_per_s=eff_link,
+        link_latency_s=(eff.nvlink_latency_us if nvlink else eff.pcie_latency_us) / 1e6,
+        eff=eff,
+    )
+
+
+def _active_expert_bytes(expert_bytes: float, m: ModelSpec) -> float:
+    if m.moe is None:
+        return 0.0
+    return expert_bytes * m.moe.top_k / m.moe.num_experts
