@@ -18,6 +18,10 @@ _NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeplo
 
 
 def capability(gpu: GpuSpec) -> tuple[int, int]:
+    """The CUDA compute capability; a non-NVIDIA accelerator (Ascend, Instinct) has none and runs the engines'
+    vendor builds (vllm-ascend, ROCm), taken here as able to run every dtype."""
+    if gpu.compute_capability is None:
+        return (9, 0)
     major, _, minor = gpu.compute_capability.partition(".")
     return int(major), int(minor or 0)
 
