@@ -12,7 +12,7 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
     picks = {cloud: c.inst.instance_type for cloud, c in r.picks().items()}
     alts = {k: c.inst.instance_type for k, c in r.alternatives().items()}
     reasons = pick_reasons(r)
-    named = {*picks.values(), *alts.values(), *(x[k] for x in reasons.values() for k in ("cheapest", "fastest"))}
+    named = {*picks.values(), *alts.values(), *(str(x[k]) for x in reasons.values() for k in ("cheapest", "fastest"))}
     extra = [c for c in r.candidates if c.inst.instance_type in named and c not in cands]
     job = r.job
     return {

@@ -1,6 +1,6 @@
 """Why a cloud's pick is neither its cheapest nor its fastest option, in words a reader checks against the table.
 
-    pick_reasons(result)   # {cloud: {instance_type, code, message, message_zh, cheapest, fastest}}
+    pick_reasons(result)   # {cloud: {instance_type, code, message, message_zh, cheapest, fastest, versus}}
 
 Only clouds whose pick is neither get an entry. The reason is the ranking rule that put the pick first
 (planner/plan.py: _rank, _prefer_published): a published price preferred over an estimate within ESTIMATE_TIE, a
@@ -68,9 +68,9 @@ def _reason(pick: Candidate, cheapest: Candidate, fastest: Candidate, objective:
     return ("ranked", f"{p} is ranked first by cost and time.", f"{p} 按费用和时长排第一。")
 
 
-def pick_reasons(r: PlanResult) -> dict[str, dict[str, str]]:
+def pick_reasons(r: PlanResult) -> dict[str, dict[str, object]]:
     """Per cloud whose pick is neither the cheapest priced nor the fastest of its options: why it is the pick."""
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, object]] = {}
     for cloud, pick in r.picks().items():
         mine = [c for c in r.candidates if c.inst.cloud == cloud]
         priced = [c for c in mine if c.priced]
@@ -81,6 +81,8 @@ def pick_reasons(r: PlanResult) -> dict[str, dict[str, str]]:
         if pick.total_cny <= cheapest.total_cny + 0.5 or pick.hours <= fastest.hours:
             continue
         code, en, zh = _reason(pick, cheapest, fastest, r.workload.objective)
+        versus = [x.inst.instance_type for x in (cheapest, fastest) if x.inst.instance_type in en]
         out[cloud] = {"instance_type": pick.inst.instance_type, "code": code, "message": en, "message_zh": zh,
-                      "cheapest": cheapest.inst.instance_type, "fastest": fastest.inst.instance_type}
+                      "cheapest": cheapest.inst.instance_type, "fastest": fastest.inst.instance_type,
+                      "versus": list(dict.fromkeys(versus))}
     return out
