@@ -120,7 +120,10 @@ export function withoutSources(markdown) {
   let skipping = 0; // the heading level of the sources section being left out
   for (const line of lines) {
     const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    if (heading && skipping && heading[1].length <= skipping) skipping = 0;
+    // the section ends at a heading of its level, or at the first paragraph after its list
+    if (skipping && (heading ? heading[1].length <= skipping : line.trim() && !/^\s*(?:[-*+]|\d+[.)])\s/.test(line))) {
+      skipping = 0;
+    }
     if (heading && SOURCES.includes(heading[2].trim())) { skipping = heading[1].length; continue; }
     if (!skipping) out.push(line);
   }
