@@ -1,7 +1,9 @@
 """Block Kit builders: pure functions from an AskResult (or a document) to message payloads.
 
-One answer message: header, the top pick per cloud, one table of candidates (a Slack `table` block, or
-preformatted text where tables are not accepted), the answer text, warnings, sources, and two buttons.
+A streamed answer ends with card_blocks: the top pick per cloud (and why, when it is neither the cheapest nor the
+fastest), one table of candidates (a Slack `table` block, or preformatted text where tables are not accepted),
+warnings, sources, two buttons, then any extra (the feedback buttons). answer_blocks is the same as one message
+with a header and the answer text, where Slack will not stream.
 Every builder keeps Slack's limits: 50 blocks, 3000 characters per text, 10 fields or context elements.
 """
 
@@ -78,10 +80,6 @@ def section(text: str) -> Block:
 
 def context(texts: Sequence[str]) -> Block:
     return {"type": "context", "elements": [_mrkdwn(t) for t in texts[:MAX_CONTEXT_ELEMENTS]]}
-
-
-def thinking_text(lang: Lang) -> str:
-    return tr(lang, "🤔 正在计算…", "🤔 Thinking…")
 
 
 def usage_text(lang: Lang) -> str:
