@@ -47,6 +47,9 @@ def register(app: typer.Typer) -> None:
                                                           "evals/reports/history.jsonl")] = None,
         fail_under: Annotated[float | None, typer.Option("--fail-under", min=0, max=1, help="exit 1 when slot "
                                                          "accuracy or config match is below this")] = None,
+        feedback_data_dir: Annotated[Path | None, typer.Option("--feedback-data-dir", help="count people's 👍/👎 "
+                                                               "per question type from this deployment's session "
+                                                               "store (or DATABASE_URL's)")] = None,
     ) -> None:
         """Score the assistant's answers against the rule engine's ground truth (evals/scenarios.yaml)."""
         from service.evals.anchors import DEFAULT_ANCHORS
@@ -62,8 +65,13 @@ def register(app: typer.Typer) -> None:
             retriever=retriever, anchors_file=DEFAULT_ANCHORS if anchors else None,
             retrieval=retrieval, judge=judge, history_file=(history_file or DEFAULT_HISTORY) if history_on else None,
         )
+        feedback = None
+        if feedback_data_dir is not None:  # read first: a wrong dir fails before the run, not after it
+            from service.evals.feedback import feedback_counts
+
+            feedback = feedback_counts(feedback_data_dir, settings.database_url)
         run = run_eval(options, settings, progress=_progress)
-        paths = write_reports(run, out or default_out_dir(run), options.history_file)
+        paths = write_reports(run, out or default_out_dir(run), options.history_file, feedback)
         if json_out:
             emit_json(run.to_dict())
         else:

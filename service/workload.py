@@ -18,6 +18,7 @@ GpuName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHA
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_AVG_TOKENS = 512
 DEFAULT_EPOCHS = 3.0
+MIN_DEADLINE_HOURS = 0.01  # 36 seconds: no training job is planned to finish sooner
 
 
 class Workload(BaseModel):
@@ -46,7 +47,9 @@ class Workload(BaseModel):
     seq_len: int | None = Field(default=None, ge=16, le=1_048_576)
     budget_cny: float | None = Field(default=None, gt=0, le=1e10)
     budget_period: Literal["month", "total"] = "month"
-    deadline_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
+    # At least 36 seconds: the engine divides by the deadline, and a deadline of 5e-324 h overflowed it (500).
+    deadline_hours: float | None = Field(default=None, ge=MIN_DEADLINE_HOURS, le=24 * 365 * 5,
+                                         description=f"finish within this many hours (at least {MIN_DEADLINE_HOURS})")
     clouds: list[CloudName] = Field(default_factory=list, max_length=2, description="empty = both clouds")
     gpu_include: list[GpuName] = Field(default_factory=list, max_length=MAX_GPU_NAMES,
                                        description="only these GPUs, e.g. A100, H800")

@@ -75,12 +75,21 @@ def _time(c: Artifact, ph: Artifact) -> list[str]:
 
 def _cost(c: Artifact, ph: Artifact) -> list[str]:
     out = [ph["cost_title"]]
-    for billing, line in c["cost_cny"].items():
+    lines: dict[str, Artifact] = c["cost_cny"]
+    for billing, line in lines.items():
         p = line["price"]
-        out.append(ph["cost_line"].format(
-            billing=ph["billing_names"][billing], price=_price(p, ph), total=_n(line["total_cny"], 0),
-            monthly=_n(line["monthly_cny"], 0), source=public_source(p["source"], p["confidence"], _lang(ph)),
-            as_of=p["as_of"], confidence=confidence_label(p["confidence"], _lang(ph))))
+        fields = {"billing": ph["billing_names"][billing], "price": _price(p, ph),
+                  "source": public_source(p["source"], p["confidence"], _lang(ph)), "as_of": p["as_of"],
+                  "confidence": confidence_label(p["confidence"], _lang(ph))}
+        # compared with the mode the plan chose (or on-demand when it chose monthly): what the reader would pay
+        cheaper = lines.get(c["billing"] if c["billing"] != "monthly" else "on_demand")
+        if billing == "monthly" and cheaper is not None and cheaper["total_cny"] < line["total_cny"]:
+            # a job of hours on a monthly subscription: say it does not pay, not a month's price as "this job"
+            out.append(ph["cost_line_monthly_not_worth"].format(
+                **fields, hours=_n(c["training_hours"]), other=ph["billing_names"][cheaper["billing"]],
+                other_total=_n(cheaper["total_cny"], 0)))
+            continue
+        out.append(ph["cost_line"].format(**fields, total=_n(line["total_cny"], 0), monthly=_n(line["monthly_cny"], 0)))
     out.append(ph["quote"].format(link=c["quote_link"]))
     return out
 

@@ -19,7 +19,7 @@ from service.assistant.intents.result import intent_fields
 from service.assistant.offline_model import OfflinePlannerModel
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, current_user, prose_check, stream_events, turn_messages
-from service.assistant.sessions import SessionNotFoundError, SessionStore, TurnRecord
+from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord
 from service.assistant.tools import ToolContext, make_tools
 from service.assistant.types import (
     AskResult,
@@ -125,6 +125,10 @@ class Assistant:
     def delete_session(self, session_id: str, owner: str | None = None) -> None:
         with self.db.lock(f"session:{session_id}"):
             self.sessions.delete(session_id, owner)
+
+    def rate_turn(self, session_id: str, turn: int, rating: Rating, *, rater: str = "", source: str = "") -> None:
+        """A person's 👍/👎 on one answered turn (Slack's feedback buttons); counted per intent in the eval report."""
+        self.sessions.rate(session_id, turn, rating, rater, source)
 
     def _check(self, message: str) -> None:
         if not message or not message.strip():

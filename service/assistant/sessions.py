@@ -1,5 +1,6 @@
 """Sessions and their turns, stored once each: a session row (owner, title, times, turn count) and one row per turn
-(message, answer, the workload it was planned from, the AskResult with its structured plan, a "stopped" flag).
+(message, answer, the workload it was planned from, the AskResult with its structured plan, a "stopped" flag), and
+people's 👍/👎 on a turn (advisor_feedback: one row per turn and rater).
 Storage grows linearly with the turns; the conversation handed to the agent is rebuilt from them.
 
 Works on SQLite or Postgres (service.assistant.db); the schema is created and migrated on open.
@@ -11,13 +12,13 @@ import builtins
 import json
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from service.assistant.db import Database, SqliteDatabase
 from service.assistant.types import HistoryTurn, SessionInfo
-from service.errors import AdvisorError
+from service.errors import AdvisorError, InvalidInputError
 
 log = logging.getLogger(__name__)
 SCHEMA = (
@@ -29,7 +30,13 @@ SCHEMA = (
     "PRIMARY KEY (session_id, seq))",
     "CREATE UNIQUE INDEX IF NOT EXISTS advisor_turns_request ON advisor_turns (owner, request_id)",
     "CREATE INDEX IF NOT EXISTS advisor_sessions_owner ON advisor_sessions (owner, updated_at)",
+    # a person's 👍 (1) or 👎 (-1) on one turn; their last click counts. Added to existing stores on open.
+    "CREATE TABLE IF NOT EXISTS advisor_feedback (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "rater TEXT NOT NULL DEFAULT '', rating INTEGER NOT NULL, source TEXT NOT NULL DEFAULT '', "
+    "created_at TEXT NOT NULL, PRIMARY KEY (session_id, seq, rater))",
 )
+Rating = Literal["up", "down"]
+_RATING = {"up": 1, "down": -1}
 _TURN_COLS = "seq, request_id, user_text, answer, workload, result, stopped, created_at"
 
 
@@ -127,6 +134,7 @@ class SessionStore:
         if self.db.changes("DELETE FROM advisor_sessions WHERE id=?" + where, (session_id, *args)) == 0:
             raise SessionNotFoundError(session_id)
         self.db.execute("DELETE FROM advisor_turns WHERE session_id=?", (session_id,))
+        self.db.execute("DELETE FROM advisor_feedback WHERE session_id=?", (session_id,))
 
     # -- turns ---------------------------------------------------------------------------------------
     def turns(self, session_id: str) -> builtins.list[TurnRecord]:
@@ -157,6 +165,28 @@ class SessionStore:
                 "ON CONFLICT (id) DO UPDATE SET updated_at=excluded.updated_at, turns=excluded.turns",
                 (session_id, title, stamp, stamp, seq, owner or ""))
         return turn.model_copy(update={"seq": seq, "created_at": stamp})
+
+    # -- feedback -------------------------------------------------------------------------------------
+    def rate(self, session_id: str, seq: int, rating: Rating, rater: str = "", source: str = "") -> None:
+        """Store one person's rating of one turn (a second click replaces the first)."""
+        if not self.db.execute("SELECT 1 FROM advisor_turns WHERE session_id=? AND seq=?", (session_id, seq)):
+            raise InvalidInputError(f"Session '{session_id[:128]}' has no turn {seq}.",
+                                    "Rate a turn that was answered: its session id and 1-based turn number.")
+        self.db.execute(
+            "INSERT INTO advisor_feedback (session_id, seq, rater, rating, source, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (session_id, seq, rater) DO UPDATE SET rating=excluded.rating, source=excluded.source, "
+            "created_at=excluded.created_at", (session_id, seq, rater, _RATING[rating], source, now()))
+
+    def feedback_counts(self) -> dict[str, dict[str, int]]:
+        """👍/👎 per question type (the rated turn's intent): {intent: {"up": n, "down": n}}."""
+        rows = self.db.execute("SELECT f.rating, t.result FROM advisor_feedback f JOIN advisor_turns t "
+                               "ON t.session_id = f.session_id AND t.seq = f.seq")
+        out: dict[str, dict[str, int]] = {}
+        for rating, result in rows:
+            intent = str((json.loads(result) if result else {}).get("intent") or "unknown")
+            counts = out.setdefault(intent, {"up": 0, "down": 0})
+            counts["up" if int(rating) > 0 else "down"] += 1
+        return dict(sorted(out.items()))
 
     def sqlite(self) -> SqliteDatabase | None:
         return self.db if isinstance(self.db, SqliteDatabase) else None

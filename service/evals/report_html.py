@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from service.evals.feedback import share_up
 from service.evals.metrics import EXTRA, HEADLINE
 from service.evals.report_md import LABELS, fmt, pick_line
 
@@ -141,6 +142,20 @@ def _by_intent(by: dict[str, Any]) -> str:
     return _table(["intent", "scenarios (zh/en)", "intent", "verdict", "intent + verdict", "slots", "pass rate"], rows)
 
 
+def _feedback(feedback: dict[str, Any] | None) -> str:
+    """People's 👍/👎 per question type (only when the report was given a data dir)."""
+    if not feedback:
+        return ""
+    head = f"<h2>User feedback</h2><p class='muted'>From {escape(feedback['source'])}.</p>"
+    by = feedback["by_intent"]
+    if not by:
+        return head + "<p>No answer has been rated yet.</p>"
+    t = feedback["total"]
+    rows = [[escape(k), str(v["up"]), str(v["down"]), _e(share_up(v))] for k, v in by.items()]
+    rows.append(["all", str(t["up"]), str(t["down"]), _e(share_up(t))])
+    return head + _table(["intent", "👍", "👎", "share 👍"], rows)
+
+
 def render_html(run: dict[str, Any], history_rows: list[dict[str, Any]]) -> str:
     m, info = run["metrics"], run["run"]
     ch = _charts(run, history_rows)
@@ -168,6 +183,7 @@ def render_html(run: dict[str, Any], history_rows: list[dict[str, Any]]) -> str:
         "".join(_scenario(s) for s in ordered),
         "<h2>Sizing anchors</h2>", _anchors(run["anchors"], ch.get("anchors")),
         "<h2>Retrieval</h2>", _retrieval(run["retrieval"]),
+        _feedback(run.get("feedback")),
     ]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>GPU Advisor eval "
             f"{escape(info['run_id'])}</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

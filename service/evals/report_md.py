@@ -1,10 +1,11 @@
-"""The Markdown report: headline metrics, regressions, failing scenarios with their diffs, anchors, retrieval."""
+"""The Markdown report: headline metrics, regressions, failing scenarios with their diffs, anchors, retrieval, and\npeople's feedback when a data dir was given."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from service.evals.feedback import share_up
 from service.evals.metrics import EXTRA, HEADLINE
 
 LABELS = {
@@ -88,8 +89,20 @@ def render_markdown(run: dict[str, Any]) -> str:
     out += [f"## Failing scenarios ({len(failing)})", ""]
     for s in failing:
         out += scenario_md(s)
-    out += anchors_md(run["anchors"]) + retrieval_md(run["retrieval"])
+    out += anchors_md(run["anchors"]) + retrieval_md(run["retrieval"]) + feedback_md(run.get("feedback"))
     return "\n".join(out).rstrip() + "\n"
+
+
+def feedback_md(feedback: dict[str, Any] | None) -> list[str]:
+    """People's 👍/👎 per question type (only when the report was given a data dir)."""
+    if not feedback:
+        return []
+    out = ["## User feedback", "", f"From {feedback['source']}.", ""]
+    rows = [[k, v["up"], v["down"], share_up(v)] for k, v in feedback["by_intent"].items()]
+    if not rows:
+        return out + ["No answer has been rated yet.", ""]
+    t = feedback["total"]
+    return out + table(["intent", "👍", "👎", "share 👍"], [*rows, ["all", t["up"], t["down"], share_up(t)]])
 
 
 def regressions_md(reg: dict[str, Any] | None) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from service.evals import history
 from service.evals.dataset import EVALS_DIR
@@ -18,9 +19,13 @@ def default_out_dir(run: EvalRun) -> Path:
     return REPORTS_DIR / run.run_id
 
 
-def write_reports(run: EvalRun, out_dir: Path, history_file: Path | None = None) -> dict[str, Path]:
-    """The three files; the HTML page's trend chart reads the history (which already holds this run)."""
+def write_reports(run: EvalRun, out_dir: Path, history_file: Path | None = None,
+                  feedback: dict[str, Any] | None = None) -> dict[str, Path]:
+    """The three files; the HTML page's trend chart reads the history (which already holds this run). `feedback`
+    (service.evals.feedback.feedback_counts) adds people's 👍/👎 per question type."""
     data = run.to_dict()
+    if feedback is not None:
+        data["feedback"] = feedback
     rows = history.read(history_file) if history_file is not None else []
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / "results.json", "markdown": out_dir / "report.md", "html": out_dir / "report.html"}

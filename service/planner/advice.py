@@ -11,6 +11,8 @@ from service.planner.resolve import Job
 from service.sizing.host import Note, numa_advice, storage_advice
 from service.workload import Workload
 
+MAX_NODES = 1_000_000  # more nodes than any cloud has: no count is named (a deadline of seconds)
+
 
 def _fmt_cny(x: float) -> str:
     return f"¥{x:,.0f}"
@@ -48,7 +50,18 @@ def _deadline_note(deadline: float, cands: Sequence[Candidate]) -> Note:
     multi = [c for c in cands if c.strategy.nodes > 1] or list(cands)
     best = min(multi, key=lambda c: c.hours * c.strategy.total_gpus)
     per_node = best.strategy.gpus_per_node
-    nodes = math.ceil(best.hours * best.strategy.total_gpus / deadline / per_node)
+    need = best.hours * best.strategy.total_gpus / max(deadline, 1e-9) / per_node
+    if not math.isfinite(need) or need > MAX_NODES:  # a deadline of seconds: no cluster count is worth naming
+        return Note(
+            "misses_deadline",
+            f"No option finishes within {deadline:g} h: the fastest, {fastest.inst.instance_type} "
+            f"({fastest.strategy.total_gpus}x {fastest.gpu.id}), needs {fastest.hours:.1f} h, and no cluster a cloud "
+            "rents would be fast enough. Allow more time, or use fewer epochs or LoRA.",
+            f"没有方案能在 {deadline:g} 小时内完成：最快的 {fastest.inst.instance_type}"
+            f"（{fastest.strategy.total_gpus} 卡 {fastest.gpu.id}）需 {fastest.hours:.1f} 小时，云上可租的集群都达不到。"
+            "请放宽期限，或减少轮数、改用 LoRA。",
+        )
+    nodes = math.ceil(need)
     gpus = nodes * per_node
     return Note(
         "misses_deadline",

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from service.planner.candidate import Candidate, PlanResult
 from service.planner.estimate import model_dict
+from service.planner.why import pick_reasons
 
 
 def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, object]:
     cands = r.candidates if max_candidates is None else r.candidates[:max_candidates]
     picks = {cloud: c.inst.instance_type for cloud, c in r.picks().items()}
     alts = {k: c.inst.instance_type for k, c in r.alternatives().items()}
-    extra = [c for c in r.candidates if c.inst.instance_type in set(picks.values()) | set(alts.values())
-             and c not in cands]
+    reasons = pick_reasons(r)
+    named = {*picks.values(), *alts.values(), *(str(x[k]) for x in reasons.values() for k in ("cheapest", "fastest"))}
+    extra = [c for c in r.candidates if c.inst.instance_type in named and c not in cands]
     job = r.job
     return {
         "workload": r.workload.model_dump(),
@@ -23,6 +25,7 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
         "n_candidates": len(r.candidates),
         "picks": picks,
         "alternatives": alts,
+        "pick_reasons": reasons,
         "rejected": [{"instance_type": i, "reason": why} for i, why in r.rejected],
         "assumptions": list(r.assumptions),
         "assumptions_zh": [*(a for a in r.assumptions if a not in job.assumptions), *job.assumptions_zh],

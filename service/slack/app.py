@@ -3,7 +3,8 @@
     mount_slack(app, settings, resources.assistant.get)   # in service.api.app.create_app; False when not set up
     build_slack_app(settings, assistant)                  # the Bolt app itself (HTTP or Socket Mode)
 
-One URL serves events, the slash command and button clicks (Slack sends all three as signed POSTs). The raw
+One URL serves events (mentions, direct messages, the AI app panel's threads), the slash command (/gpu, and the
+older /gpu-advisor) and button clicks (documents, 👍/👎), all signed POSTs. The raw
 bytes are checked first (service.slack.verify: size 413, signature and timestamp 401, then a garbled signed body
 400, all in the API's error shape); then Bolt verifies again and answers url_verification.
 Listeners acknowledge before any work (process_before_response=True, so nothing runs after the HTTP response
@@ -27,6 +28,7 @@ from service.errors import InvalidInputError
 from service.settings import Settings
 from service.slack.blocks import DOCUMENT_ACTIONS, usage_text
 from service.slack.dedup import SeenEvents, is_duplicate
+from service.slack.feedback import FEEDBACK_ACTION
 from service.slack.handlers import AssistantProvider, SlackHandlers
 from service.slack.threads import ThreadSessions, slack_db
 from service.slack.verify import MAX_BODY_BYTES, TOO_LARGE, Problem, check_request
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
-COMMAND = "/gpu-advisor"
+COMMAND = "/gpu"
+COMMANDS = (COMMAND, "/gpu-advisor")  # the old name still works for apps installed from an older manifest
 DB_FILE = "slack.sqlite"
 
 
@@ -96,12 +99,27 @@ def build_slack_app(settings: Settings, assistant: AssistantProtocol | Assistant
         else:  # nothing asked: the usage, privately (the lazy listener does nothing)
             ack(text=f"{usage_text('zh')}\n{usage_text('en')}")
 
+    app.assistant(assistant_panel(handlers, ack_now))
     app.event("app_mention")(ack=ack_now, lazy=[handlers.on_mention])
     app.event("message")(ack=ack_now, lazy=[handlers.on_direct_message])
-    app.command(COMMAND)(ack=ack_command, lazy=[handlers.on_command])
+    for command in COMMANDS:
+        app.command(command)(ack=ack_command, lazy=[handlers.on_command])
     for action_id in DOCUMENT_ACTIONS:
         app.action(action_id)(ack=ack_now, lazy=[handlers.on_document])
+    app.action(FEEDBACK_ACTION)(ack=ack_now, lazy=[handlers.on_feedback])
     return app
+
+
+def assistant_panel(handlers: SlackHandlers, ack: Callable[..., None]) -> Any:
+    """Bolt's Assistant middleware: the AI app panel's thread start and the messages in its threads (before the
+    generic message listener). No thread context is kept: Bolt's default would rewrite our first reply to store it."""
+    from slack_bolt import Assistant
+
+    panel = Assistant()
+    panel.thread_started(lazy=[handlers.on_thread_started])(ack)
+    panel.thread_context_changed(ack)
+    panel.user_message(lazy=[handlers.on_assistant_message])(ack)
+    return panel
 
 
 async def read_capped(request: Request) -> tuple[bytes, Problem | None]:

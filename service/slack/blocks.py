@@ -1,7 +1,9 @@
 """Block Kit builders: pure functions from an AskResult (or a document) to message payloads.
 
-One answer message: header, the top pick per cloud, one table of candidates (a Slack `table` block, or
-preformatted text where tables are not accepted), the answer text, warnings, sources, and two buttons.
+A streamed answer ends with card_blocks: the top pick per cloud (and why, when it is neither the cheapest nor the
+fastest), one table of candidates (a Slack `table` block, or preformatted text where tables are not accepted),
+warnings, sources, two buttons, then any extra (the feedback buttons). answer_blocks is the same as one message
+with a header and the answer text, where Slack will not stream.
 Every builder keeps Slack's limits: 50 blocks, 3000 characters per text, 10 fields or context elements.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from service.assistant.types import AskResult
-from service.slack.mrkdwn import bold, escape, markdown_to_mrkdwn, split_text, truncate
+from service.slack.mrkdwn import bold, escape, markdown_to_mrkdwn, split_text, truncate, without_sources
 
 Lang = Literal["zh", "en"]
 Block = dict[str, Any]
@@ -80,13 +82,9 @@ def context(texts: Sequence[str]) -> Block:
     return {"type": "context", "elements": [_mrkdwn(t) for t in texts[:MAX_CONTEXT_ELEMENTS]]}
 
 
-def thinking_text(lang: Lang) -> str:
-    return tr(lang, "🤔 正在计算…", "🤔 Thinking…")
-
-
 def usage_text(lang: Lang) -> str:
-    return tr(lang, "告诉我训练任务，例如：`/gpu-advisor 用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000`",
-              "Describe the training job, e.g. `/gpu-advisor LoRA fine-tune Qwen2-7B on 100k QA pairs, "
+    return tr(lang, "告诉我训练任务，例如：`/gpu 用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000`",
+              "Describe the training job, e.g. `/gpu LoRA fine-tune Qwen2-7B on 100k QA pairs, "
               "budget ¥3000 a month`")
 
 
@@ -117,12 +115,14 @@ def _budget(c: Mapping[str, Any]) -> str:
     return "—" if ok is None else ("✅" if ok else "❌")
 
 
-def _pick_field(c: Mapping[str, Any], lang: Lang) -> str:
+def _pick_field(c: Mapping[str, Any], lang: Lang, why: Mapping[str, Any] | None = None) -> str:
     cloud = _label(CLOUDS, str(c.get("cloud", "")), lang)
     hours = tr(lang, f"约 {_hours(c.get('training_hours'))} 小时", f"~{_hours(c.get('training_hours'))} h")
     cost = f"{_cny(c.get('total_cost_cny'))} ({_label(BILLING, str(c.get('billing', '')), lang)})"
     lines = [bold(cloud), f"`{escape(str(c.get('instance_type', '?')))}`", escape(_gpus(c)),
              f"{hours} · {cost} {_budget(c)}".rstrip()]
+    if why:  # the pick is neither the cloud's cheapest nor its fastest option: the engine's reason
+        lines.append(f"_{escape(str(why.get('message_zh') if lang == 'zh' else why.get('message')))}_")
     return truncate("\n".join(lines), MAX_FIELD_TEXT)
 
 
@@ -223,8 +223,36 @@ def document_buttons(session_id: str, lang: Lang) -> Block:
     ]}
 
 
-def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = "") -> list[Block]:
-    """The whole answer message. `asked` (slash commands) quotes who asked what above the answer."""
+def _fields(plan: Mapping[str, Any], lang: Lang) -> list[Block]:
+    reasons = plan.get("pick_reasons") or {}
+    fields = [_pick_field(c, lang, reasons.get(str(c.get("cloud")))) for c in _candidates(plan)[: len(plan.get("picks") or {})]]
+    return [{"type": "section", "fields": [_mrkdwn(f) for f in fields[:MAX_FIELDS]]}] if fields else []
+
+
+def _tail(result: AskResult, plan: Mapping[str, Any], extra: Sequence[Block]) -> list[Block]:
+    lang: Lang = result.language
+    tail: list[Block] = []
+    if warnings := _warnings(plan, lang):
+        tail.append(context(warnings))
+    if sources := _sources(result):
+        tail.append(context([bold(tr(lang, "来源", "Sources")), *sources][:MAX_CONTEXT_ELEMENTS]))
+    if plan.get("candidates"):
+        tail.append(document_buttons(result.session_id, lang))
+    return tail + list(extra)
+
+
+def card_blocks(result: AskResult, *, native_table: bool = True, extra: Sequence[Block] = ()) -> list[Block]:
+    """What follows an answer streamed as text: the picks, the candidate table, warnings, sources, the buttons, then
+    `extra` (the feedback buttons)."""
+    plan = result.recommendation or {}
+    top = (_fields(plan, result.language) + [candidate_table(plan, result.language, native=native_table)]
+           if plan.get("candidates") else [])
+    return (top + _tail(result, plan, extra))[:MAX_BLOCKS]
+
+
+def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = "",
+                  extra: Sequence[Block] = ()) -> list[Block]:
+    """The whole answer message. `asked` (slash commands) quotes who asked what above the answer; `extra` ends it."""
     lang: Lang = result.language
     plan = result.recommendation or {}
     has_plan = bool(plan.get("candidates"))
@@ -232,19 +260,9 @@ def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = 
     if asked:
         top.append(context([truncate(asked, MAX_TEXT)]))
     if has_plan:
-        top.append(_header(plan, lang))
-        fields = [_pick_field(c, lang) for c in _candidates(plan)[: len(plan.get("picks") or {})]]
-        if fields:
-            top.append({"type": "section", "fields": [_mrkdwn(f) for f in fields[:MAX_FIELDS]]})
-        top.append(candidate_table(plan, lang, native=native_table))
-    tail: list[Block] = []
-    if warnings := _warnings(plan, lang):
-        tail.append(context(warnings))
-    if sources := _sources(result):
-        tail.append(context([bold(tr(lang, "来源", "Sources")), *sources][:MAX_CONTEXT_ELEMENTS]))
-    if has_plan:
-        tail.append(document_buttons(result.session_id, lang))
-    text = markdown_to_mrkdwn(result.answer_markdown, drop_tables=has_plan)
+        top += [_header(plan, lang), *_fields(plan, lang), candidate_table(plan, lang, native=native_table)]
+    tail = _tail(result, plan, extra)
+    text = markdown_to_mrkdwn(without_sources(result.answer_markdown), drop_tables=has_plan)
     room = MAX_BLOCKS - len(top) - len(tail)
     chunks = split_text(text, MAX_TEXT) or [tr(lang, "（没有文字回答）", "(no text answer)")]
     if len(chunks) > room:

@@ -1,8 +1,9 @@
-"""What the bot does with a mention, a direct message, the slash command and the document buttons.
+"""What the bot does with a mention, a direct message, the AI app panel, the slash command and the buttons.
 
-Each listener acknowledges at once (app.py) and does its work here, in Bolt's lazy-listener thread: post a
-"thinking" message, ask the assistant (the same entry point as the API), then chat.update that message with the
-answer. Failures end as a friendly message in the thread; unexpected ones are logged with the traceback.
+Each listener acknowledges at once (app.py) and does its work here, in Bolt's lazy-listener thread: set the thread's
+"thinking" status, ask the assistant (the same entry point as the API), stream the answer into the thread and end
+it with the card and the feedback buttons (stream.py). The slash command first posts the question as the root of a
+new thread. Failures end as a friendly message in the thread; unexpected ones are logged with the traceback.
 """
 
 from __future__ import annotations
@@ -23,16 +24,26 @@ from service.slack.blocks import (
     Block,
     Lang,
     answer_blocks,
+    card_blocks,
     document_messages,
     error_blocks,
     fallback_text,
     parse_action_value,
     section,
-    thinking_text,
     tr,
     usage_text,
 )
-from service.slack.mrkdwn import escape, markdown_to_mrkdwn, slack_text_to_plain, split_text, truncate
+from service.slack.feedback import feedback_block, parse_feedback, thanks_text
+from service.slack.mrkdwn import (
+    escape,
+    markdown_to_mrkdwn,
+    slack_text_to_plain,
+    split_text,
+    stream_markdown,
+    truncate,
+)
+from service.slack.panel import SUGGESTED, greeting, prompts_title, thread_title, user_lang
+from service.slack.stream import set_status, stream_answer
 from service.slack.threads import ThreadSessions
 
 log = logging.getLogger(__name__)
@@ -64,20 +75,26 @@ def document_files(kind: str, documents: Mapping[str, Any], lang: Lang) -> dict[
     return {}
 
 
+def recipient_of(body: Mapping[str, Any], event: Mapping[str, Any]) -> tuple[str, str]:
+    """(team, user) a streamed answer is for: Slack requires them outside direct messages."""
+    return str(body.get("team_id") or event.get("team") or ""), str(event.get("user") or "")
+
+
 class SlackHandlers:
     def __init__(self, assistant: AssistantProvider, threads: ThreadSessions) -> None:
         self.assistant = assistant
         self.threads = threads
+        self.langs: dict[str, Lang] = {}  # user id -> language of their Slack locale (panel greetings)
 
     # -- Bolt lazy listeners (arguments are injected by name) -------------------------------------------
-    def on_mention(self, event: dict[str, Any], client: WebClient) -> None:
+    def on_mention(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         if str(event.get("channel", "")).startswith("D"):
             return  # a DM arrives as message.im too; that listener answers it
-        self._guard(self._on_user_message, event, client)
+        self._guard(self._on_user_message, event, body, client)
 
-    def on_direct_message(self, event: dict[str, Any], client: WebClient) -> None:
+    def on_direct_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         if event.get("channel_type") == "im":
-            self._guard(self._on_user_message, event, client)
+            self._guard(self._on_user_message, event, body, client)
 
     def on_command(self, command: dict[str, Any], client: WebClient, respond: Callable[..., Any]) -> None:
         self._guard(self._on_command, command, client, respond)
@@ -85,6 +102,15 @@ class SlackHandlers:
     def on_document(self, body: dict[str, Any], action: dict[str, Any], client: WebClient,
                     respond: Callable[..., Any]) -> None:
         self._guard(self._on_document, body, action, client, respond)
+
+    def on_feedback(self, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+        self._guard(self._on_feedback, body, action, client)
+
+    def on_thread_started(self, event: dict[str, Any], client: WebClient) -> None:
+        self._guard(self._on_thread_started, event, client)
+
+    def on_assistant_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        self._guard(self._on_assistant_message, event, body, client)
 
     @staticmethod
     def _guard(fn: Callable[..., None], *args: Any) -> None:
@@ -94,7 +120,7 @@ class SlackHandlers:
             log.exception("Slack listener %s failed", fn.__name__)
 
     # -- conversations ------------------------------------------------------------------------------
-    def _on_user_message(self, event: dict[str, Any], client: WebClient) -> None:
+    def _on_user_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         if is_from_bot(event):
             return
         channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
@@ -103,40 +129,68 @@ class SlackHandlers:
             lang = language_of(str(event.get("text") or ""))
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=usage_text(lang))
             return
-        self.converse(client, channel, thread_ts, question)
+        self.converse(client, channel, thread_ts, question, recipient=recipient_of(body, event))
 
     def _on_command(self, command: dict[str, Any], client: WebClient, respond: Callable[..., Any]) -> None:
         question = slack_text_to_plain(str(command.get("text") or ""))
         if not question:
             return  # the ack showed the usage
-        user = str(command.get("user_id") or "")
-        asked = f"<@{user}>: {escape(truncate(question, 500))}" if user else escape(truncate(question, 500))
-        if self.converse(client, str(command["channel_id"]), None, question, asked=asked):
-            return
-        # the bot may not post here (not a member, or someone else's DM): answer the asker privately
-        result, blocks = self.answer(None, None, question, asked=asked)
-        respond(text=_text(result, blocks), blocks=blocks, response_type="ephemeral", replace_original=False)
-
-    def converse(self, client: WebClient, channel: str, thread_ts: str | None, question: str, *,
-                 asked: str = "") -> bool:
-        """Post "thinking", answer, update it. thread_ts None: the thinking message starts the thread.
-        False when the thinking message could not be posted (nothing else was done)."""
-        lang = language_of(question)
-        try:
-            posted = client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                             text=thinking_text(lang) + (f"\n{asked}" if asked else ""))
+        user, lang = str(command.get("user_id") or ""), language_of(question)
+        quoted = escape(truncate(question, 500))
+        asked = tr(lang, f"<@{user}> 问：{quoted}", f"<@{user}> asked: {quoted}") if user else quoted
+        channel = str(command["channel_id"])
+        try:  # the question is the root of a new thread; the answer streams in below it
+            root = client.chat_postMessage(channel=channel, text=asked)
         except SlackApiError as exc:
-            log.warning("cannot post in %s: %s", channel, exc.response.get("error"))
-            return False
-        ts = str(posted["ts"])
-        key = thread_ts or ts
-        result, blocks = self.answer(channel, key, question, asked=asked)
-        self._show(client, channel, ts, result, blocks, asked)
-        if result is not None and result.documents:
-            for kind in DOCUMENTS:
-                if files := document_files(kind, result.documents, result.language):
-                    self.post_files(client, channel, key, tr(result.language, *DOCUMENTS[kind][2]), files)
-        return True
+            # the bot may not post here (not a member, or someone else's DM): answer the asker privately
+            log.info("cannot post in %s: %s", channel, exc.response.get("error"))
+            result, blocks = self.answer(None, None, question, asked=asked)
+            if result is not None:
+                blocks = answer_blocks(result, asked=asked, extra=self.feedback_blocks(result))
+            respond(text=_text(result, blocks), blocks=blocks, response_type="ephemeral", replace_original=False)
+            return
+        self.converse(client, channel, str(root["ts"]), question,
+                      recipient=(str(command.get("team_id") or ""), user))
+
+    def converse(self, client: WebClient, channel: str, thread_ts: str, question: str, *,
+                 recipient: tuple[str, str] = ("", "")) -> AskResult | None:
+        """Thinking status, answer, stream it into the thread with its card and feedback buttons (an ordinary
+        message when Slack will not stream here), then any documents asked for. The result, or None on failure."""
+        set_status(client, channel, thread_ts, language_of(question))
+        result, blocks = self.answer(channel, thread_ts, question)
+        if result is None:
+            client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=_text(None, blocks), blocks=blocks)
+            return None
+        extra = self.feedback_blocks(result)
+        cards = [card_blocks(result, extra=extra), card_blocks(result, native_table=False, extra=extra)]
+        text = stream_markdown(result.answer_markdown, drop_tables=bool((result.recommendation or {}).get("candidates")))
+        if not stream_answer(client, channel, thread_ts, text, cards, recipient):
+            self._post(client, channel, thread_ts, result, extra)
+        for kind in DOCUMENTS:
+            if files := document_files(kind, result.documents, result.language):
+                self.post_files(client, channel, thread_ts, tr(result.language, *DOCUMENTS[kind][2]), files)
+        return result
+
+    def _post(self, client: WebClient, channel: str, thread_ts: str, result: AskResult, extra: list[Block]) -> None:
+        """The whole answer as one message; without the table block, then as text, if Slack refuses."""
+        text = fallback_text(result)
+        for native in (True, False):
+            try:
+                client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text,
+                                        blocks=answer_blocks(result, native_table=native, extra=extra))
+                return
+            except SlackApiError as exc:
+                log.warning("chat.postMessage refused the answer blocks: %s", exc.response.get("error"))
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)
+
+    def feedback_blocks(self, result: AskResult) -> list[Block]:
+        """The 👍/👎 buttons for the turn this answer was stored as ([] when the turn cannot be found)."""
+        try:
+            turns = [m.turn for m in self.assistant().session_messages(result.session_id)]
+        except Exception as exc:  # the answer matters more than its buttons
+            log.warning("no feedback buttons for session %s: %s", result.session_id, exc)
+            return []
+        return [feedback_block(result.session_id, max(turns), result.language)] if turns else []
 
     def answer(self, channel: str | None, thread_ts: str | None, question: str, *,
                asked: str = "") -> tuple[AskResult | None, list[Block]]:
@@ -163,18 +217,50 @@ class SlackHandlers:
             self.threads.put(channel, thread_ts, result.session_id)
         return result, answer_blocks(result, asked=asked)
 
-    def _show(self, client: WebClient, channel: str, ts: str, result: AskResult | None, blocks: list[Block],
-              asked: str) -> None:
-        """chat.update the thinking message; without the table block, then as text, if Slack refuses."""
-        text = _text(result, blocks)
-        attempts = [blocks] + ([answer_blocks(result, native_table=False, asked=asked)] if result else [])
-        for attempt in attempts:
+    # -- the AI app panel and the feedback buttons ----------------------------------------------------------
+    def _on_thread_started(self, event: dict[str, Any], client: WebClient) -> None:
+        """Suggested prompts and a greeting, in the user's language (their Slack locale)."""
+        thread = event.get("assistant_thread") or {}
+        channel, thread_ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
+        lang = user_lang(client, str(thread.get("user_id") or ""), self.langs)
+        client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=thread_ts,
+                                                     title=prompts_title(lang), prompts=SUGGESTED[lang])
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=greeting(lang))
+
+    def _on_assistant_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        """A message in an AI app thread: answered as any conversation; the first answer names the thread."""
+        if is_from_bot(event):
+            return
+        channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
+        question = slack_text_to_plain(str(event.get("text") or ""))
+        if not question:
+            return
+        first = self.threads.get(channel, thread_ts) is None
+        result = self.converse(client, channel, thread_ts, question, recipient=recipient_of(body, event))
+        if first:
             try:
-                client.chat_update(channel=channel, ts=ts, text=text, blocks=attempt)
-                return
+                client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts,
+                                                  title=thread_title(result, question))
             except SlackApiError as exc:
-                log.warning("chat.update refused the answer blocks: %s", exc.response.get("error"))
-        client.chat_update(channel=channel, ts=ts, text=text)
+                log.info("no thread title in %s: %s", channel, exc.response.get("error"))
+
+    def _on_feedback(self, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+        """A 👍/👎 click: stored on its turn, thanked privately."""
+        click = parse_feedback(str(action.get("value") or ""))
+        if click is None:
+            log.info("feedback with a value that is not ours: %r", str(action.get("value"))[:200])
+            return
+        user = str((body.get("user") or {}).get("id") or "")
+        try:
+            self.assistant().rate_turn(click.session_id, click.turn, click.rating, rater=user, source="slack")
+        except AdvisorError as exc:  # the session was deleted since
+            log.info("feedback not stored: %s", exc)
+            return
+        message = body.get("message") or {}
+        channel = str((body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id") or "")
+        if channel and user:
+            client.chat_postEphemeral(channel=channel, user=user, thread_ts=message.get("thread_ts") or None,
+                                      text=thanks_text(click.lang, click.rating))
 
     # -- documents ----------------------------------------------------------------------------------
     def _on_document(self, body: dict[str, Any], action: dict[str, Any], client: WebClient,

@@ -149,3 +149,62 @@ def slack_text_to_plain(text: str) -> str:
     text = _MENTION.sub(" ", text)
     text = _SLACK_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     return " ".join(unescape(text).split())
+
+
+SOURCE_HEADINGS = ("参考资料", "Sources")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_RELATIVE_LINK = re.compile(r"\[([^\]\n]+)\]\((/[^)\s]*)\)")
+_WORKLOAD_NOTE = re.compile(r"\n*<!-- gpu-advisor:workload [\s\S]*?-->\s*$")
+
+
+def without_sources(md: str) -> str:
+    """The answer without its own "### 参考资料 / Sources" list: the message lists the citations once, below. The
+    section ends at the next heading of its level or at the first paragraph after its list (the offer that follows)."""
+    out: list[str] = []
+    skipping = 0  # the level of the heading being left out
+    for line in md.replace("\r\n", "\n").split("\n"):
+        m = _HEADING.match(line)
+        level = len(line) - len(line.lstrip("#")) if m else 0
+        if skipping and ((m and level <= skipping) or (not m and line.strip() and not _LIST_ITEM.match(line))):
+            skipping = 0
+        if m and m.group(1).strip() in SOURCE_HEADINGS:
+            skipping = level
+            continue
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def stream_markdown(md: str, *, drop_tables: bool) -> str:
+    """The answer as the Markdown Slack's chat streaming renders: no sources section (listed below it), no page-
+    relative links (their titles stay), tables dropped (the card shows the plan) or as preformatted text."""
+    text = _RELATIVE_LINK.sub(lambda m: m.group(1), _WORKLOAD_NOTE.sub("", without_sources(md)))
+    out: list[str] = []
+    lines = text.split("\n")
+    i, in_fence = 0, False
+    while i < len(lines):
+        if _FENCE.match(lines[i]):
+            in_fence = not in_fence
+        elif not in_fence and _TABLE_ROW.match(lines[i]):
+            j = i
+            while j < len(lines) and _TABLE_ROW.match(lines[j]):
+                j += 1
+            if not drop_tables:
+                out += ["```", *(" | ".join(r) for r in table_rows(lines[i:j])), "```"]
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def paragraphs(text: str, limit: int = 1500) -> list[str]:
+    """The text in pieces to stream, cut between paragraphs (or lines) and never inside a code block."""
+    pieces: list[str] = []
+    cur = ""
+    for block in re.split(r"(?<=\n\n)", text):
+        if cur and len(cur) + len(block) > limit and cur.count("```") % 2 == 0:
+            pieces.append(cur)
+            cur = ""
+        cur += block
+    return [*pieces, cur] if cur else pieces

@@ -6,6 +6,8 @@ import json
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from service.planner.plan import plan
 from service.planner.report import plan_to_dict
 from service.planner.resolve import model_from_hf_config, resolve_job
@@ -110,3 +112,14 @@ def test_cost_ties_pick_the_faster(catalog) -> None:
             ties += 1
             assert a.hours <= b.hours
     assert ties  # the catalog has same-GPU instance sizes whose GPU-hours cost the same
+
+
+@pytest.mark.parametrize("deadline", [5e-324, 1e-30, 1e-9])
+def test_a_deadline_no_cluster_meets_names_no_count(catalog, deadline: float) -> None:
+    # Bug (issue 23): deadline_hours=5e-324 made the GPU count math.ceil(inf) and raised OverflowError; the schema
+    # now refuses it, and the note itself never overflows nor names a cluster no cloud rents.
+    w = Workload.model_construct(**{**Workload(model="Qwen2-7B", samples=100_000).model_dump(),
+                                    "deadline_hours": deadline})
+    r = plan(w, catalog, today=TODAY)
+    note = next(n for n in r.notes if n.code == "misses_deadline")
+    assert "no cluster a cloud rents" in note.en and "云上可租的集群都达不到" in note.zh

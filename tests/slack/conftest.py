@@ -89,14 +89,15 @@ class SlackHarness:
                 "authorizations": [{"team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True}]}
         return self.post(json.dumps(body), **headers)
 
-    def command(self, text: str, *, channel: str = "C1", user: str = "U1") -> Any:
-        form = {"token": "t", "team_id": "T1", "channel_id": channel, "user_id": user, "command": "/gpu-advisor",
+    def command(self, text: str, *, channel: str = "C1", user: str = "U1", command: str = "/gpu") -> Any:
+        form = {"token": "t", "team_id": "T1", "channel_id": channel, "user_id": user, "command": command,
                 "text": text, "response_url": f"{self.stub.url}response/1", "trigger_id": "1.2.3"}
         return self.post(urlencode(form), "application/x-www-form-urlencoded")
 
-    def click(self, action: dict[str, Any], message: dict[str, Any] | None, *, channel: str = "C1") -> Any:
+    def click(self, action: dict[str, Any], message: dict[str, Any] | None, *, channel: str = "C1",
+              user: str = "U1") -> Any:
         payload: dict[str, Any] = {
-            "type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1"}, "api_app_id": "A1",
+            "type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "api_app_id": "A1",
             "channel": {"id": channel}, "container": {"type": "message", "channel_id": channel},
             "response_url": f"{self.stub.url}response/2", "trigger_id": "1.2.3", "actions": [action]}
         if message is not None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.assistant.types import AskResult, Citation, SessionInfo, StreamEvent
+from service.assistant.types import AskResult, Citation, SessionInfo, SessionMessage, StreamEvent
 from service.errors import AdvisorError
 
 
@@ -54,8 +54,10 @@ BUNDLE = {"train.yaml": "model_name_or_path: Qwen/Qwen2-7B\n", "data/dataset_inf
 class FakeAssistant:
     delay_s: float = 0.0
     fail_with: Exception | None = None
+    answer_zh: str = ANSWER_ZH
     sessions: dict[str, int] = field(default_factory=dict)  # session id -> turns
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    ratings: list[tuple[str, int, str, str, str]] = field(default_factory=list)  # (session, turn, rating, rater, src)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ask(self, message: str, session_id: str | None = None) -> AskResult:
@@ -76,7 +78,7 @@ class FakeAssistant:
         if re.search(r"启动脚本|launch bundle", message):
             docs["launch_bundle"] = dict(BUNDLE)
         return AskResult(
-            session_id=sid, answer_markdown=ANSWER_ZH if zh else ANSWER_EN, language="zh" if zh else "en",
+            session_id=sid, answer_markdown=self.answer_zh if zh else ANSWER_EN, language="zh" if zh else "en",
             recommendation=PLAN, backend="fake", documents=docs,
             citations=[Citation(id="guide/04.zh.md#lora", title="LoRA 显存", source="guide/04.zh.md"),
                        Citation(id="web", title="Tencent GPU <types>", source="cloud.tencent.com",
@@ -91,6 +93,17 @@ class FakeAssistant:
 
     def list_sessions(self) -> list[SessionInfo]:
         return []
+
+    def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
+        if session_id not in self.sessions:
+            raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
+        return [SessionMessage(role=role, content="…", turn=n, created_at="t")
+                for n in range(1, self.sessions[session_id] + 1) for role in ("user", "assistant")]
+
+    def rate_turn(self, session_id: str, turn: int, rating: str, *, rater: str = "", source: str = "") -> None:
+        if not 1 <= turn <= self.sessions.get(session_id, 0):
+            raise FakeSessionNotFound(f"Session '{session_id}' has no turn {turn}.")
+        self.ratings.append((session_id, turn, rating, rater, source))
 
     def rename_session(self, session_id: str, title: str) -> SessionInfo:
         raise NotImplementedError

@@ -31,6 +31,7 @@ class SlackStub:
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.rejecters: list[Rejecter] = []
+        self.locales: dict[str, str] = {}  # users.info: user id -> Slack locale ("zh-CN", "en-US")
         self._cond = threading.Condition()
         self._ts = itertools.count(1)
         self._files = itertools.count(1)
@@ -65,6 +66,13 @@ class SlackStub:
     def methods(self) -> list[str]:
         with self._cond:
             return [c.method for c in self.calls if c.method != "auth.test"]
+
+    def streamed(self) -> str:
+        """The Markdown streamed so far: every markdown_text chunk of chat.startStream/appendStream/stopStream."""
+        with self._cond:
+            return "".join(chunk.get("text", "") for c in self.calls
+                           if c.method in ("chat.startStream", "chat.appendStream", "chat.stopStream")
+                           for chunk in c.args.get("chunks") or [] if chunk.get("type") == "markdown_text")
 
     def wait_for(self, method: str, count: int = 1, timeout_s: float = 10.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout_s
@@ -114,6 +122,12 @@ class SlackStub:
             return {"ok": True, "channel": a.get("channel"), "ts": f"2000000000.{next(self._ts):06d}"}
         if m == "chat.update":
             return {"ok": True, "channel": a.get("channel"), "ts": a.get("ts")}
+        if m == "chat.startStream":
+            return {"ok": True, "channel": a.get("channel"), "ts": f"2000000000.{next(self._ts):06d}"}
+        if m in ("chat.appendStream", "chat.stopStream"):
+            return {"ok": True, "channel": a.get("channel"), "ts": a.get("ts")}
+        if m == "users.info":
+            return {"ok": True, "user": {"id": a.get("user"), "locale": self.locales.get(str(a.get("user")), "")}}
         if m == "files.getUploadURLExternal":
             fid = f"F{next(self._files)}"
             return {"ok": True, "file_id": fid, "upload_url": f"{self.url}upload/{fid}"}

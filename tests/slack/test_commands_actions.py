@@ -1,20 +1,26 @@
-"""The /gpu-advisor slash command and the document buttons, against the loopback Web API stub."""
+"""The /gpu slash command (and the older /gpu-advisor), the document buttons and the 👍/👎 feedback buttons, against
+the loopback Web API stub."""
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from service.slack.blocks import LAUNCH_BUNDLE_ACTION, REQUEST_DOC_ACTION, action_value
-from tests.slack.conftest import SlackHarness
+from tests.slack.conftest import SlackHarness, build_harness
 from tests.slack.fakes import BUNDLE, REQUEST_DOC, FakeAssistant
+from tests.slack.stub import SlackStub
 
 
 def answered(slack: SlackHarness, text: str = "<@UBOT> 用Qwen2-7B做问答微调") -> dict[str, Any]:
     """Mention, and return the answer message as Slack would show it (with its buttons)."""
     slack.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "50.1", "text": text})
-    update = slack.stub.to("chat.update")[-1]
-    return {"ts": update["ts"], "thread_ts": "50.1", "blocks": update["blocks"], "text": update["text"]}
+    stop = slack.stub.to("chat.stopStream")[-1]
+    return {"ts": stop["ts"], "thread_ts": "50.1", "blocks": stop["blocks"], "text": slack.stub.streamed()}
 
 
 def button(message: dict[str, Any], action_id: str) -> dict[str, Any]:
@@ -23,25 +29,45 @@ def button(message: dict[str, Any], action_id: str) -> dict[str, Any]:
     return {"type": "button", "action_id": action_id, "block_id": actions["block_id"], "value": element["value"]}
 
 
+def feedback(message: dict[str, Any], which: str) -> dict[str, Any]:
+    """The click on 👍 ("positive") or 👎 ("negative"): Slack sends the element with the clicked button's value."""
+    block = next(b for b in message["blocks"] if b["type"] == "context_actions")
+    element = block["elements"][0]
+    return {"type": "feedback_buttons", "action_id": element["action_id"], "block_id": block["block_id"],
+            "value": element[f"{which}_button"]["value"]}
+
+
 # -- slash command --------------------------------------------------------------------------------------
-def test_slash_command_starts_a_thread_with_the_answer(slack: SlackHarness, assistant: FakeAssistant) -> None:
-    r = slack.command("用Qwen2-7B做问答微调，预算月均¥3000")
+@pytest.mark.parametrize("command", ["/gpu", "/gpu-advisor"])  # the new name, and the old one still works
+def test_slash_command_starts_a_thread_with_the_answer(slack: SlackHarness, assistant: FakeAssistant,
+                                                       command: str) -> None:
+    r = slack.command("用Qwen2-7B做问答微调，预算月均¥3000", command=command)
     assert r.status_code == 200 and r.text == ""  # acknowledged with nothing to show
-    [root] = slack.stub.to("chat.postMessage")
-    assert "thread_ts" not in root and root["text"].startswith("🤔 正在计算…")
-    [update] = slack.stub.to("chat.update")
-    assert update["ts"] == "2000000000.000001"
-    assert update["blocks"][0]["type"] == "context" and "<@U1>" in update["blocks"][0]["elements"][0]["text"]
-    # the answer message is the thread's root: a mention in its thread continues the session
+    [root] = slack.stub.to("chat.postMessage")  # the question, quoted, starts the thread
+    assert "thread_ts" not in root and root["text"] == "<@U1> 问：用Qwen2-7B做问答微调，预算月均¥3000"
+    [status] = slack.stub.to("assistant.threads.setStatus")
+    [start] = slack.stub.to("chat.startStream")
+    assert status["thread_ts"] == start["thread_ts"] == "2000000000.000001"  # answered in the root's thread
+    assert start["recipient_user_id"] == "U1" and start["recipient_team_id"] == "T1"
+    assert "30.12 GiB" in slack.stub.streamed()
+    # a mention in that thread continues the session
     slack.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "60.1",
                  "thread_ts": "2000000000.000001", "text": "<@UBOT> 换成包月"})
     [session] = assistant.sessions
     assert assistant.asked[1] == ("换成包月", session)
 
 
+def test_slash_command_is_acknowledged_within_three_seconds(tmp_path: Path, stub: SlackStub) -> None:
+    harness = build_harness(tmp_path, stub, FakeAssistant(delay_s=3.5), threaded=True)
+    start = time.monotonic()
+    assert harness.command("用Qwen2-7B做问答微调").status_code == 200
+    assert time.monotonic() - start < 3.0  # Slack shows an error after 3 s
+    stub.wait_for("chat.stopStream", timeout_s=15)
+
+
 def test_empty_slash_command_shows_the_usage_privately(slack: SlackHarness, assistant: FakeAssistant) -> None:
     r = slack.command("   ")
-    assert r.status_code == 200 and "/gpu-advisor" in r.text
+    assert r.status_code == 200 and "/gpu " in r.text
     assert slack.stub.methods() == [] and assistant.asked == []
 
 
@@ -51,6 +77,37 @@ def test_slash_command_where_the_bot_cannot_post_answers_privately(slack: SlackH
     [reply] = slack.stub.to("response/1")
     assert reply["response_type"] == "ephemeral" and "30.12 GiB" in reply["text"]
     assert any(b["type"] == "actions" for b in reply["blocks"])
+    assert reply["blocks"][-1]["type"] == "context_actions"  # feedback buttons there too
+
+
+# -- feedback buttons -----------------------------------------------------------------------------------
+def test_feedback_is_stored_on_its_turn_and_thanked_privately(slack: SlackHarness, assistant: FakeAssistant) -> None:
+    message = answered(slack)
+    [session] = assistant.sessions
+    assert slack.click(feedback(message, "positive"), message, user="U7").status_code == 200
+    assert assistant.ratings == [(session, 1, "up", "U7", "slack")]
+    [thanks] = slack.stub.to("chat.postEphemeral")
+    assert thanks["user"] == "U7" and thanks["channel"] == "C1" and thanks["text"] == "谢谢反馈！"
+    # a follow-up is turn 2: its buttons rate that turn
+    slack.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "50.2", "thread_ts": "50.1",
+                 "text": "<@UBOT> 预算改成¥2000"})
+    second = {**message, "blocks": slack.stub.to("chat.stopStream")[-1]["blocks"]}
+    slack.click(feedback(second, "negative"), second, user="U7")
+    assert assistant.ratings[-1] == (session, 2, "down", "U7", "slack")
+
+
+def test_feedback_that_is_not_ours_is_ignored(slack: SlackHarness, assistant: FakeAssistant) -> None:
+    message = answered(slack)
+    action = {**feedback(message, "positive"), "value": "good-feedback"}
+    assert slack.click(action, message).status_code == 200
+    assert assistant.ratings == [] and slack.stub.to("chat.postEphemeral") == []
+
+
+def test_feedback_on_a_deleted_session_is_dropped_quietly(slack: SlackHarness, assistant: FakeAssistant) -> None:
+    message = answered(slack)
+    assistant.sessions.clear()
+    slack.click(feedback(message, "negative"), message)
+    assert assistant.ratings == [] and slack.stub.to("chat.postEphemeral") == []
 
 
 # -- document buttons -------------------------------------------------------------------------------------

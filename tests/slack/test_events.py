@@ -1,5 +1,6 @@
-"""The event flow against the loopback Web API stub: mentions and DMs answered in the thread (thinking, then
-chat.update), retries dropped, bots ignored, failures reported kindly, a thread kept as one session."""
+"""The event flow against the loopback Web API stub: mentions and DMs answered in the thread (a thinking status,
+the answer streamed with chat.startStream/appendStream/stopStream ending in its card), retries dropped, bots
+ignored, failures reported kindly, a thread kept as one session."""
 
 from __future__ import annotations
 
@@ -37,23 +38,40 @@ def assert_valid_blocks(blocks: list[dict[str, Any]]) -> None:
         parsed.validate_json()
 
 
-def test_mention_posts_thinking_then_updates_it_with_the_answer(slack: SlackHarness, assistant: FakeAssistant) -> None:
+def answer_card(stub: SlackStub) -> list[dict[str, Any]]:
+    """The blocks the last streamed answer ended with (chat.stopStream)."""
+    return list(stub.to("chat.stopStream")[-1]["blocks"])
+
+
+def test_mention_gets_a_thinking_status_then_a_streamed_answer_and_its_card(slack: SlackHarness,
+                                                                         assistant: FakeAssistant) -> None:
     assert slack.event(mention()).status_code == 200
-    assert slack.stub.methods() == ["chat.postMessage", "chat.update"]
-    [thinking] = slack.stub.to("chat.postMessage")
-    assert thinking.items() >= {"channel": "C1", "thread_ts": "1700000000.000100", "text": "🤔 正在计算…"}.items()
-    [update] = slack.stub.to("chat.update")
-    assert update["channel"] == "C1" and update["ts"] == "2000000000.000001"  # the thinking message
-    assert "30.12 GiB" in update["text"]
-    assert_valid_blocks(update["blocks"])
-    assert [b["type"] for b in update["blocks"]][:3] == ["header", "section", "table"]
+    assert slack.stub.methods() == ["assistant.threads.setStatus", "chat.startStream", "chat.stopStream"]
+    [status] = slack.stub.to("assistant.threads.setStatus")
+    assert status.items() >= {"channel_id": "C1", "thread_ts": "1700000000.000100", "status": "正在计算…"}.items()
+    assert status["loading_messages"] and all("…" in m for m in status["loading_messages"])
+    [start] = slack.stub.to("chat.startStream")
+    # a channel: Slack needs to know whom the stream is for
+    assert start.items() >= {"channel": "C1", "thread_ts": "1700000000.000100", "recipient_team_id": "T1",
+                             "recipient_user_id": "U1"}.items()
+    [stop] = slack.stub.to("chat.stopStream")
+    assert stop["ts"] == "2000000000.000001"  # the streamed message
+    text = slack.stub.streamed()
+    assert "30.12 GiB" in text and "| 云 |" not in text  # the Markdown table is the card's job
+    blocks = answer_card(slack.stub)
+    assert_valid_blocks(blocks)
+    assert [b["type"] for b in blocks] == ["section", "table", "context", "context", "actions", "context_actions"]
     assert assistant.asked == [("用Qwen2-7B做问答微调，预算月均¥3000", None)]  # the mention is stripped
 
 
-def test_english_message_gets_english_thinking(slack: SlackHarness) -> None:
+def test_english_message_gets_english_status_and_card(slack: SlackHarness) -> None:
     slack.event(mention("<@UBOT> LoRA fine-tune Qwen2-7B, budget 3000 a month"))
-    assert slack.stub.to("chat.postMessage")[0]["text"] == "🤔 Thinking…"
-    assert "GPU recommendation" in slack.stub.to("chat.update")[0]["blocks"][0]["text"]["text"]
+    assert slack.stub.to("assistant.threads.setStatus")[0]["status"] == "is thinking…"
+    assert "Per-GPU memory" in slack.stub.streamed()
+    blocks = answer_card(slack.stub)
+    assert "Tencent Cloud" in blocks[0]["fields"][0]["text"]
+    feedback = blocks[-1]["elements"][0]
+    assert feedback["positive_button"]["text"]["text"] == "Helpful"
 
 
 def test_ack_comes_before_the_answer(tmp_path: Path, stub: SlackStub) -> None:
@@ -63,17 +81,38 @@ def test_ack_comes_before_the_answer(tmp_path: Path, stub: SlackStub) -> None:
     assert harness.event(mention()).status_code == 200
     acked_s = time.monotonic() - start
     assert acked_s < 1.0, acked_s
-    stub.wait_for("chat.postMessage")
-    assert stub.to("chat.update") == []  # still thinking
-    stub.wait_for("chat.update")
+    stub.wait_for("assistant.threads.setStatus")
+    assert stub.to("chat.startStream") == []  # still thinking
+    stub.wait_for("chat.stopStream")
     assert time.monotonic() - start >= 1.5
+
+
+def test_a_long_answer_streams_in_several_pieces(tmp_path: Path, stub: SlackStub) -> None:
+    long = FakeAssistant(answer_zh="## 回答\n\n" + "\n\n".join(f"第 {i} 段：" + "显存核算与费用。" * 40
+                                                                  for i in range(8)))
+    build_harness(tmp_path, stub, long).event(mention())
+    # the text arrives in pieces: the stream starts with the first and more are appended before it stops
+    assert stub.to("chat.startStream")[0]["chunks"] and len(stub.to("chat.appendStream")) >= 2
+    assert stub.streamed().replace("\n", "") == long.answer_zh.replace("\n", "")
+
+
+def test_without_streaming_the_answer_is_posted_whole(slack: SlackHarness) -> None:
+    # a workspace or channel where Slack refuses chat streaming (and the status): one ordinary message instead
+    slack.stub.reject(lambda c: "not_allowed" if c.method in ("chat.startStream", "assistant.threads.setStatus")
+                      else None)
+    slack.event(mention())
+    [posted] = slack.stub.to("chat.postMessage")
+    assert posted["thread_ts"] == "1700000000.000100" and "30.12 GiB" in posted["text"]
+    types = [b["type"] for b in posted["blocks"]]
+    assert types[:3] == ["header", "section", "table"] and types[-1] == "context_actions"
+    assert_valid_blocks(posted["blocks"])
 
 
 def test_retry_of_the_same_event_is_answered_once(slack: SlackHarness, assistant: FakeAssistant) -> None:
     assert slack.event(mention(), event_id="Ev42").status_code == 200
     r = slack.event(mention(), event_id="Ev42", **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
     assert r.status_code == 200
-    assert len(slack.stub.to("chat.postMessage")) == 1
+    assert len(slack.stub.to("chat.stopStream")) == 1
     assert len(assistant.asked) == 1
 
 
@@ -97,9 +136,11 @@ def test_bot_messages_are_ignored(slack: SlackHarness, assistant: FakeAssistant,
 
 def test_direct_message_is_answered_in_its_thread(slack: SlackHarness, assistant: FakeAssistant) -> None:
     slack.event(dm("Qwen2-7B LoRA, 100k samples"))
-    [thinking] = slack.stub.to("chat.postMessage")
-    assert thinking["channel"] == "D1" and thinking["thread_ts"] == "1700000000.000200"
-    assert len(slack.stub.to("chat.update")) == 1
+    [status] = slack.stub.to("assistant.threads.setStatus")
+    assert status["channel_id"] == "D1" and status["thread_ts"] == "1700000000.000200"
+    [start] = slack.stub.to("chat.startStream")
+    assert start["channel"] == "D1" and start["thread_ts"] == "1700000000.000200"
+    assert len(slack.stub.to("chat.stopStream")) == 1
     assert assistant.asked == [("Qwen2-7B LoRA, 100k samples", None)]
 
 
@@ -115,7 +156,7 @@ def test_follow_up_in_the_thread_reuses_the_session(slack: SlackHarness, assista
     first, second, third = assistant.asked
     assert first[1] is None and third[1] is None
     assert second == ("预算改成每月¥2000", next(iter(assistant.sessions)))
-    assert slack.stub.to("chat.postMessage")[1]["thread_ts"] == "10.1"
+    assert slack.stub.to("chat.startStream")[1]["thread_ts"] == "10.1"
 
 
 def test_thread_session_survives_a_restart(tmp_path: Path, stub: SlackStub, assistant: FakeAssistant) -> None:
@@ -131,7 +172,7 @@ def test_unknown_session_starts_a_new_one(slack: SlackHarness, assistant: FakeAs
     assistant.sessions.clear()  # e.g. the data dir's sessions were wiped
     slack.event(mention("<@UBOT> 继续", ts="10.2", thread_ts="10.1"))
     assert assistant.asked[1] == ("继续", None)
-    assert len(slack.stub.to("chat.update")) == 2
+    assert len(slack.stub.to("chat.stopStream")) == 2
 
 
 def test_assistant_failure_gives_a_friendly_message_and_logs_the_traceback(
@@ -139,9 +180,11 @@ def test_assistant_failure_gives_a_friendly_message_and_logs_the_traceback(
     assistant.fail_with = RuntimeError("model exploded")
     with caplog.at_level(logging.ERROR, logger="service.slack.handlers"):
         assert slack.event(mention()).status_code == 200
-    [update] = slack.stub.to("chat.update")
-    assert "抱歉" in update["text"] and "model exploded" not in update["text"]
-    assert_valid_blocks(update["blocks"])
+    [reply] = slack.stub.to("chat.postMessage")
+    assert reply["thread_ts"] == "1700000000.000100"
+    assert "抱歉" in reply["text"] and "model exploded" not in reply["text"]
+    assert_valid_blocks(reply["blocks"])
+    assert slack.stub.to("chat.startStream") == []  # nothing to stream
     [record] = [r for r in caplog.records if r.exc_info]
     assert record.exc_info is not None and "model exploded" in str(record.exc_info[1])
 
@@ -149,25 +192,33 @@ def test_assistant_failure_gives_a_friendly_message_and_logs_the_traceback(
 def test_user_facing_error_says_what_to_fix(slack: SlackHarness, assistant: FakeAssistant) -> None:
     assistant.fail_with = InvalidInputError("The message has 5000 characters; the limit is 4000.", "Shorten it.")
     slack.event(mention("<@UBOT> too long"))
-    text = slack.stub.to("chat.update")[0]["text"]
+    text = slack.stub.to("chat.postMessage")[0]["text"]
     assert "limit is 4000" in text and "Shorten it." in text
 
 
 def test_table_block_refused_falls_back_to_text_table(slack: SlackHarness) -> None:
-    # Slack's table block has usage limits we cannot test offline: if chat.update refuses it, resend without it
-    slack.stub.reject(lambda c: "invalid_blocks" if c.method == "chat.update" and any(
+    # Slack's table block has usage limits we cannot test offline: if chat.stopStream refuses it, stop without it
+    slack.stub.reject(lambda c: "invalid_blocks" if c.method == "chat.stopStream" and any(
         b.get("type") == "table" for b in c.args.get("blocks", [])) else None)
     slack.event(mention())
-    first, second = slack.stub.to("chat.update")
+    first, second = slack.stub.to("chat.stopStream")
     assert "table" in [b["type"] for b in first["blocks"]]
     assert "table" not in [b["type"] for b in second["blocks"]]
-    assert "GT4.4XLARGE96" in str(second["blocks"])
+    assert "GT4.4XLARGE96" in str(second["blocks"]) and second["ts"] == first["ts"]  # the same streamed message
+
+
+def test_a_card_refused_whole_follows_the_text_as_its_own_message(slack: SlackHarness) -> None:
+    slack.stub.reject(lambda c: "invalid_blocks" if c.method == "chat.stopStream" and c.args.get("blocks") else None)
+    slack.event(mention())
+    assert "30.12 GiB" in slack.stub.streamed()
+    [card] = slack.stub.to("chat.postMessage")
+    assert card["thread_ts"] == "1700000000.000100" and card["blocks"][-1]["type"] == "context_actions"
 
 
 def test_mention_without_a_question_gets_the_usage(slack: SlackHarness, assistant: FakeAssistant) -> None:
     slack.event(mention("<@UBOT>"))
     [msg] = slack.stub.to("chat.postMessage")
-    assert "/gpu-advisor" in msg["text"] and msg["thread_ts"] == "1700000000.000100"
+    assert "`/gpu " in msg["text"] and msg["thread_ts"] == "1700000000.000100"
     assert assistant.asked == []
 
 

@@ -41,9 +41,12 @@ def harness(tmp_path: Path, stub: SlackStub, real: Assistant) -> SlackHarness:
 
 def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> None:
     harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.1", "text": EXAMPLE})
-    [update] = harness.stub.to("chat.update")
-    blocks = update["blocks"]
+    [stop] = harness.stub.to("chat.stopStream")
+    blocks = stop["blocks"]
     assert_valid_blocks(blocks)
+    text = harness.stub.streamed()
+    assert text.startswith("## 推荐配置：Qwen2-7B") and "| 云厂商 |" not in text and "参考资料" not in text
+    assert "/knowledge/" not in text  # page links are for the web page, not for Slack
     table = next(b for b in blocks if b["type"] == "table")
     instances = [row[1]["text"] for row in table["rows"][1:]]
     # Tencent's and JD's picks (GT4's list prices are linear in GPUs, so the 2-GPU size ties on cost, wins on time)
@@ -56,7 +59,9 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
 
     top = plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), load_catalog(get_settings().knowledge_dir))
     tencent = top.picks()["tencent"]
-    assert f"¥{tencent.total_cny:,.0f}" in str(blocks[1]) and "腾讯云" in str(blocks[1])
+    assert f"¥{tencent.total_cny:,.0f}" in str(blocks[0]) and "腾讯云" in str(blocks[0])
+    # the pick is neither Tencent's cheapest nor its fastest option: its field says why, in Chinese
+    assert "优先选有公开价格" in blocks[0]["fields"][0]["text"]
 
     # a follow-up in the thread continues the same session
     harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.2", "thread_ts": "70.1",
@@ -64,8 +69,14 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
     [session] = real.list_sessions()
     assert session.turns == 2
 
+    # 👍 on the first answer is stored on turn 1 of the real session store
+    feedback = next(b for b in blocks if b["type"] == "context_actions")["elements"][0]
+    harness.click({"type": "feedback_buttons", "action_id": feedback["action_id"],
+                   "value": feedback["positive_button"]["value"]}, {"ts": stop["ts"], "thread_ts": "70.1"})
+    assert real.sessions.feedback_counts() == {"plan": {"up": 1, "down": 0}}
+
     # the request-document button uploads the real document into the thread
-    message = {"ts": update["ts"], "thread_ts": "70.1", "blocks": blocks}
+    message = {"ts": stop["ts"], "thread_ts": "70.1", "blocks": blocks}
     harness.click(button(message, REQUEST_DOC_ACTION), message)
     [upload] = [c for c in harness.stub.calls if c.method.startswith("upload/")]
     assert "AI训练资源申请说明" in upload.raw.decode()

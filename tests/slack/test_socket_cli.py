@@ -60,7 +60,7 @@ def test_socket_mode_payloads_need_no_signature(tmp_path: Path, stub: SlackStub)
                           client=WebClient(token="xoxb-test", base_url=stub.url), listener_executor=InlineExecutor())
     response = app.dispatch(BoltRequest(body=json.dumps(EVENT), mode="socket_mode"))
     assert response.status == 200
-    assert stub.methods() == ["chat.postMessage", "chat.update"]
+    assert stub.methods() == ["assistant.threads.setStatus", "chat.startStream", "chat.stopStream"]
     assert assistant.asked == [("Qwen2-7B LoRA", None)]
 
 

@@ -2,7 +2,7 @@
 // plan card as the single structured view, then the arithmetic and sources folded away. The Markdown's own table,
 // alternatives, warnings and assumptions are what the card already shows, so they are not repeated.
 import { announce, h, keepTokens } from "./dom.js";
-import { t } from "./i18n.js";
+import { getLang, inLang, t } from "./i18n.js";
 import { addCopyButtons, linkKnowledgeRefs, markKnowledgeLinks, renderMarkdown } from "./markdown.js";
 import { citationList } from "./citations.js";
 import { showPlan } from "./plan-view.js";
@@ -113,8 +113,34 @@ function backendLabel(backend) {
   return t("backend", { who: kind ? t(kind) : backend });
 }
 
-/** Fill an answer's `content` (the text) and `extras` (card, folds, sources) from its final AskResult. */
+/** The answer's Markdown without its own list of sources: the citation list below shows them once. */
+export function withoutSources(markdown) {
+  const lines = String(markdown || "").split("\n");
+  const out = [];
+  let skipping = 0; // the heading level of the sources section being left out
+  for (const line of lines) {
+    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    // the section ends at a heading of its level, or at the first paragraph after its list
+    if (skipping && (heading ? heading[1].length <= skipping : line.trim() && !/^\s*(?:[-*+]|\d+[.)])\s/.test(line))) {
+      skipping = 0;
+    }
+    if (heading && SOURCES.includes(heading[2].trim())) { skipping = heading[1].length; continue; }
+    if (!skipping) out.push(line);
+  }
+  return out.join("\n").trim();
+}
+
+/** Fill an answer's `content` (the text) and `extras` (card, folds, sources) from its final AskResult, all in the
+ * answer's language (a Chinese question gets a Chinese card, whatever the page's language). */
 export function showAnswer(content, extras, result, streamedText = "") {
+  const lang = result.language === "zh" || result.language === "en" ? result.language : getLang();
+  content.dataset.langPinned = lang;
+  extras.dataset.langPinned = lang;
+  content.lang = extras.lang = lang === "zh" ? "zh-CN" : "en";
+  inLang(lang, () => drawAnswer(content, extras, result, streamedText, lang));
+}
+
+function drawAnswer(content, extras, result, streamedText, lang) {
   const markdown = result.answer_markdown || streamedText;
   const citations = result.citations || [];
   let shownText = markdown;
@@ -123,7 +149,7 @@ export function showAnswer(content, extras, result, streamedText = "") {
     fillMarkdown(content, verdict, { final: true, citations });
     const host = h("div", { class: "plan-host" });
     extras.append(host);
-    showPlan(host, result.recommendation, { compact: true });
+    showPlan(host, result.recommendation, { compact: true, lang });
     const fold = derivation(sections, citations);
     if (fold) extras.append(fold);
     if (after) {
@@ -133,8 +159,8 @@ export function showAnswer(content, extras, result, streamedText = "") {
     }
     shownText = `${verdict}\n${after}`;
   } else {
-    fillMarkdown(content, markdown.replace(/\n*<!-- gpu-advisor:workload [\s\S]*?-->\s*$/, ""),
-      { final: true, citations });
+    const text = markdown.replace(/\n*<!-- gpu-advisor:workload [\s\S]*?-->\s*$/, "");
+    fillMarkdown(content, citations.length ? withoutSources(text) : text, { final: true, citations });
   }
   if (result.prose_check && result.prose_check.length) {
     extras.append(h("div", { class: "alert warn" }, `⚠ ${result.prose_check.join("; ")}`));

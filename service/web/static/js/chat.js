@@ -33,13 +33,15 @@ export function createChat({ onSession, onTurnDone, onError }) {
       const messages = await api(`/v1/sessions/${encodeURIComponent(id)}/messages`);
       if (sessionId !== id) return; // another chat was opened meanwhile
       const items = [];
+      let asked = "";
       for (const m of messages) {
-        if (m.role === "user") { items.push(userBubble(m.content)); continue; }
+        if (m.role === "user") { asked = m.content; items.push(userBubble(m.content)); continue; }
         const content = h("div", { class: "markdown answer" });
         const extras = h("div", { class: "extras" });
         items.push(assistantBubble(null, content, extras, false));
+        // answered in the language of the question, as the assistant does
         showAnswer(content, extras, { answer_markdown: m.content, recommendation: m.recommendation,
-          citations: m.citations || [] });
+          citations: m.citations || [], language: /[\u3400-\u9fff]/.test(asked) ? "zh" : "en" });
         if (m.stopped) extras.append(h("p", { class: "small muted" }, t("stopped")));
       }
       shown.replaceWith(...items);

@@ -45,6 +45,7 @@ const STRINGS = {
     backendLlm: "大模型（数字由规划引擎计算）", backendFallback: "离线规划模型（大模型暂不可用）", sourceKind_official: "官方价格页", sourceKind_third_party: "第三方价格采集",
     sourceKind_estimate: "估算（由其他计费方式的价格推算）", sourceKind_user: "你提供的价格表",
     unknownModel: "未知模型“{model}”：请从列表中选择，或填写参数量（如 7B）。",
+    whyPick: "为什么推荐 {instance}：",
   },
   en: {
     skip: "Skip to the message box", tagline: "GPU training advisor", sessions: "Sessions", modes: "Mode",
@@ -94,10 +95,12 @@ const STRINGS = {
     sourceKind_official: "official price page", sourceKind_third_party: "third-party price capture",
     sourceKind_estimate: "estimate (derived from another billing mode's price)", sourceKind_user: "your price sheet",
     unknownModel: "Unknown model “{model}”: pick one from the list, or give the size (e.g. 7B).",
+    whyPick: "Why {instance}: ",
   },
 };
 
 let current = initialLang();
+let pinned = null; // the language a block is being drawn in (inLang): an answer's, not the page's
 const listeners = [];
 const TRANSLATED_ATTRS = new Set(["aria-label", "title", "placeholder"]);
 
@@ -112,7 +115,19 @@ function safeGet(key) {
   try { return localStorage.getItem(key); } catch { return null; }
 }
 
-export function getLang() { return current; }
+/** The language being drawn in: the block's inside inLang(), else the page's. */
+export function getLang() { return pinned || current; }
+
+/** The page's own language (its chrome), whatever block is being drawn. */
+export function pageLang() { return current; }
+
+/** Run `fn` (synchronous drawing) with t() and getLang() in `lang`: an answer is drawn in its own language. */
+export function inLang(lang, fn) {
+  if (lang !== "zh" && lang !== "en") return fn();
+  const outer = pinned;
+  pinned = lang;
+  try { return fn(); } finally { pinned = outer; }
+}
 
 export function setLang(lang) {
   current = lang;
@@ -123,9 +138,9 @@ export function setLang(lang) {
 
 export function onLangChange(fn) { listeners.push(fn); }
 
-/** The string for `key` in the current language, `{name}` placeholders filled from `vars`. */
-export function t(key, vars = {}) {
-  const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+/** The string for `key` in `lang` (default: the language being drawn in), `{name}` placeholders from `vars`. */
+export function t(key, vars = {}, lang = getLang()) {
+  const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, name) => String(vars[name] ?? ""));
 }
 
@@ -133,8 +148,9 @@ export function t(key, vars = {}) {
 export function applyStatic(root) {
   document.documentElement.lang = current === "zh" ? "zh-CN" : "en";
   root.querySelectorAll("[data-i18n]").forEach((el) => {
+    if (el.closest("[data-lang-pinned]")) return; // inside an answer drawn in its own language
     const attr = el.getAttribute("data-i18n-attr");
-    if (attr && TRANSLATED_ATTRS.has(attr)) el.setAttribute(attr, t(el.dataset.i18n));
-    else el.textContent = t(el.dataset.i18n);
+    if (attr && TRANSLATED_ATTRS.has(attr)) el.setAttribute(attr, t(el.dataset.i18n, {}, current));
+    else el.textContent = t(el.dataset.i18n, {}, current);
   });
 }

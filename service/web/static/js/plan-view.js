@@ -3,7 +3,7 @@
 import { barChart } from "./chart.js";
 import { downloadButtons } from "./documents.js";
 import { h, keepTokens } from "./dom.js";
-import { getLang, t } from "./i18n.js";
+import { getLang, inLang, t } from "./i18n.js";
 import { priceNote, publicLinks } from "./sources.js";
 
 const ROWS_PER_CLOUD = 5;
@@ -60,13 +60,16 @@ function seriousWarnings(c) {
   return (c.warnings || []).filter((w) => w.severity === "warning" || w.severity === "error");
 }
 
-/** The candidates shown for `cloud`: its pick, the alternatives on it, then the best-ranked others. */
+/** The candidates shown for `cloud`: its pick, the alternatives on it, the options its pick is explained against
+ * (pick_reasons' versus), then the best-ranked others. */
 function rowsFor(plan, cloud, limit = ROWS_PER_CLOUD) {
   const mine = (plan.candidates || []).filter((c) => c.cloud === cloud);
-  const wanted = [plan.picks && plan.picks[cloud], ...Object.values(plan.alternatives || {})].filter(Boolean);
-  const first = wanted.map((it) => mine.find((c) => c.instance_type === it)).filter(Boolean);
+  const why = (plan.pick_reasons || {})[cloud];
+  const wanted = [plan.picks && plan.picks[cloud], ...Object.values(plan.alternatives || {}),
+    ...(why ? why.versus || [] : [])].filter(Boolean);
+  const first = [...new Set(wanted.map((it) => mine.find((c) => c.instance_type === it)).filter(Boolean))];
   const rest = mine.filter((c) => !first.includes(c));
-  return [...new Set([...first, ...rest])].slice(0, Math.max(limit, first.length));
+  return [...first, ...rest].slice(0, Math.max(limit, first.length));
 }
 
 function priceCell(c) {
@@ -213,9 +216,21 @@ function summaryLine(plan) {
   return parts.filter(Boolean).join(" · ");
 }
 
+/** Why the pick is neither the cheapest nor the fastest of its cloud (the engine's pick_reasons), or null. */
+function pickWhy(plan, cloud) {
+  const why = (plan.pick_reasons || {})[cloud];
+  if (!why) return null;
+  return h("p", { class: "pick-why small" }, h("strong", {}, t("whyPick", { instance: why.instance_type })), msg(why));
+}
+
 /** The whole recommendation block: tables, chart, warnings, assumptions and downloads. `compact` (the chat, where
- * the answer's verdict already names the job): no title line, fewer rows per cloud. */
-export function renderPlan(plan, { compact = false } = {}) {
+ * the answer's verdict already names the job): no title line, fewer rows per cloud. `lang`: drawn in that language
+ * (an answer's), else in the page's. */
+export function renderPlan(plan, { compact = false, lang = null } = {}) {
+  return inLang(lang, () => drawPlan(plan, compact));
+}
+
+function drawPlan(plan, compact) {
   counter += 1;
   const block = h("section", { class: compact ? "plan compact" : "plan", "aria-label": t("recTitle") },
     compact ? null : h("h3", {}, t("recTitle")), compact ? null : h("p", { class: "plan-summary" }, summaryLine(plan)));
@@ -235,8 +250,8 @@ export function renderPlan(plan, { compact = false } = {}) {
     const warnId = `plan-${counter}-warn-${i}`;
     charted.push(...rows.slice(0, 3));
     listed += rows.length;
-    block.append(h("h4", { class: `cloud-title ${cloud}` }, t(cloud)), cloudTable(plan, cloud, rows, warnId),
-      warningList(plan, rows, warnId));
+    block.append(...[h("h4", { class: `cloud-title ${cloud}` }, t(cloud)), pickWhy(plan, cloud),
+      cloudTable(plan, cloud, rows, warnId), warningList(plan, rows, warnId)].filter(Boolean));
   });
   if (charted.length) {
     const total = plan.n_candidates ?? (plan.candidates || []).length;
@@ -249,7 +264,7 @@ export function renderPlan(plan, { compact = false } = {}) {
     folded("notes", t("notesTitle"), (plan.notes || []).filter((n) => n.severity === "info").map(msg)),
     folded("assumptions", t("assumptionsTitle"), zh() ? plan.assumptions_zh : plan.assumptions),
   ].filter(Boolean));
-  if (plan.workload && !plan.infeasible) block.append(downloadButtons(plan.workload));
+  if (plan.workload && !plan.infeasible) block.append(downloadButtons(plan.workload, getLang()));
   return block;
 }
 

@@ -1,0 +1,45 @@
+"""Regression (issue 23, part 4): `POST /v1/documents/request` with deadline_hours = 5e-324 (the smallest positive
+float) overflowed the deadline note's GPU count (math.ceil of infinity) in planner/advice.py: a 500. Every float the
+workload takes is sent at the edge of the range here, through every route that plans: never a server error."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from fastapi.testclient import TestClient
+
+TINY = (sys.float_info.min * sys.float_info.epsilon, sys.float_info.min, 1e-30)  # 5e-324, 2.2e-308, 1e-30
+FLOATS = ("params_b", "tokens", "dataset_gb", "epochs", "budget_cny", "deadline_hours")
+ROUTES = ("/v1/plan", "/v1/estimate", "/v1/documents/request", "/v1/documents/launch")
+
+
+def body(route: str, workload: dict[str, object]) -> dict[str, object]:
+    if route == "/v1/estimate":
+        return {**workload, "gpu": "A100"}
+    return {"workload": workload} if route.startswith("/v1/documents/") else workload
+
+
+def test_the_smallest_deadline_is_422_naming_the_field(client: TestClient) -> None:
+    r = client.post("/v1/documents/request", json={"workload": {"model": "Qwen2-7B", "deadline_hours": 5e-324}})
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert "deadline_hours" in error["message"] and "0.01" in error["message"] and error["fix"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("field", FLOATS)
+@pytest.mark.parametrize("value", TINY)
+def test_tiny_floats_never_make_a_server_error(client: TestClient, route: str, field: str, value: float) -> None:
+    workload: dict[str, object] = {"model": "Qwen2-7B", "samples": 10_000, "budget_cny": 3000, field: value}
+    if field == "params_b":
+        del workload["model"]
+    r = client.post(route, json=body(route, workload))
+    assert r.status_code < 500, r.text[:300]
+
+
+def test_the_shortest_allowed_deadline_plans(client: TestClient) -> None:
+    r = client.post("/v1/plan", json={"model": "Qwen2-7B", "samples": 100_000, "deadline_hours": 0.01})
+    assert r.status_code == 200
+    [note] = [n for n in r.json()["notes"] if n["code"] == "misses_deadline"]
+    assert "0.01 h" in note["message"]

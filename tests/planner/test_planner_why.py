@@ -1,0 +1,57 @@
+"""Why a pick is neither the cheapest nor the fastest of its cloud (issue 23: the card says why)."""
+
+from __future__ import annotations
+
+from datetime import date
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from service.planner.plan import plan
+from service.planner.report import plan_to_dict
+from service.planner.why import _reason
+from service.workload import Workload
+
+TODAY = date(2026, 9, 15)
+
+
+def option(name: str, cny: float, hours: float, confidence: str = "official", *, deadline: bool | None = None,
+           budget: bool | None = None) -> Any:
+    return SimpleNamespace(inst=SimpleNamespace(instance_type=name), total_cny=cny, hours=hours,
+                           meets_deadline=deadline, within_budget=budget,
+                           cost=SimpleNamespace(price=SimpleNamespace(confidence=confidence)))
+
+
+def test_the_guide_example_says_a_published_price_beats_an_estimate(catalog) -> None:
+    d = plan_to_dict(plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), catalog, today=TODAY))
+    reason = d["pick_reasons"]["tencent"]
+    assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "published_price"
+    by_type = {c["instance_type"]: c for c in d["candidates"]}
+    cheaper, pick = by_type[reason["cheapest"]], by_type[reason["instance_type"]]
+    assert cheaper["total_cost_cny"] < pick["total_cost_cny"] and cheaper["price"]["confidence"] == "estimate"
+    assert "估算" in reason["message_zh"] and "公开价格" in reason["message_zh"]
+    assert f"¥{cheaper['total_cost_cny']:,.0f}" in reason["message_zh"]
+    assert "jdcloud" not in d["pick_reasons"]  # JD's pick is its cheapest: nothing to explain
+
+
+@pytest.mark.parametrize(("pick", "cheapest", "fastest", "objective", "code"), [
+    # the cheaper one misses the deadline
+    (option("A", 500, 5, deadline=True), option("B", 400, 9, deadline=False), option("C", 900, 2), "cheapest",
+     "cheaper_misses_deadline"),
+    # the cheaper one is over the (monthly) budget
+    (option("A", 500, 5, budget=True), option("B", 400, 900, budget=False), option("C", 900, 2), "cheapest",
+     "cheaper_over_budget"),
+    # a third-party capture within 3 % of a published price
+    (option("A", 500, 5), option("B", 490, 6, "third_party"), option("C", 900, 2), "cheapest", "published_price"),
+    # a cost tie within 0.5 %: the faster goes first, though a faster (dearer) one exists
+    (option("A", 500, 5), option("B", 499, 8), option("C", 900, 2), "cheapest", "cost_tie"),
+    # fastest objective: the faster one is over the budget
+    (option("A", 500, 5, budget=True), option("B", 400, 9), option("C", 900, 2, budget=False), "fastest",
+     "faster_over_budget"),
+    (option("A", 500, 5), option("B", 400, 9), option("C", 900, 2), "balanced", "balanced"),
+])
+def test_each_ranking_rule_is_named(pick: Any, cheapest: Any, fastest: Any, objective: str, code: str) -> None:
+    got, en, zh = _reason(pick, cheapest, fastest, objective)
+    assert got == code
+    assert "A" in en and "A" in zh and not any("a" <= ch <= "z" for ch in zh.replace("B", "").replace("C", ""))
