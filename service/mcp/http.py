@@ -4,7 +4,8 @@
     app.add_route("/mcp", endpoint)
 
 Stateless with JSON responses: every POST stands alone (no session to pin to one worker), so the route works
-behind any number of uvicorn workers or replicas. The tools share the app's catalog and retriever (each loaded
+behind any number of uvicorn workers or replicas; GET (a server-to-client stream) and DELETE (end a session)
+have nothing to serve and answer 405. The tools share the app's catalog and retriever (each loaded
 once per process); a retriever that cannot load fails search_knowledge alone, with the reason. When
 GPU_ADVISOR_API_KEY is set, a request without `Authorization: Bearer <key>` gets the API's 401 error body.
 """
@@ -94,6 +95,10 @@ class McpEndpoint:
             require_api_key(self.resources.settings, _credentials(scope))
         except AdvisorError as exc:
             await _send_error(send, 401, exc.code, exc.message, exc.fix, {"WWW-Authenticate": "Bearer"})
+            return
+        if scope.get("method") != "POST":  # stateless: no stream to GET, no session to DELETE
+            await _send_error(send, 405, "method_not_allowed", f"{scope.get('method')} is not served at {PATH}.",
+                              "Send MCP messages with POST (Streamable HTTP, stateless).", {"Allow": "POST"})
             return
         if self.manager is None:
             await _send_error(send, 503, "dependency_unavailable", "The MCP server is not running.",

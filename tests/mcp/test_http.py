@@ -76,10 +76,15 @@ def test_http_without_a_key_is_open(tmp_path: Path, catalog: Catalog, live_serve
     assert not out["fit"].isError and out["fit"].structuredContent["fits"] is False
 
 
-def test_mcp_needs_the_app_lifespan(tmp_path: Path, catalog: Catalog) -> None:
+def test_mcp_needs_the_app_lifespan_and_takes_post(tmp_path: Path, catalog: Catalog) -> None:
     client = TestClient(app_with(tmp_path, catalog, ""))  # no `with`: the lifespan (and the MCP manager) never ran
     r = client.post("/mcp", json=INIT, headers=MCP_HEADERS)
     assert r.status_code == 503 and r.json()["error"]["code"] == "dependency_unavailable"
     with TestClient(app_with(tmp_path, catalog, "")) as running:
         r = running.post("/mcp", json=INIT, headers=MCP_HEADERS)
         assert r.status_code == 200 and r.json()["result"]["serverInfo"]["name"] == "gpu-advisor"
+        # stateless: no server-to-client stream to hold open (a GET used to hang), no session to delete
+        for method in ("GET", "DELETE"):
+            r = running.request(method, "/mcp", headers=MCP_HEADERS)
+            assert r.status_code == 405 and r.headers["allow"] == "POST"
+            assert r.json()["error"]["code"] == "method_not_allowed"
