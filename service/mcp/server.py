@@ -20,7 +20,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl, BaseModel, ValidationError
 
 from service.errors import AdvisorError, UnknownNameError
 from service.mcp import guide
@@ -37,6 +37,7 @@ INSTRUCTIONS = (
     "search_knowledge for the guide. Quote the tools' figures; never compute or recall your own."
 )
 FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
+ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")
 READ_ONLY = types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                   openWorldHint=False)
 
@@ -65,10 +66,22 @@ def _version() -> str:
         return "0.1.0"
 
 
+def input_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """The argument model's JSON schema with no combinator at its root: Anthropic's and OpenAI's APIs refuse a tool
+    whose input schema has a top-level allOf/anyOf/oneOf (and some clients then drop every tool). The workload's
+    rules between fields ('give model or params_b') move into the description; the pydantic model still enforces
+    them on every call, and its error names the field."""
+    schema = args.model_json_schema()
+    rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]
+    if rules:
+        said = [r for r in rules if r]
+        schema["description"] = f"{schema.get('description', '')} Rules: {'; '.join(said)}.".strip()
+    return schema
+
+
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                      inputSchema=spec.args.model_json_schema(), outputSchema=OUTPUTS[spec.name],
-                      annotations=READ_ONLY)
+                      inputSchema=input_schema(spec.args), outputSchema=OUTPUTS[spec.name], annotations=READ_ONLY)
 
 
 def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -26,10 +26,15 @@ def test_lists_every_tool_with_schemas(context: Any) -> None:
     listed = in_memory(context, lambda s: s.list_tools()).tools
     assert [t.name for t in listed] == NAMES == [t.name for t in TOOLS]
     by_name = {t.name: t for t in listed}
-    # the plan's input schema is the API's workload schema (POST /v1/plan), rules between fields included
-    assert by_name["plan"].inputSchema == Workload.model_json_schema()
-    assert by_name["estimate"].inputSchema == EstimateArgs.model_json_schema()
+    # the plan's input schema is the API's workload schema (POST /v1/plan): the same fields, types and ranges
+    for name, model in (("plan", Workload), ("estimate", EstimateArgs)):
+        assert by_name[name].inputSchema["properties"] == model.model_json_schema()["properties"]
+        assert by_name[name].inputSchema["additionalProperties"] is False
+    # its rules between fields are said in the description, not as a root allOf: Anthropic's and OpenAI's APIs
+    # refuse a tool input schema with allOf/anyOf/oneOf at the top level
+    assert "give model or params_b" in by_name["plan"].inputSchema["description"]
     for t in listed:
+        assert not {"allOf", "anyOf", "oneOf", "not", "if", "enum"} & set(t.inputSchema), t.name
         assert t.inputSchema["type"] == "object" and t.outputSchema and t.outputSchema["type"] == "object"
         assert t.description and t.annotations and t.annotations.readOnlyHint
 
