@@ -2,9 +2,9 @@
 calls (service/assistant/tools.py, service/assistant/intents/tools.py), with the same artifact.
 
 A tool is a `ToolSpec`: its name, what it is for (written for the model: when to call it and when not), its
-argument model (the input schema), the run function (arguments -> the artifact, every figure from the engine),
-a one-paragraph text summary and the output schema's top-level keys. Adding a question type is one entry in
-`TOOLS`.
+argument model (the input schema), the run function (arguments -> the artifact, every figure from the engine)
+and its text summary (summaries.py); its output schema is `OUTPUTS[name]` (outputs.py). Adding a question type
+is one entry in `TOOLS`, its summary and its output keys.
 """
 
 from __future__ import annotations
