@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from service.api.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
 from service.api.limits import BodyLimits, limit_for
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 DESCRIPTION = (
     "GPU cloud configurations (Tencent Cloud, JD Cloud) for ML training, verified by a deterministic engine. "
     "Every /v1 route needs `Authorization: Bearer <key>` when the server sets GPU_ADVISOR_API_KEY. "
-    'Errors share one shape: `{"error": {"code", "message", "fix"}}`.'
+    'Errors share one shape: `{"error": {"code", "message", "fix"}}`. '
+    "The same engine is an MCP server (Streamable HTTP) at /mcp, behind the same key."
 )
 
 
@@ -42,13 +44,20 @@ WARM_UP_JOIN_S = 300.0
 ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 
 
-def _lifespan(resources: Resources) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+def _lifespan(
+    resources: Resources, *also: Callable[[], AbstractAsyncContextManager[None]]
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Warm-up in a background thread; `also` (the MCP session manager) runs for the app's lifetime."""
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         stop = threading.Event()
         thread = threading.Thread(target=resources.warm_up, args=(stop,), name="gpu-advisor-warm-up", daemon=True)
         thread.start()
-        yield
+        async with AsyncExitStack() as stack:
+            for context in also:
+                await stack.enter_async_context(context())
+            yield
         # Shutdown: start no further loads, and let a load in progress (an index build runs native torch/Chroma
         # threads) finish, so the process never exits under it (that aborts with std::terminate).
         stop.set()
@@ -141,14 +150,17 @@ def create_app(
         sessions,
     )
     from service.api.schemas import error_responses
+    from service.mcp.http import PATH as MCP_PATH
+    from service.mcp.http import McpEndpoint
     from service.web import mount_web
 
     resources = Resources(settings or get_settings(), assistant=assistant, catalog=catalog, retriever=retriever)
+    mcp = McpEndpoint(resources)  # MCP over Streamable HTTP, same API key (docs/mcp.md)
     app = FastAPI(
         title="GPU Advisor",
         version="0.1.0",
         description=DESCRIPTION,
-        lifespan=_lifespan(resources),
+        lifespan=_lifespan(resources, mcp.running),
     )
     app.state.resources = resources
     app.openapi = _openapi_with_settings(app, resources.settings)  # type: ignore[method-assign]
@@ -161,6 +173,7 @@ def create_app(
     for module in (chat, openai_compat, responses, plan, serving, catalog_routes, models_catalog, search, documents,
                    sessions):
         app.include_router(module.router, prefix="/v1", dependencies=auth, responses=error_responses())
+    app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))  # an ASGI app: every method
     from service.slack.app import mount_slack
 
     mount_slack(app, resources.settings, resources.assistant.get)  # only when the Slack secrets are set

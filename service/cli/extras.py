@@ -8,7 +8,7 @@ import typer
 
 # Modules that add their own commands with `register(app)`; each imports its heavy libraries lazily.
 _REGISTRARS = ("service.retrieval.commands", "service.cli.ask_cmd", "service.evals_cli", "service.slack.cli",
-               "service.cli.calibrate_cmd", "service.cli.serving_cmd")
+               "service.cli.calibrate_cmd", "service.cli.serving_cmd", "service.cli.mcp_cmd")
 
 
 def register_extras(app: typer.Typer) -> None:

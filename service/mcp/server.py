@@ -1,0 +1,144 @@
+"""The MCP server (the official SDK's low-level `Server`): the tools of service.mcp.tools and the guide sections as
+resources. The transports (stdio: service.mcp.stdio; Streamable HTTP on the API: service.mcp.http) run the same
+server.
+
+A tool call validates its arguments with the tool's pydantic model, runs the engine in a worker thread (the
+event loop keeps serving), and answers with the artifact as structured content plus a text summary and the same
+JSON as text (for clients that read text only). Bad arguments and engine errors are tool errors (isError) whose
+text names the field and the fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.shared.exceptions import McpError
+from pydantic import AnyUrl, BaseModel, ValidationError
+
+from service.errors import AdvisorError, UnknownNameError
+from service.mcp import guide
+from service.mcp.outputs import OUTPUTS
+from service.mcp.tools import TOOLS, TOOLS_BY_NAME, McpContext, ToolSpec
+
+log = logging.getLogger(__name__)
+NAME = "gpu-advisor"
+INSTRUCTIONS = (
+    "GPU Advisor: which GPU configuration to rent on Tencent Cloud or JD Cloud for an ML training job, with every "
+    "instance, memory figure, hour and yuan from a deterministic engine over sourced catalog data. Call `plan` for "
+    "a workload, the question tools (check_feasibility, find_min_gpus, compare_options, estimate_savings, "
+    "capacity, diagnose) for the other questions, catalog_fact / search_catalog for catalog rows and "
+    "search_knowledge for the guide. Quote the tools' figures; never compute or recall your own."
+)
+FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
+ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")
+READ_ONLY = types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
+                                  openWorldHint=False)
+
+
+def tool_error(code: str, message: str, fix: str = "") -> types.CallToolResult:
+    """A tool error: the text a model reads, and the API's error shape as structured content."""
+    text = f"Error ({code}): {message}" + (f" {fix}" if fix else "")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True,
+                                structuredContent={"error": {"code": code, "message": message, "fix": fix}})
+
+
+def _validation_error(exc: ValidationError) -> types.CallToolResult:
+    """The API's message ('field: problem (got value)'); a rule between fields is named 'arguments'."""
+    from service.api.errors import validation_message
+
+    errors = [{**e, "loc": e["loc"] or ("arguments",)} for e in exc.errors()]
+    return tool_error("invalid_input", validation_message(errors), FIX_ARGS)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpu-advisor")
+    except PackageNotFoundError:  # run from a checkout without `pip install -e .`
+        return "0.1.0"
+
+
+def input_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """The argument model's JSON schema with no combinator at its root: Anthropic's and OpenAI's APIs refuse a tool
+    whose input schema has a top-level allOf/anyOf/oneOf (and some clients then drop every tool). The workload's
+    rules between fields ('give model or params_b') move into the description; the pydantic model still enforces
+    them on every call, and its error names the field."""
+    schema = args.model_json_schema()
+    rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]
+    if rules:
+        said = [r for r in rules if r]
+        schema["description"] = f"{schema.get('description', '')} Rules: {'; '.join(said)}.".strip()
+    return schema
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(name=spec.name, title=spec.title, description=spec.description,
+                      inputSchema=input_schema(spec.args), outputSchema=OUTPUTS[spec.name], annotations=READ_ONLY)
+
+
+def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """One tool call, synchronously: validate, run the engine, summarise; every failure a tool error."""
+    spec = TOOLS_BY_NAME.get(name)
+    if spec is None:
+        return tool_error("unknown_tool", f"No tool '{name}'.", f"Use one of: {', '.join(TOOLS_BY_NAME)}.")
+    try:
+        args = spec.args.model_validate(arguments)
+        artifact = spec.run(ctx, args)
+    except ValidationError as exc:
+        return _validation_error(exc)
+    except UnknownNameError as exc:  # the CLI's fix names `gpu-advisor catalog list`; over MCP, say the tool
+        return tool_error(exc.code, exc.message, f"{exc.fix} Over MCP: search_catalog lists the names.")
+    except AdvisorError as exc:
+        return tool_error(exc.code, exc.message, exc.fix)
+    except Exception:  # a bug or a broken dependency: logged here, one line to the caller
+        log.exception("MCP tool %s failed", name)
+        return tool_error("internal_error", f"The tool {name} failed unexpectedly.",
+                          "Try again; if it persists, see the server log.")
+    data = json.dumps(artifact, ensure_ascii=False, default=str, separators=(",", ":"))
+    structured = json.loads(data)  # plain JSON values (dates, tuples) as the client will see them
+    return types.CallToolResult(content=[types.TextContent(type="text", text=spec.summary(artifact)),
+                                         types.TextContent(type="text", text=data)],
+                                structuredContent=structured, isError=False)
+
+
+def build_server(ctx: McpContext) -> Server[Any, Any]:
+    server: Server[Any, Any] = Server(NAME, version=_version(), instructions=INSTRUCTIONS)
+
+    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        return [_tool(spec) for spec in TOOLS]
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await anyio.to_thread.run_sync(partial(call, ctx, name, arguments or {}))
+
+    @server.list_resources()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_resources() -> list[types.Resource]:
+        found = await anyio.to_thread.run_sync(guide.sections, ctx.guide_dir)
+        return [types.Resource(uri=AnyUrl(s.uri), name=f"{s.file}#{s.anchor}", title=s.title,
+                               description=f"Selection guide ({s.lang}): {s.title}", mimeType=guide.MIME)
+                for s in found]
+
+    @server.list_resource_templates()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_templates() -> list[types.ResourceTemplate]:
+        return [types.ResourceTemplate(uriTemplate=f"{guide.SCHEME}://{{file}}", name="guide-document",
+                                       title="A whole guide document", mimeType=guide.MIME,
+                                       description="A guide file by name, e.g. guide://04-training-memory.en.md")]
+
+    @server.read_resource()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
+        text = await anyio.to_thread.run_sync(guide.read, ctx.guide_dir, str(uri))
+        if text is None:
+            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=f"No guide resource '{uri}'. "
+                                           "Use a URI from resources/list, e.g. guide://04-training-memory.en.md."))
+        return [ReadResourceContents(content=text, mime_type=guide.MIME)]
+
+    return server

@@ -1,0 +1,155 @@
+"""The tools through the SDK's client (in memory): the list, the guide's workload planned on both clouds, the
+questions' verdicts, structured output checked against each tool's outputSchema, and errors that name the field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from mcp import types
+
+from service.catalog.loader import Catalog
+from service.errors import DependencyUnavailableError
+from service.mcp.args import EstimateArgs
+from service.mcp.tools import TOOLS
+from service.workload import Workload
+from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make_context
+
+Call = Callable[[str, dict[str, Any]], types.CallToolResult]
+NAMES = ["plan", "estimate", "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings", "capacity",
+         "diagnose", "catalog_fact", "search_catalog", "search_knowledge"]
+
+
+def test_lists_every_tool_with_schemas(context: Any) -> None:
+    listed = in_memory(context, lambda s: s.list_tools()).tools
+    assert [t.name for t in listed] == NAMES == [t.name for t in TOOLS]
+    by_name = {t.name: t for t in listed}
+    # the plan's input schema is the API's workload schema (POST /v1/plan): the same fields, types and ranges
+    for name, model in (("plan", Workload), ("estimate", EstimateArgs)):
+        assert by_name[name].inputSchema["properties"] == model.model_json_schema()["properties"]
+        assert by_name[name].inputSchema["additionalProperties"] is False
+    # its rules between fields are said in the description, not as a root allOf: Anthropic's and OpenAI's APIs
+    # refuse a tool input schema with allOf/anyOf/oneOf at the top level
+    assert "give model or params_b" in by_name["plan"].inputSchema["description"]
+    for t in listed:
+        assert not {"allOf", "anyOf", "oneOf", "not", "if", "enum"} & set(t.inputSchema), t.name
+        assert t.inputSchema["type"] == "object" and t.outputSchema and t.outputSchema["type"] == "object"
+        assert t.description and t.annotations and t.annotations.readOnlyHint
+
+
+def test_plan_guide_workload_on_both_clouds(mcp_call: Call) -> None:
+    r = mcp_call("plan", GUIDE_WORKLOAD)
+    assert not r.isError
+    plan = r.structuredContent
+    assert plan is not None and set(plan["picks"]) == {"tencent", "jdcloud"}
+    assert plan["workload"]["samples"] == 100000 and plan["workload"]["budget_period"] == "month"
+    summary, data = (c.text for c in r.content if isinstance(c, types.TextContent))
+    assert all(f"{cloud}: {itype}" in summary for cloud, itype in plan["picks"].items())
+    assert json.loads(data) == plan  # the same JSON as text, for clients that read text only
+    picked = [c for c in plan["candidates"] if c["instance_type"] in plan["picks"].values()]
+    assert all(c["price"]["source"] and c["price"]["as_of"] for c in picked)  # every price with source and date
+
+
+def test_14b_lora_does_not_fit_one_4090(mcp_call: Call) -> None:
+    r = mcp_call("check_feasibility", LORA_14B_ON_4090)
+    assert not r.isError
+    out = r.structuredContent
+    assert out is not None and out["fits"] is False and out["gpu"] == "RTX-4090" and out["gpu_count"] == 1
+    assert out["per_gpu_gib"] > out["usable_gib"]
+    assert "fits=False" in r.content[0].text  # type: ignore[union-attr]
+    assert any(f["change"] == "qlora" for f in out["fits_with"])
+
+
+# (tool, arguments, a key of the artifact and its expected value, or None for the key only)
+CALLS: list[tuple[str, dict[str, Any], str, Any]] = [
+    ("estimate", {"model": "Qwen2-7B", "gpu": "A100 80G", "gpus": 2}, "gpus", 2),
+    ("find_min_gpus", {"model": "Qwen2-72B", "method": "full", "gpu": "A800"}, "fits", True),
+    ("find_min_gpus", {"model": "Qwen2-7B", "method": "qlora"}, "gpu", None),  # no GPU: the least memory
+    ("compare_options", {**GUIDE_WORKLOAD, "compare_kind": "cloud", "options": ["tencent", "jdcloud"]}, "by", "cost"),
+    ("estimate_savings", {"model": "Qwen2-7B", "samples": 100000, "before": {"method": "full"}}, "by", "cost"),
+    ("capacity", {"gpu": "RTX 4090"}, "target", "model_size"),  # per method: full, LoRA, QLoRA
+    ("capacity", {"gpu": "A100 80G", "target": "context", "model": "Qwen2-7B"}, "target", "context"),
+    ("diagnose", {"model": "Qwen2-7B", "gpu": "A100 80G", "observation": {"kind": "oom"}}, "expected", False),
+    ("catalog_fact", {"fact": "supports_fp8", "gpu": "A10"}, "answer", "no"),  # the guide's error, corrected
+    ("search_catalog", {"kind": "prices", "gpu": "A100", "billing": "on_demand"}, "kind", "prices"),
+    ("search_catalog", {"kind": "gpus", "gpu": "H800"}, "kind", "gpus"),
+    ("search_knowledge", {"query": "A10 支持 FP8 吗", "k": 1}, "query", "A10 支持 FP8 吗"),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "key", "expected"), CALLS, ids=[f"{c[0]}-{n}" for n, c in enumerate(CALLS)])
+def test_every_tool_answers_with_structured_output(mcp_call: Call, name: str, arguments: dict[str, Any], key: str,
+                                                   expected: Any) -> None:
+    r = mcp_call(name, arguments)  # the SDK's client validates structuredContent against the outputSchema
+    assert not r.isError, r.content
+    assert r.structuredContent is not None and key in r.structuredContent
+    if expected is not None:
+        assert r.structuredContent[key] == expected
+
+
+def test_catalog_rows_carry_source_and_date(mcp_call: Call) -> None:
+    for kind in ("gpus", "instances", "prices"):
+        rows = mcp_call("search_catalog", {"kind": kind, "cloud": "tencent", "limit": 5}).structuredContent["rows"]
+        assert rows and all(r["source"] and r["as_of"] for r in rows), kind
+
+
+def test_knowledge_passages_link_to_guide_resources(mcp_call: Call) -> None:
+    out = mcp_call("search_knowledge", {"query": "FP8", "lang": "zh"}).structuredContent
+    p = out["passages"][0]
+    assert p["resource_uri"].startswith("guide://03-gpu-specs-precision.zh.md#")
+    assert p["sources"] == [{"title": "NVIDIA A10 datasheet", "ref": "https://x"}]
+
+
+# (tool, arguments, text the error must contain: the field and the fix)
+BAD: list[tuple[str, dict[str, Any], list[str]]] = [
+    # a value outside the enum
+    ("check_feasibility", {**LORA_14B_ON_4090, "method": "lorra"}, ["method:", "'lorra'", "Fix the named field"]),
+    # a required field missing
+    ("check_feasibility", {"model": "Qwen2.5-14B"}, ["gpu: Field required"]),
+    # a field the tool does not take
+    ("plan", {**GUIDE_WORKLOAD, "budget": 3000}, ["budget: Extra inputs are not permitted"]),
+    # a number out of range
+    ("plan", {**GUIDE_WORKLOAD, "samples": -5}, ["samples: Input should be greater than 0"]),
+    # neither model nor params_b: a rule between fields
+    ("plan", {"samples": 1000}, ["arguments:", "give a model name"]),
+    # an unknown GPU: the catalog's suggestions
+    ("estimate", {"model": "Qwen2-7B", "gpu": "RTX 9090"}, ["Unknown GPU 'RTX 9090'", "Did you mean", "RTX-4090"]),
+    # an unknown model
+    ("plan", {"model": "Qwen9-7X"}, ["unknown_name", "Qwen9-7X"]),
+    # capacity of a context needs the model
+    ("capacity", {"gpu": "A100", "target": "context"}, ["model: target context needs the model", "Qwen2-7B"]),
+    # savings: `before` holds workload fields only
+    ("estimate_savings", {"model": "Qwen2-7B", "before": {"methd": "full"}}, ["before:", "methd"]),
+    # a diagnosis needs what was seen
+    ("diagnose", {"model": "Qwen2-7B", "gpu": "A10"}, ["observation: Field required"]),
+    ("catalog_fact", {"fact": "memory", "gpu": "MI300X"}, ["gpu:", "MI300X", "search_knowledge"]),
+    ("search_catalog", {"instance_type": "GT4.4XLARGE9"}, ["Unknown instance type", "GT4.4XLARGE96"]),
+    ("no_such_tool", {}, ["No tool 'no_such_tool'", "plan"]),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), BAD, ids=[f"{b[0]}-{n}" for n, b in enumerate(BAD)])
+def test_bad_arguments_are_tool_errors_naming_the_field(mcp_call: Call, name: str, arguments: dict[str, Any],
+                                                        expected: list[str]) -> None:
+    r = mcp_call(name, arguments)
+    assert r.isError
+    text = r.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text
+    for part in expected:
+        assert part in text, text
+    assert r.structuredContent is not None and set(r.structuredContent["error"]) == {"code", "message", "fix"}
+
+
+def test_search_knowledge_degrades_with_the_reason(catalog: Catalog) -> None:
+    def down() -> Any:
+        raise DependencyUnavailableError("Chroma at chroma:8000 is unreachable.", "Start the Chroma server.")
+
+    for ctx, expected in ((make_context(catalog, down), "Chroma at chroma:8000 is unreachable"),
+                          (make_context(catalog, None), "not configured")):
+        r = in_memory(ctx, lambda s: s.call_tool("search_knowledge", {"query": "FP8"}))
+        assert r.isError and expected in r.content[0].text  # type: ignore[union-attr]
+        assert "resources" in r.content[0].text  # type: ignore[union-attr]  # where to read the guide meanwhile
+        plan = in_memory(ctx, lambda s: s.call_tool("plan", GUIDE_WORKLOAD))  # the other tools still answer
+        assert not plan.isError
