@@ -1,7 +1,7 @@
 """The MCP tools' arguments: pydantic models whose JSON schema is each tool's `inputSchema`.
 
 The workload is the public flat schema (service.workload.Workload, the body of POST /v1/plan); a question's
-subject is added beside it under the names the assistant's tools use (service/assistant/intents/tools.py), and
+subject is added beside it under the names the assistant's tools use (service/assistant/registry.py and intents/), and
 `estimate` takes the fields of POST /v1/estimate. tests/mcp/test_args.py keeps the three in step.
 """
 

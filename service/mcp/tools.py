@@ -1,5 +1,5 @@
 """The MCP tools: one entry per engine function, each the function the assistant's tool of the same question
-calls (service/assistant/tools.py, service/assistant/intents/tools.py), with the same artifact.
+calls (service/assistant/tools.py, service/assistant/registry.py and intents/), with the same artifact.
 
 A tool is a `ToolSpec`: its name, what it is for (written for the model: when to call it and when not), its
 argument model (the input schema), the run function (arguments -> the artifact, every figure from the engine)

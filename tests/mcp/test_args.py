@@ -1,5 +1,5 @@
 """The MCP tools take the arguments the rest of the service takes: the assistant's tools (less the follow-up
-bookkeeping field `question`) and the API's POST /v1/estimate. A field added there and not here fails this test."""
+bookkeeping fields `question` and `also`) and the API's POST /v1/estimate. A field added there and not here fails this test."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import pytest
 from pydantic import BaseModel
 
 from service.api.schemas import EstimateIn
-from service.assistant.intents import tools as intents
+from service.assistant.intents import compare_types, fit_types
 from service.assistant.tools import SearchArgs
 from service.mcp import args
 
 # (MCP model, the model it mirrors)
 PAIRS: list[tuple[type[BaseModel], type[BaseModel]]] = [
-    (args.FeasibilityArgs, intents.FeasibilityArgs),
-    (args.MinGpusArgs, intents.MinGpusArgs),
-    (args.CompareArgs, intents.CompareArgs),
-    (args.SavingsArgs, intents.SavingsArgs),
+    (args.FeasibilityArgs, fit_types.FeasibilityArgs),
+    (args.MinGpusArgs, fit_types.MinGpusArgs),
+    (args.CompareArgs, compare_types.CompareArgs),
+    (args.SavingsArgs, compare_types.SavingsArgs),
     (args.EstimateArgs, EstimateIn),
     (args.KnowledgeArgs, SearchArgs),
 ]
@@ -24,7 +24,7 @@ PAIRS: list[tuple[type[BaseModel], type[BaseModel]]] = [
 
 @pytest.mark.parametrize(("ours", "theirs"), PAIRS, ids=[p[0].__name__ for p in PAIRS])
 def test_same_fields(ours: type[BaseModel], theirs: type[BaseModel]) -> None:
-    assert set(ours.model_fields) == set(theirs.model_fields) - {"question"}
+    assert set(ours.model_fields) == set(theirs.model_fields) - {"question", "also"}
     for name, field in ours.model_fields.items():
         assert field.annotation == theirs.model_fields[name].annotation, name
         assert field.default == theirs.model_fields[name].default, name

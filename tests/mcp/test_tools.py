@@ -124,7 +124,7 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
     ("estimate_savings", {"model": "Qwen2-7B", "before": {"methd": "full"}}, ["before:", "methd"]),
     # a diagnosis needs what was seen
     ("diagnose", {"model": "Qwen2-7B", "gpu": "A10"}, ["observation: Field required"]),
-    ("catalog_fact", {"fact": "memory", "gpu": "MI300X"}, ["gpu:", "MI300X", "search_knowledge"]),
+    ("catalog_fact", {"fact": "memory", "gpu": "Gaudi2"}, ["gpu:", "Gaudi2", "search_knowledge"]),
     ("search_catalog", {"instance_type": "GT4.4XLARGE9"}, ["Unknown instance type", "GT4.4XLARGE96"]),
     ("no_such_tool", {}, ["No tool 'no_such_tool'", "plan"]),
 ]
