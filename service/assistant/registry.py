@@ -17,6 +17,7 @@ from service.assistant.intents.compare_types import COMPARE, SAVINGS
 from service.assistant.intents.diagnose import DIAGNOSE
 from service.assistant.intents.fit_types import FEASIBILITY, MIN_GPUS
 from service.assistant.intents.knowledge import KNOWLEDGE
+from service.assistant.intents.serving import SERVING
 from service.errors import AdvisorError
 from service.workload import Workload
 
@@ -39,7 +40,7 @@ OUT_OF_SCOPE = QuestionType(name="out_of_scope", tool=None, args=None, run=None,
                             route=lambda a: None, render=_no_render, result=lambda o: {}, follows=False)
 
 REGISTRY: dict[str, QuestionType] = {q.name: q for q in (
-    PLAN, FEASIBILITY, MIN_GPUS, COMPARE, SAVINGS, CAPACITY, DIAGNOSE, KNOWLEDGE, OUT_OF_SCOPE)}
+    PLAN, FEASIBILITY, MIN_GPUS, COMPARE, SAVINGS, SERVING, CAPACITY, DIAGNOSE, KNOWLEDGE, OUT_OF_SCOPE)}
 TYPES: tuple[str, ...] = tuple(REGISTRY)
 BY_TOOL: dict[str, QuestionType] = {q.tool: q for q in REGISTRY.values() if q.tool}
 # The tools whose arguments are the turn's workload (a follow-up continues from them).

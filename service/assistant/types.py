@@ -36,6 +36,10 @@ class AskResult(BaseModel):
     winner: str | None = Field(default=None, description="compare: the option that wins")
     savings: dict[str, Any] | None = Field(
         default=None, description="savings: {before, after, delta_cny, delta_hours, saving_cny, changed}")
+    serving: dict[str, Any] | None = Field(
+        default=None, description="serving: {gpu, gpus_per_replica, replicas, total_gpus, starts, max_concurrency, "
+                                  "kv_capacity_tokens, output_tokens_per_s, ttft_ms, tpot_ms, cost_cny_per_month, "
+                                  "cny_per_million_tokens, instance}")
     capacity: dict[str, Any] | None = Field(
         default=None, description="capacity: {target, gpu, gpu_count, max_params_b | max_seq_len | max_micro_batch, "
                                   "per_gpu_gib, rows}")

@@ -81,7 +81,7 @@ SLOT_FEATURES = ("model", "params_b", "gpu", "gpu_count_multi", "gpu_memory_gb",
                  "data", "budget", "deadline", "seq_len", "serving_load", "engine", "weights", "kv_dtype",
                  "observed_oom", "observed_hours", "observed_memory", "observed_util", "observed_host", "observed_slow",
                  "two_gpus", "two_clouds", "two_methods", "target_model", "target_context", "target_batch", "stage",
-                 "fact_named", "cloud", "observed_any", "no_train")
+                 "fact_named", "cloud", "observed_any", "no_train", "gpu_filter", "statement")
 # Expert prior: how strongly a feature speaks for a type (logit units), written from what the cue means. The
 # classifier is trained towards these weights (L2 around the prior, not around zero), so a cue the training
 # questions rarely show still counts, and the data corrects the rest.
@@ -133,6 +133,8 @@ PRIOR: dict[str, dict[str, float]] = {
     "serving_load": {"serving": 1.5},
     "weights": {"serving": 0.5},
     "no_train": {"serving": 1.0},
+    "gpu_filter": {"plan": 1.5},
+    "statement": {"plan": 1.0},
     "kv_dtype": {"serving": 1.5},
     "bias": {"knowledge": 0.5},
 }
@@ -174,6 +176,8 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
     out.update(slot_features(slots, named))
     # a model named with no training word: in chat, '跑' / 'run' a model without one means inference
     out["no_train"] = float(not out["train"] and ("model" in slots or "params_b" in slots))
+    out["gpu_filter"] = float(named.get("gpu_filter", 0) > 0)  # '只用T4', 'no V100': a plan's constraint
+    out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
     out["short"] = float(len(text.strip()) <= 16)
     out["bias"] = 1.0

@@ -304,7 +304,9 @@ def parse_message(
         question_slots=question_slots,
         extra=extra,
         named={"gpus": len(dict.fromkeys(named.gpus)), "clouds": len(dict.fromkeys(named.clouds)),
-               "methods": len(methods_mentioned(text))},
+               "methods": len(methods_mentioned(text)),
+               "gpu_filter": int("gpu_include" in slots or "gpu_exclude" in slots or "gpu_include" in question_slots
+                                 or "gpu_exclude" in question_slots)},
     )
 
 

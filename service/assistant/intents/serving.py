@@ -1,0 +1,198 @@
+"""Question type `serving`: how many GPUs to serve a model, how many concurrent requests a GPU holds, whether a
+quantised model starts on a card, tokens/s, latency and ¥ per million tokens ('上线一个70B的对话服务要几张卡',
+'单卡A10能开多少并发', 'int4量化后单卡够不够'). Engine: service/planner/serving_*.py over service/sizing/serving."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field
+
+from service.assistant.intents.base import Artifact, Ask, Missing, Phrases, QuestionType
+from service.assistant.intents.routing import subject_count, subject_gpu
+from service.planner.questions.fit import gpu_for
+from service.planner.serving_inference import inference
+from service.planner.serving_plan import plan_serving
+from service.serving_workload import ServingWorkload
+
+_ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
+_SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
+                 "request_rate", "ttft_ms", "tpot_ms")
+_DOUBLE = re.compile(r"翻倍|翻一倍|两倍|加倍|(?<![A-Za-z])(?:double[sd]?|2x|twice)(?![A-Za-z])", re.IGNORECASE)
+_HALF = re.compile(r"减半|一半|(?<![A-Za-z])(?:half|halve[sd]?)(?![A-Za-z])", re.IGNORECASE)
+
+
+class ServingArgs(ServingWorkload):
+    question: str | None = Field(default=None, description="the question type (kept for follow-ups)")
+    also: str | None = Field(default=None, description="another reading of the question, to mention")
+    engine_asked: str | None = Field(default=None, description="an engine named that is sized as vLLM (Ollama ...)")
+
+
+def _run(ctx: Any, args: ServingArgs) -> Artifact:
+    w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}))
+    out: Artifact = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked}
+    if w.gpu:
+        g, said = gpu_for(ctx.catalog, w.gpu)
+        w = w.model_copy(update={"gpu": g.id})
+        out["inference"] = inference(w, ctx.catalog).model_dump(mode="json")
+        out["said"] = list(said) if said else []
+        rented = any(r.gpu == g.id for r in ctx.catalog.instances)
+        if rented:
+            out["plan"] = plan_serving(w, ctx.catalog, max_price_age_days=ctx.max_price_age_days).model_dump(mode="json")
+    else:
+        out["plan"] = plan_serving(w, ctx.catalog, max_price_age_days=ctx.max_price_age_days).model_dump(mode="json")
+    return out
+
+
+def _scale(value: float | None, text: str) -> float | None:
+    if value is None:
+        return None
+    return value * 2 if _DOUBLE.search(text) else value / 2 if _HALF.search(text) else value
+
+
+def _route(a: Ask) -> dict[str, Any] | Missing:
+    slots = a.reading.slots
+    prev = dict(a.prev.args) if a.same_type and a.prev is not None else {}
+    model, params = slots.get("model"), slots.get("params_b")
+    if not model and not params:
+        return Missing("model")
+    out: dict[str, Any] = {k: v for k, v in prev.items() if k in ServingWorkload.model_fields and k != "kind"}
+    out.update({"model": model, "params_b": None if model else params})
+    out.update({k: slots[k] for k in _SERVING_KEYS if k in slots})
+    if not any(k in a.reading.own_slots for k in ("concurrency", "request_rate")):
+        for key in ("concurrency", "request_rate"):
+            if out.get(key):
+                out[key] = _scale(float(out[key]), a.text)
+    engine = slots.get("engine")
+    if engine in _ENGINES:
+        out["engine"] = engine
+    elif engine:
+        out["engine_asked"] = engine
+    gpu = subject_gpu(a) if a.reading.parsed.subject.gpus or a.reading.own_slots.get("gpu_memory_gb") \
+        else prev.get("gpu")
+    if gpu:
+        out["gpu"] = gpu
+        count = subject_count(a, default=None) if a.reading.parsed.subject.gpus else prev.get("gpus")
+        out["gpus"] = count
+    for key in ("clouds", "billing", "objective", "budget_cny"):
+        if key in a.slots and a.slots[key] not in (None, []):
+            out[key] = a.slots[key]
+    if out.get("concurrency") and out.get("request_rate"):
+        out.pop("concurrency" if "request_rate" in a.reading.own_slots else "request_rate")
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _n(x: float | None, digits: int = 0) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def _figures(s: dict[str, Any], ph: Phrases, loaded: bool) -> str:
+    """The memory arithmetic, then throughput and latency at the stated load (or with the replicas full)."""
+    return str(ph["srv_figures" if loaded else "srv_figures_full"]).format(
+        weights=_n(s["weights_gib_per_gpu"], 1), kv=_n(s["kv_cache_gib_per_gpu"], 1),
+        tokens=f"{s['kv_capacity_tokens']:,}", conc=_n(s["max_concurrency"], 1), ctx=s["max_model_len"],
+        tps=_n(s.get("output_tokens_per_s")), ttft=_n(s.get("ttft_ms")), tpot=_n(s.get("tpot_ms"), 1),
+        inp=s["input_tokens"], out=s["output_tokens"], load=_n(s.get("concurrency")),
+        at_load=_n(s.get("max_concurrency_at_load")))
+
+
+def _option_line(o: dict[str, Any], ph: Phrases) -> str:
+    cost = (str(ph["srv_cost"]).format(hour=_n(o["cost_per_hour_cny"], 2), month=_n(o["cost_per_month_cny"]),
+                                       cpm=_n(o["cny_per_million_output_tokens"], 2), billing=ph["billing_names"].get(
+                                           o["billing"], o["billing"]))
+            if o["cost_per_hour_cny"] is not None else str(ph["billing_names"].get("on_request", "")))
+    return str(ph["srv_option"]).format(cloud=ph["cloud_names"].get(o["cloud"], o["cloud"]),
+                                        instance=o["instance_type"], count=f"{o['gpu_count']:g}", gpu=o["gpu"],
+                                        nodes=o["nodes"], cost=cost)
+
+
+def _need(s: dict[str, Any], model: str, ph: Phrases) -> str:
+    return str(ph["srv_need"]).format(total=s["total_gpus"], gpu=s["gpu_name"], tp=s["gpus_per_replica"],
+                                      replicas=s["replicas"], model=model,
+                                      weights=ph["weights_names"].get(s["weights"], s["weights"]),
+                                      engine=ph["engine_names"].get(s["engine"], s["engine"]))
+
+
+def _render_plan(plan: dict[str, Any], ph: Phrases, loaded: bool) -> list[str]:
+    if not plan["candidates"]:
+        return [str(ph["srv_none"]).format(reason=plan.get("infeasible_zh") if ph["hours_unit"] == "小时"
+                                           else plan.get("infeasible"))]
+    top = plan["candidates"][0]
+    s = top["sizing"]
+    lines = [_need(s, plan["model"]["name"], ph), _figures(s, ph, loaded),
+             str(s["headroom_zh"] if ph["hours_unit"] == "小时" else s["headroom"]), ""]
+    by_type = {c["instance_type"]: c for c in plan["candidates"]}
+    lines += [str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()]]
+    lines += ["", str(ph["srv_launch"]), "```bash", top["launch"]["vllm"], "```"]
+    return lines
+
+
+def _render(art: Artifact, ph: Phrases) -> str:
+    zh = ph["hours_unit"] == "小时"
+    lines: list[str] = []
+    if art.get("engine_asked"):
+        lines.append(str(ph["srv_engine_note"]).format(engine=ph["engine_names"].get(art["engine_asked"],
+                                                                                      art["engine_asked"])))
+    w = art["workload"]
+    loaded = bool(w.get("concurrency") or w.get("request_rate"))
+    inf = art.get("inference")
+    if inf is not None:
+        sized = inf.get("sizing")
+        if sized and not w.get("gpus"):  # 'how many H800s': the count first
+            lines.append(_need(sized, inf["model"]["name"], ph))
+        else:
+            key = "srv_pinned_yes" if inf["starts"] else "srv_pinned_no"
+            lines.append(str(ph[key]).format(
+                count=inf["gpus"], gpu=inf["gpu_name"], model=inf["model"]["name"],
+                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
+                engine=ph["engine_names"].get(inf["engine"], inf["engine"]), conc=_n(inf["max_concurrency"], 1),
+                ctx=inf["max_model_len"], reason=inf["starts_reason"],
+                at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
+        if sized:
+            lines.append(_figures(sized, ph, loaded))
+        else:
+            lines.append(str(ph["srv_memory_only"]).format(weights=inf["weights_gib_per_gpu"],
+                                                           kv=inf["kv_cache_gib_per_gpu"],
+                                                           tokens=f"{inf['kv_capacity_tokens']:,}"))
+        plan = art.get("plan")
+        if plan and plan["candidates"]:
+            by_type = {c["instance_type"]: c for c in plan["candidates"]}
+            lines += ["", str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()]]
+        elif not plan:
+            lines += ["", str(ph["srv_not_rented"]).format(gpu=inf["gpu_name"])]
+        if inf.get("launch"):
+            lines += ["", str(ph["srv_launch"]), "```bash", inf["launch"]["vllm"], "```"]
+        notes = inf["assumptions_zh"] if zh else inf["assumptions"]
+    else:
+        lines += _render_plan(art["plan"], ph, loaded)
+        notes = art["plan"]["assumptions_zh"] if zh else art["plan"]["assumptions"]
+    if notes:
+        lines += ["", str(ph["assume_title"]), *[f"- {n}" for n in notes]]
+    return "\n".join(lines)
+
+
+def _result(art: Artifact) -> dict[str, Any]:
+    inf, plan = art.get("inference"), art.get("plan")
+    top = plan["candidates"][0] if plan and plan["candidates"] else None
+    s = (inf or {}).get("sizing") or (top["sizing"] if top else None) or {}
+    out = {"gpu": (inf or {}).get("gpu") or s.get("gpu"), "gpus_per_replica": s.get("gpus_per_replica") or
+           (inf or {}).get("gpus"), "replicas": s.get("replicas"), "total_gpus": s.get("total_gpus"),
+           "starts": (inf or {}).get("starts", bool(top)), "max_concurrency": s.get("max_concurrency") or
+           (inf or {}).get("max_concurrency"), "kv_capacity_tokens": s.get("kv_capacity_tokens") or
+           (inf or {}).get("kv_capacity_tokens"), "output_tokens_per_s": s.get("output_tokens_per_s"),
+           "ttft_ms": s.get("ttft_ms"), "tpot_ms": s.get("tpot_ms"),
+           "cost_cny_per_month": top["cost_per_month_cny"] if top else None,
+           "cny_per_million_tokens": top["cny_per_million_output_tokens"] if top else None,
+           "instance": {"cloud": top["cloud"], "instance_type": top["instance_type"], "nodes": top["nodes"]}
+           if top else None}
+    return {"serving": out}
+
+
+SERVING = QuestionType(
+    name="serving", tool="size_serving", args=ServingArgs, run=_run,
+    summary=lambda o: str(_result(o)["serving"]), route=_route, render=_render, result=_result,
+    doc="Serve (deploy) a model: how many GPUs per replica x replicas for a load (concurrency or QPS, input/output "
+        "lengths, TTFT/TPOT limits), KV-cache capacity and max concurrency, whether the engine starts on a pinned "
+        "GPU x count, tokens/s, latency, cost per month and ¥ per million output tokens on Tencent and JD, and "
+        "the vLLM/SGLang launch command. Call it for deployment, inference, QPS and concurrency questions.")
