@@ -81,7 +81,8 @@ _COUNT: list[tuple[re.Pattern[str], Finder]] = [
     (_c(rf"(?P<a>{_ZH_SMALL_NUM})\s*(?:台|个节点|nodes?|machines?|servers?)\s*(?:[x×*]|with|of|each)?\s*"
         rf"(?P<b>{_ZH_SMALL_NUM})\s*(?:卡|张|块|个|[x×*])?\s*(?:{_G}+\s*)?(?:卡|GPUs?|cards?)?"), _product),
     (_c(rf"单卡|单张卡?|单块卡?|一张卡|一块卡|单GPU|单个GPU|单显卡|(?<![A-Za-z])(?:a\s+)?single\s+(?:{_G}+\s*)?"
-        rf"(?:GPU|card)|(?<![A-Za-z])one\s+(?:{_G}+\s*)?(?:GPU|card)"), lambda m: 1.0),
+        rf"(?:GPU|card)|(?<![A-Za-z])(?:a\s+)?single\s+{_G}+|(?<![A-Za-z])one\s+(?:{_G}+\s*)?(?:GPU|card)"),
+     lambda m: 1.0),
     (_c(r"双卡|双显卡|双路|两卡|(?<![A-Za-z])dual(?![A-Za-z])"), lambda m: 2.0),
     (_c(N + r"[ \t]*(?:张|块|个)?[ \t]*(?:卡|显卡|GPU(?![A-Za-z]))(?!片)"), _n),
     (_c(N + rf"[ \t]*(?:[x×*][ \t]*)?(?:{_G}+[ \t]*)?(?:GPUs?|cards?)(?![A-Za-z])"), _n),

@@ -60,7 +60,8 @@ CUES: dict[str, re.Pattern[str]] = {
                   rf"{_W}(?:vs\.?|versus|compare[ds]?|comparison|which (?:one|is|gpu|cloud)|better|or (?:a|an|the)?\s*\w+\?|"
                   rf"difference between){_E}"),
     "value": _c(rf"划算|性价比|便宜|贵|省钱|成本|花费|{_W}(?:cheaper|cheapest|cost[\s-]?effective|worth|value|pricier|expensive){_E}"),
-    "save": _c(rf"省多少|能省|省下|节省|节约|便宜多少|贵多少|多花|差多少|少用几张|能少|{_W}(?:how much (?:cheaper|more|less|"
+    "save": _c(rf"省多少|能省|省下|节省|节约|便宜多少|贵多少|多花|差多少|少用几张|能少|快多少|慢多少|快几|能快|提速多少|"
+               rf"{_W}(?:how much (?:faster|slower|cheaper|more|less|"
                rf"would i save|do i save|can i save)|save|savings?|instead){_E}"),
     "plan": _c(rf"预算|租|配置|推荐|方案|选型|怎么选|选什么|用什么机器|什么机器|机型|实例|估算|估计|成本|费用|多少钱|多久|多长时间|"
                rf"{_W}(?:budget|rent|recommend\w*|instance|which (?:machine|instance|gpu should)|estimate|cost|how long|"
@@ -137,11 +138,15 @@ PRIOR: dict[str, dict[str, float]] = {
     "statement": {"plan": 1.0},
     "kv_dtype": {"serving": 1.5},
     "bias": {"knowledge": 0.5},
+    **{f"follow_{t}": {t: 3.0} for t in ("plan", "feasibility", "min_gpus", "compare", "savings", "serving",
+                                          "diagnose", "capacity")},
 }
 TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity", "knowledge",
          "out_of_scope")
 PREV = tuple(f"prev_{t}" for t in TYPES)
-FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, "short", "bias")
+# a follow-up ('那京东云呢', '两张呢', 'what about H20') after a turn of type t: it keeps the type
+FOLLOW = tuple(f"follow_{t}" for t in TYPES)
+FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "short", "bias")
 
 
 def slot_features(slots: Mapping[str, Any], named: Mapping[str, int]) -> dict[str, float]:
@@ -180,5 +185,7 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
     out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
     out["short"] = float(len(text.strip()) <= 16)
+    follow = out["follow"] and not (slots.get("model") and not named.get("inherited"))
+    out.update({f"follow_{t}": float(bool(follow) and prev_type == t) for t in TYPES})
     out["bias"] = 1.0
     return out
