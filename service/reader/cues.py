@@ -74,7 +74,7 @@ CUES: dict[str, re.Pattern[str]] = {
               rf"{_W}(?:weather|poem|stock|recipe|joke|translate|essay|movie|travel|football|horoscope|lottery){_E}"),
     "other_cloud": _c(rf"阿里云|aliyun|华为云|百度云|百度智能云|火山引擎|{_W}(?:aws|azure|gcp|google cloud|autodl|lambda labs|runpod){_E}"),
     "greeting": _c(r"^\s*(?:你好|您好|hi|hello|hey|谢谢|thanks|thank you)[!！。.,，\s]*$"),
-    "follow": _c(rf"^\s*(?:那|换成|改成|如果|要是|换|改|用)|呢\s*[?？]?\s*$|{_W}(?:what about|how about|instead|what if|and (?:if|on|with)|"
+    "follow": _c(rf"^\s*(?:那|换成|改成|如果|要是|换|改|用|只看|只用|只要|就看|不要|再|还是)|呢\s*[?？]?\s*$|{_W}(?:what about|how about|instead|what if|and (?:if|on|with)|"
                  rf"switch to){_E}"),
     "question": _c(r"[?？]|吗|么|嘛|呢"),
 }

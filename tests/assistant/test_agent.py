@@ -134,7 +134,8 @@ def test_question_without_workload_answers_from_retrieval_and_catalog(assistant:
     r = assistant.ask("A10支持FP8吗？")
     assert r.workload is None and r.recommendation is None
     assert r.citations and r.citations[0].id.endswith("#fp8")
-    assert "FP8 不支持" in r.answer_markdown  # from the A10 catalog row: supports_fp8 false
+    assert r.answer_markdown.startswith("不支持。")  # the answer first, from the A10 catalog row: supports_fp8 false
+    assert r.intent == "knowledge" and r.fact is not None and r.fact["answer"] == "no"
 
 
 def test_follow_ups_change_only_what_they_mention(assistant: Assistant) -> None:
