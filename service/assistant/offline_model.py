@@ -34,6 +34,7 @@ from service.reader import merge_slots
 from service.reader.read import Reader, Reading
 from service.workload import Workload
 
+NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 _METHOD_WORDS = {
     "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
@@ -131,7 +132,7 @@ class OfflinePlannerModel(BaseChatModel):
             return self._knowledge_calls(reading, text, prev, lang, kwargs)  # a plain question, no job in it
         merged = merge_slots(prev_w, replace(parsed, slots=own)) if prev_w is not None else dict(own)
         slots = {k: v for k, v in merged.items() if k in Workload.model_fields}
-        if not slots.get("model") and not slots.get("params_b") and reading.type != "capacity":
+        if not slots.get("model") and not slots.get("params_b") and reading.type in NEEDS_MODEL:
             return AIMessage(content=self._ask("model", ph, parsed.unparsed_notes), additional_kwargs=kwargs)
         if "method" not in own and prev is None and self._kind(slots) in ("encoder", "vision_transformer", "cnn"):
             slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise

@@ -7,7 +7,7 @@ import importlib
 import typer
 
 # Modules that add their own commands with `register(app)`; each imports its heavy libraries lazily.
-_REGISTRARS = ("service.retrieval.commands", "service.cli.ask_cmd", "service.evals_cli", "service.slack.cli",
+_REGISTRARS = ("service.cli.index_cmd", "service.cli.ask_cmd", "service.cli.eval_cmd", "service.cli.slack_cmd",
                "service.cli.calibrate_cmd", "service.cli.serving_cmd", "service.cli.mcp_cmd")
 
 

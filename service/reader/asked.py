@@ -30,8 +30,9 @@ _STAGES = [
 ]
 _STAGE = [(name, _c(rf"(?<![A-Za-z]){p}(?![A-Za-z])")) for name, p in _STAGES]
 # '24G显存', '12gb vram', 'a card with 45G', '(24 Gb)' after a GPU name (marked \x01): a card's memory, never data.
-_MEMORY = _c(r"(?P<n>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])\s*(?:的)?\s*(?:显存|vram|gpu memory|memory card|卡|显卡|gpus?|cards?)"
-             r"|(?:显存|vram|gpu memory|显卡|card)\s*(?:只有|是|为|有|:|：|of|is|with|=|一共|总共)?\s*(?P<m>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])"
+_MEMORY = _c(r"(?P<n>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])\s*(?:的)?\s*(?:显存|现存|vram|gpu memory|memory card|卡|显卡|gpus?|cards?)"
+             r"|(?:显存|vram|varm|gpu memory|显卡|card)\s*(?:只有|是|为|有|:|：|of|is|with|=|一共|总共|固定)?[（(]?\s*(?:比如)?\s*(?:只有)?\s*(?P<m>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])"
+             r"|(?<![\d.])(?P<c>\d{1,3})\s*(?:G|GB|GiB|Gb|gb)\s*(?:is\s+)?(?:enough|够用|够不够|够吗|够)"
              r"|\x01[\s(（-]*(?P<a>\d{1,3})\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])"
              r"|(?<![A-Za-z\d.])(?P<b>\d{1,3})\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*\x01")
 _FACTS = [
@@ -72,7 +73,7 @@ def find_gpu_memory(marked: str) -> tuple[float | None, str]:
     m = _MEMORY.search(marked)
     if m is None:
         return None, marked
-    raw = next(g for g in (m.group("n"), m.group("m"), m.group("a"), m.group("b")) if g)
+    raw = next(g for g in (m.group("n"), m.group("m"), m.group("c"), m.group("a"), m.group("b")) if g)
     value = float(raw)
     if not 2 <= value <= 1024:
         return None, marked

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from service.catalog.queries import gpu_variant
+from service.catalog.queries import gpu_variant, normalize
 from service.lexicon import language_of
 from service.reader.asked import find_fact, find_gpu_memory, find_stage, find_target
 from service.reader.choices import (
@@ -140,6 +140,7 @@ def _blank_all(text: str, hits: list[NameHit], ch: str = "\x00") -> str:
     return text
 
 
+_FULL_R1 = re.compile(r"满血")
 _GLUED_SIZE = re.compile(r"\d(?:\.\d+)?[bBmM](?![A-Za-z0-9])")
 
 
@@ -159,6 +160,8 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
     glued = [h for h in mentions if _GLUED_SIZE.search(h.value)]  # 'llama70b': sized by its name
     if glued and not models:
         models = glued[:1]
+    elif not models and _FULL_R1.search(work) and normalize("DeepSeek-R1") in model_aliases:
+        slots["model"] = model_aliases[normalize("DeepSeek-R1")]  # '满血版': the full 671B DeepSeek-R1, as people say it
     elif mentions and not models:
         named.mention = mentions[0].value  # 'LLaMA2', 'Vicuna': named, not sizable
     if not models:

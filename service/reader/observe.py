@@ -39,7 +39,7 @@ _HOURS = [
        r"(?![A-Za-z]))[^。.!?？\n\d]{0,10}?" + _DUR + r"(?!\s*(?:内|之内|以内|完成|deadline))"),
 ]
 _MEM_USED = [
-    _c(r"(?:显存|vram|gpu\s*memory|memory)[^。.!?？\n\d]{0,20}?(?:占用|占了|用了|使用|吃了|usage|used|sits? at|stays? at|is at|reaches|reached|"
+    _c(r"(?:显存|现存|vram|gpu\s*memory|memory)[^。.!?？\n\d]{0,20}?(?:占用|占了|用了|使用|吃了|usage|used|sits? at|stays? at|is at|reaches|reached|"
        r"占到|到了|达到|升到|涨到|峰值|peak)\s*(?:了|约|大概|大约|around|about|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)"),
     _c(r"(?:占用|占了|用了|吃了|吃满|使用了|uses?|using|consum\w*|takes?|took|allocated|reserved|occup\w*)\s*(?:了|约|大概|"
        r"almost|around|about|nearly|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)(?:\s*(?:的)?\s*(?:显存|vram|gpu memory))?"),
@@ -75,6 +75,19 @@ def _hours(m: re.Match[str]) -> float | None:
     return None if not n else round(n * _UNIT_H.get(unit, _UNIT_H.get(unit.rstrip("s"), 1.0)), 3)
 
 
+_IF_BEFORE = re.compile(r"(?:再大|再长|如果|要是|一旦|否则|不然|(?<![A-Za-z])(?:if|would|otherwise|else))[^。.!?？\n]{0,8}$",
+                        re.IGNORECASE)
+_NORMAL = re.compile(r"正常吗|正常嘛|正常么|正常不|是否正常|对吗|合理吗|(?<![A-Za-z])(?:normal|expected|reasonable)(?![A-Za-z])",
+                     re.IGNORECASE)
+_BARE_DURATION = re.compile(_DUR + r"(?!\s*(?:内|之内|以内|完成))")
+
+
+def _conditional_oom(text: str) -> bool:
+    """'batch size=18（再大就爆显存了）': an OOM the user avoided, not the one observed."""
+    m = _OOM.search(text)
+    return m is not None and bool(_IF_BEFORE.search(text[max(0, m.start() - 12) : m.start()]))
+
+
 def find_observation(text: str) -> tuple[Observed | None, str]:
     """The first kind of observation the text reports, with its figures; the text with them blanked."""
     memory = None
@@ -85,7 +98,7 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
             break
     if _HOST.search(text):
         return Observed("host_oom", memory_gb=_host_gb(text)), text
-    if _OOM.search(text):
+    if _OOM.search(text) and not _conditional_oom(text):
         return Observed("oom", memory_gb=memory), text
     util = _UTIL.search(text)
     if util is not None:
@@ -94,6 +107,8 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
     for pattern in _HOURS:
         if (m := pattern.search(text)) is not None and (hours := _hours(m)) is not None:
             return Observed("hours", hours=hours), blank(text, m.start(), m.end())
+    if _NORMAL.search(text) and (m := _BARE_DURATION.search(text)) is not None and (hours := _hours(m)):
+        return Observed("hours", hours=hours), blank(text, m.start(), m.end())  # 'One RTX 3090, 88 hours, normal?'
     if memory is not None:
         return Observed("memory", memory_gb=memory), text
     if _SLOW.search(text):

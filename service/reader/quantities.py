@@ -190,6 +190,8 @@ _GB = re.compile(
 _DATA_AFTER = re.compile(r"^\s*(?:的)?\s*(?:数据|语料|文本|图片|训练数据|(?:of\s+)?(?:data|dataset|corpus|text|images))",
                          re.IGNORECASE)
 _DATA_BEFORE = re.compile(r"数据|语料|(?<![A-Za-z])(?:data|dataset|corpus)", re.IGNORECASE)
+_MEMORY_BEFORE = re.compile(r"(?:内存|显存|现存|(?<![A-Za-z])(?:ram|memory|vram|varm|dram|ddr\d?))\s*(?:是|有|为|:|：|of|is)?\s*$",
+                            re.IGNORECASE)
 _TO_GB = {"gib": 1.073741824, "tib": 1099.511627776, "gb": 1.0, "tb": 1000.0, "mb": 0.001, "g": 1.0, "t": 1000.0}
 
 
@@ -197,6 +199,8 @@ def find_dataset_gb(text: str) -> tuple[float | None, str]:
     """'500GB', '2TB' (= 2000), '500G数据'. A bare 'G' or 'T' needs data words nearby."""
     for m in _GB.finditer(text):
         unit = m.group("u").lower()
+        if _MEMORY_BEFORE.search(text[max(0, m.start() - 8) : m.start()]):
+            continue  # '内存640GB', 'RAM 128GB': memory, not data
         if unit in ("g", "t") and not (
             _DATA_AFTER.match(text[m.end() :]) or _DATA_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
         ):

@@ -11,7 +11,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from service.retrieval import commands
+from service.cli import index_cmd as commands
 from service.retrieval.config import RetrievalConfig
 from service.retrieval.embeddings import Embedder
 from service.settings import get_settings

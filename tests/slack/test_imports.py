@@ -9,7 +9,7 @@ import sys
 def test_importing_the_slack_package_has_no_side_effects(tmp_path: object) -> None:
     code = ("import sys, service.settings as s; "
             "import service.slack, service.slack.app, service.slack.handlers, service.slack.blocks, "
-            "service.slack.dedup, service.slack.threads, service.slack.socket, service.slack.cli; "
+            "service.slack.dedup, service.slack.threads, service.slack.socket, service.cli.slack_cmd; "
             "assert s.get_settings.cache_info().currsize == 0, 'settings built'; "
             "heavy = {'slack_bolt', 'torch', 'chromadb', 'langchain', 'langgraph'} & set(sys.modules); "
             "assert not heavy, heavy; print('ok')")

@@ -13,10 +13,10 @@ from slack_bolt import BoltRequest
 from slack_sdk import WebClient
 from typer.testing import CliRunner
 
+from service.cli.slack_cmd import register
 from service.errors import InvalidInputError
 from service.settings import Settings, get_settings
 from service.slack.app import build_slack_app
-from service.slack.cli import register
 from service.slack.socket import run_socket_mode
 from tests.slack.conftest import InlineExecutor, slack_settings
 from tests.slack.fakes import FakeAssistant

@@ -14,6 +14,7 @@ from service.planner.lenient import catalog_for
 from service.planner.questions.compare import compare, savings
 from service.workload import Workload
 
+REFERENCE_PARAMS_B = 7.0  # a comparison that names no model compares on a 7B LoRA job, and says so
 _DROP = {"gpu": ("gpu_include", "gpu_count"), "cloud": ("clouds",), "method": ("method", "quant_bits"),
          "billing": ("billing",)}
 
@@ -59,11 +60,14 @@ def _route_compare(a: Ask) -> dict[str, Any] | Missing:
         kind, options = "cloud", list(a.slots["clouds"])
     if not options:
         return Missing("options")
+    slots = dict(a.slots)
+    if not (slots.get("model") or slots.get("params_b")):  # 'l20快还是4090快': the GPUs on a reference job
+        slots.update({"params_b": REFERENCE_PARAMS_B, "method": slots.get("method") or "lora"})
     if asks_time(a.text):
         by = "hours"
     else:
         by = prev.args.get("by", "cost") if a.same_type and prev is not None and not subject.options else "cost"
-    return {**without(a.slots, *_DROP.get(str(kind), ())), "compare_kind": kind, "options": options, "by": by}
+    return {**without(slots, *_DROP.get(str(kind), ())), "compare_kind": kind, "options": options, "by": by}
 
 
 def _route_savings(a: Ask) -> dict[str, Any] | Missing:

@@ -4,6 +4,7 @@ and the change that fixes it. Engine: service/planner/questions/diagnose.py."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field
@@ -14,39 +15,57 @@ from service.assistant.intents.routing import subject_count, subject_gpu, withou
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.diagnose import Observation, diagnose
 
+# A run's GPU when the question does not say: the data-centre card most such runs use, said in the answer.
+DEFAULT_GPU = "A100-80G-SXM"
+_BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
+_MULTI = re.compile(r"多卡|多机|(?<![A-Za-z])(?:multi[- ]?gpu|multi[- ]?node|zero[-_ ]?[23])(?![A-Za-z])", re.IGNORECASE)
+
 
 class DiagnoseArgs(Asked):
     gpu: str = Field(description="the GPU the run used: A800, 4090, A100 80G ...")
     observation: Observation = Field(description="what the run did: kind oom | hours | memory | util | host_oom | "
                                                  "slow, with the figures the user gave")
+    engine: str | None = Field(default=None, description="the inference engine, when the run is a server (vllm ...)")
+    mentions_bf16: bool = Field(default=False, description="the user runs bf16")
+    model_named: bool = Field(default=True, description="false: no model was named; only catalog rules answer")
+    gpu_assumed: bool = Field(default=False, description="the GPU was not named: the answer says which was assumed")
 
 
 def _run(ctx: Any, args: DiagnoseArgs) -> Artifact:
     w = workload_of(args).model_copy(update={"gpu_count": None})
-    cat, said = catalog_for(ctx.catalog, w)
-    return with_assumptions(diagnose(cat, w, args.gpu, args.gpu_count or 1, args.observation), said)
+    cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
+    out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,
+                   args.engine, args.mentions_bf16)
+    if args.gpu_assumed:
+        said = [*said, (f"The GPU was not named: sized on {args.gpu_count or 1}x {args.gpu}; tell me yours.",
+                        f"没有说是什么卡：按 {args.gpu_count or 1} 张 {args.gpu} 估算，告诉我实际的卡可以算得更准。")]
+    return with_assumptions(out, said)
 
 
 def _route(a: Ask) -> dict[str, Any] | Missing:
     observed = a.reading.slots.get("observed") or (a.prev.args.get("observation") if a.same_type and a.prev else None)
     if not observed:
         return Missing("observation")
-    if not (a.slots.get("model") or a.slots.get("params_b")):
-        return Missing("model")
+    engine = a.reading.slots.get("engine")
+    bf16 = bool(_BF16.search(a.text))
+    named = bool(a.slots.get("model") or a.slots.get("params_b"))
     gpu = subject_gpu(a)
-    if gpu is None:
-        return Missing("gpu")
-    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu, "gpu_count": subject_count(a) or 1,
-            "observation": observed}
+    if not named and not (engine and observed.get("kind") == "memory") and not (bf16 and gpu):
+        return Missing("model")
+    assumed = gpu is None
+    count = subject_count(a) or (8 if assumed and _MULTI.search(a.text) else 1)
+    slots = without(a.slots, "gpu_include", "gpu_count") if named else {"params_b": 7.0}
+    return {**slots, "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": observed, "engine": engine,
+            "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed}
 
 
 def _verdict_key(art: Artifact) -> str:
     kind = art["observation"]["kind"]
     if kind in ("hours", "slow"):
         ratio = art.get("ratio")
-        if art["expected"] is None:
-            return "dia_hours_unknown"
-        return "dia_hours_ok" if art["expected"] else ("dia_hours_fast" if (ratio or 1) < 1 else "dia_hours_slow")
+        if ratio is None:
+            return "dia_slow_structural" if art["expected"] else "dia_hours_unknown"
+        return "dia_hours_ok" if art["expected"] else ("dia_hours_fast" if ratio < 1 else "dia_hours_slow")
     if kind == "oom":
         return "dia_oom_expected" if art["expected"] else "dia_oom_unexpected"
     if kind == "memory":
@@ -73,6 +92,8 @@ def _fix(f: Artifact, ph: Phrases) -> str:
 
 
 def _render(art: Artifact, ph: Phrases) -> str:
+    if not art.get("sized", True):
+        return _render_rule(art, ph)
     obs = art["observation"]
     first = str(ph[_verdict_key(art)]).format(
         count=art["gpu_count"], gpu=art["gpu_name"], model=art["model"]["name"], method=method_name(art, ph),
@@ -81,11 +102,24 @@ def _render(art: Artifact, ph: Phrases) -> str:
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
         host=art.get("host_ram_needed_gib", ""))
     lines = [first, memory_line(art, ph)]
+    items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or []
+    lines += [f"> {x}" for x in items if "按 " in x and "估算" in x] if items else []
     if art.get("causes"):
         lines += ["", str(ph["dia_cause_title"]), *[f"- {_cause(c, ph)}" for c in art["causes"]]]
     if art.get("fixes"):
         lines += ["", str(ph["dia_fix_title"]), *[f"- {_fix(f, ph)}" for f in art["fixes"]]]
     return "\n".join(lines)
+
+
+def _render_rule(art: Artifact, ph: Phrases) -> str:
+    if art.get("rule") is None:
+        return str(ph["ask"]["model"])
+    c = art["causes"][0]
+    first = str(ph[f"dia_rule_{art['rule']}"]).format(gpu=art["gpu_name"], pct=round(100 * c.get("fraction", 0)),
+                                                      reserved=c.get("reserved_gib", ""))
+    lines = [first, "", str(ph["dia_fix_title"]), *[f"- {ph['dia_fixes'][f['code']]}" for f in art["fixes"]]]
+    items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or art.get("assumptions") or []
+    return "\n".join(lines + ([""] + [f"- {x}" for x in items] if items else []))
 
 
 DIAGNOSE = QuestionType(

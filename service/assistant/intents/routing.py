@@ -28,6 +28,9 @@ def subject_gpu(a: Ask) -> str | None:
         return f"{memory:g}G"
     if a.prev is not None and a.prev.type in SUBJECT_TYPES and a.prev.args.get("gpu"):
         return str(a.prev.args["gpu"])
+    included = a.slots.get("gpu_include") or []
+    if included:
+        return str(included[0])  # an earlier turn's '2卡4090 ...': the conversation's GPU
     return None
 
 
@@ -38,6 +41,8 @@ def subject_count(a: Ask, default: int | None = 1) -> int | None:
         return int(own)
     if a.prev is not None and not a.reading.parsed.subject.gpus and a.prev.args.get("gpu_count"):
         return int(a.prev.args["gpu_count"])
+    if a.slots.get("gpu_count") and not a.reading.parsed.subject.gpus:
+        return int(a.slots["gpu_count"])
     return default
 
 

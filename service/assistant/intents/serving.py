@@ -11,10 +11,12 @@ from pydantic import Field
 
 from service.assistant.intents.base import Artifact, Ask, Missing, Phrases, QuestionType
 from service.assistant.intents.routing import subject_count, subject_gpu
+from service.planner.lenient import catalog_for
 from service.planner.questions.fit import gpu_for
 from service.planner.serving_inference import inference
 from service.planner.serving_plan import plan_serving
 from service.serving_workload import ServingWorkload
+from service.workload import Workload
 
 _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
@@ -31,17 +33,19 @@ class ServingArgs(ServingWorkload):
 
 def _run(ctx: Any, args: ServingArgs) -> Artifact:
     w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}))
-    out: Artifact = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked}
+    cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
+    out: Artifact = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
+                     "said": said}
+    age = ctx.max_price_age_days
     if w.gpu:
-        g, said = gpu_for(ctx.catalog, w.gpu)
+        g, gpu_said = gpu_for(cat, w.gpu)
         w = w.model_copy(update={"gpu": g.id})
-        out["inference"] = inference(w, ctx.catalog).model_dump(mode="json")
-        out["said"] = list(said) if said else []
-        rented = any(r.gpu == g.id for r in ctx.catalog.instances)
-        if rented:
-            out["plan"] = plan_serving(w, ctx.catalog, max_price_age_days=ctx.max_price_age_days).model_dump(mode="json")
+        out["inference"] = inference(w, cat).model_dump(mode="json")
+        out["said"] += [gpu_said] if gpu_said else []
+        if any(r.gpu == g.id for r in cat.instances):
+            out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
     else:
-        out["plan"] = plan_serving(w, ctx.catalog, max_price_age_days=ctx.max_price_age_days).model_dump(mode="json")
+        out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
     return out
 
 
@@ -54,7 +58,8 @@ def _scale(value: float | None, text: str) -> float | None:
 def _route(a: Ask) -> dict[str, Any] | Missing:
     slots = a.reading.slots
     prev = dict(a.prev.args) if a.same_type and a.prev is not None else {}
-    model, params = slots.get("model"), slots.get("params_b")
+    model = a.slots.get("model") or (a.prev.args.get("model") if a.same_type and a.prev else None)
+    params = a.slots.get("params_b") or slots.get("params_b")
     if not model and not params:
         return Missing("model")
     out: dict[str, Any] = {k: v for k, v in prev.items() if k in ServingWorkload.model_fields and k != "kind"}
@@ -167,6 +172,7 @@ def _render(art: Artifact, ph: Phrases) -> str:
     else:
         lines += _render_plan(art["plan"], ph, loaded)
         notes = art["plan"]["assumptions_zh"] if zh else art["plan"]["assumptions"]
+    notes = [s[1] if zh else s[0] for s in art.get("said") or []] + list(notes)
     if notes:
         lines += ["", str(ph["assume_title"]), *[f"- {n}" for n in notes]]
     return "\n".join(lines)

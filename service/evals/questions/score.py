@@ -65,3 +65,46 @@ def score_slots(q: Question, got: Mapping[str, Any], names: Names) -> dict[str, 
 
 def type_ok(q: Question, got: str | None) -> bool:
     return got == q.type or (got is not None and got in q.alt_types)
+
+
+def _ratio_ok(want: Any, got: Any, factor: float) -> bool:
+    try:
+        w, g = float(want), float(got)
+    except (TypeError, ValueError):
+        return False
+    return w > 0 and g > 0 and 1 / factor <= g / w <= factor
+
+
+def _obj(result: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = result.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | None:
+    """Does the answer conclude what the label settles? None when the label settles nothing the answer states
+    (a free-text knowledge answer, an outcome the question type does not carry). Tolerances: counts within 2x
+    (threads report what they ran, not the minimum), memory within 35 %, model size within 1.5x."""
+    checks: list[bool] = []
+    v = q.verdict
+    feas, serving, diag, cap = (_obj(result, k) for k in ("feasibility", "serving", "diagnose", "capacity"))
+    if "fits" in v:
+        got = serving.get("starts") if result.get("intent") == "serving" else feas.get("fits")
+        checks.append(got is not None and bool(got) == bool(v["fits"]))
+    if "expected" in v:
+        checks.append(diag.get("expected") is not None and bool(diag["expected"]) == bool(v["expected"]))
+    if "gpus_needed" in v:
+        checks.append(_ratio_ok(v["gpus_needed"], feas.get("gpus_needed"), 2.0))
+    if "memory_gib_at_least" in v:
+        got = feas.get("min_memory_gib") or feas.get("single_gpu_gib")
+        checks.append(_ratio_ok(v["memory_gib_at_least"], got, 1.35))
+    if "gpus" in v:
+        checks.append(_ratio_ok(v["gpus"], serving.get("total_gpus") or serving.get("gpus_per_replica"), 2.0))
+    if "max_params_b" in v:
+        checks.append(_ratio_ok(v["max_params_b"], cap.get("max_params_b"), 1.5))
+    if "winner" in v:
+        winner = str(result.get("winner") or "")
+        checks.append(bool(winner) and (names.gpu(winner) == names.gpu(v["winner"])
+                                        or winner.lower() == str(v["winner"]).lower()))
+    if "answer" in v and str(v["answer"]).lower() in ("yes", "no"):
+        checks.append(str(_obj(result, "fact").get("answer") or "").lower() == str(v["answer"]).lower())
+    return None if not checks else all(checks)

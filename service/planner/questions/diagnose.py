@@ -111,9 +111,12 @@ def _oom(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact) -> Artifac
 def _hours(obs: Observation, w: Workload, base: Artifact) -> Artifact:
     epochs = w.epochs or 1.0
     per_epoch = base["training_hours"] / max(epochs, 1e-9)
-    out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2)}
+    out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2), "tokens_per_s": base["throughput_tokens_per_s"]}
     if obs.hours is None or per_epoch <= 0:
-        return {**out, "expected": None, "causes": [], "fixes": []}
+        # 'slower on two nodes than on one', 'zero3 is slow': a structural cause makes it expected
+        structural = [c for c in _slow_causes(w, base) if c["code"] in ("offload", "communication")]
+        return {**out, "expected": True if structural else None, "causes": structural or _slow_causes(w, base),
+                "fixes": []}
     ratio = obs.hours / per_epoch
     out["ratio"] = round(ratio, 2)
     tokens_per_s = base["throughput_tokens_per_s"]
@@ -169,9 +172,40 @@ def _host(cat: Catalog, w: Workload, gpu: str, n: int) -> Artifact:
             "fixes": [{"code": "zero_init"}, {"code": "no_param_offload"}]}
 
 
-def diagnose(cat: Catalog, w: Workload, gpu: str, count: int, obs: Observation) -> Artifact:
-    """Is the observation what this setup should give? The engine's figure, the verdict, causes and fixes."""
+SERVING_ENGINES = ("vllm", "sglang", "lmdeploy", "trtllm", "tgi")
+ENGINE_MEMORY_FRACTION = {"vllm": 0.9, "sglang": 0.88, "lmdeploy": 0.8, "trtllm": 0.9, "tgi": 0.9}  # defaults
+
+
+def rule(cat: Catalog, gpu: str, obs: Observation, engine: str | None, mentions_bf16: bool) -> Artifact | None:
+    """Observations a catalog fact explains without sizing the model:
+    - an inference engine 'using almost all memory': vLLM (gpu_memory_utilization 0.9), SGLang
+      (mem_fraction_static), LMDeploy (cache_max_entry_count 0.8 of what is free) take that share of every GPU up
+      front for the KV cache, whatever the model, so each GPU of a tensor-parallel group shows it;
+    - bf16 on a GPU without bf16 (V100, T4, P40): emulated, several times slower than fp16."""
+    g, _ = gpu_for(cat, gpu)
+    if obs.kind == "memory" and engine in SERVING_ENGINES:
+        frac = ENGINE_MEMORY_FRACTION[engine]
+        return {"expected": True, "rule": "engine_prealloc", "causes": [
+            {"code": "engine_prealloc", "fraction": frac, "reserved_gib": round(frac * g.memory_gib, 1)}],
+            "fixes": [{"code": "lower_fraction"}]}
+    if obs.kind in ("slow", "util", "hours") and mentions_bf16 and not g.supports_bf16:
+        return {"expected": True, "rule": "no_bf16", "causes": [{"code": "no_bf16"}], "fixes": [{"code": "use_fp16"}]}
+    return None
+
+
+def diagnose(cat: Catalog, w: Workload | None, gpu: str, count: int, obs: Observation, engine: str | None = None,
+             mentions_bf16: bool = False) -> Artifact:
+    """Is the observation what this setup should give? The engine's figure, the verdict, causes and fixes.
+    Without a workload (`w` None) only the catalog rules answer (`rule`)."""
     g, said = gpu_for(cat, gpu)
+    head = {"kind": "diagnose", "observation": obs.model_dump(exclude_none=True), "gpu": g.id,
+            "gpu_name": short_name(g.id), "gpu_count": count, "gpu_memory_gib": g.memory_gib,
+            "usable_gib": round(HEADROOM * g.memory_gib, 1)}
+    found_rule = rule(cat, gpu, obs, engine, mentions_bf16)
+    if found_rule is not None or w is None:
+        return {**head, "sized": False, **(found_rule or {"expected": None, "causes": [], "fixes": []}),
+                "workload": None if w is None else w.model_dump(),
+                "assumptions": [said[0]] if said else [], "assumptions_zh": [said[1]] if said else []}
     base = _sized(cat, w, g.id, count)
     if obs.kind == "oom":
         found = _oom(cat, w, g.id, count, base)
@@ -184,9 +218,7 @@ def diagnose(cat: Catalog, w: Workload, gpu: str, count: int, obs: Observation) 
     else:
         found = _host(cat, w, g.id, count)
     return {
-        "kind": "diagnose", "observation": obs.model_dump(exclude_none=True), "gpu": g.id,
-        "gpu_name": short_name(g.id), "gpu_count": count, "gpu_memory_gib": g.memory_gib,
-        "usable_gib": round(HEADROOM * g.memory_gib, 1), "per_gpu_gib": base["memory"]["per_gpu_gib"],
+        **head, "sized": True, "per_gpu_gib": base["memory"]["per_gpu_gib"],
         "fits": base["fits"], "memory": base["memory"], "strategy": base["strategy"], "model": base["model"],
         "training_hours": base["training_hours"], "throughput_tokens_per_s": base["throughput_tokens_per_s"],
         **found, "workload": w.model_dump(),

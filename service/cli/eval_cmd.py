@@ -83,6 +83,47 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
+    @app.command("eval-questions")
+    @guarded
+    def eval_questions_cmd(
+        split: Annotated[Literal["working", "test", "both"], typer.Option(help="which split to ask")] = "both",
+        json_out: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
+        out: Annotated[Path | None, typer.Option("--out", help="write report.md (and results.json) here")] = None,
+        reveal_test: Annotated[bool, typer.Option("--reveal-test", help="also print the frozen test split's "
+                                                  "misses (never while changing the reader)")] = False,
+        base_url: Annotated[str | None, typer.Option("--base-url", help="ask a running API instead")] = None,
+    ) -> None:
+        """Ask the real questions of evals/questions and score type, verdict and slots, both splits side by side."""
+        import json
+
+        from service.evals.questions.report import render_markdown
+        from service.evals.questions.run import run_questions
+        from service.evals.runner import assistant_target, load_eval_catalog
+        from service.evals.targets import HttpTarget, Target
+        from service.settings import get_settings
+
+        settings = get_settings()
+        catalog = load_eval_catalog(settings)
+        target: Target = (HttpTarget(base_url, settings.api_key) if base_url
+                          else assistant_target(settings, catalog, retriever="bm25"))
+        splits: tuple[Any, ...] = ("working", "test") if split == "both" else (split,)
+        try:
+            data = run_questions(target, catalog, splits)
+        finally:
+            target.close()
+        md = render_markdown(data, reveal_test)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "report.md").write_text(md, encoding="utf-8")
+            shown = [o for o in data["outcomes"] if o["split"] == "working" or reveal_test]
+            (out / "results.json").write_text(json.dumps({**data, "outcomes": shown}, ensure_ascii=False, indent=1),
+                                              encoding="utf-8")
+        if json_out:
+            emit_json({"splits": data["splits"]})
+        else:
+            typer.echo(md)
+
+
 def _print_summary(data: dict[str, Any], paths: dict[str, Path]) -> None:
     from rich.console import Console
     from rich.table import Table

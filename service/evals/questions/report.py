@@ -1,0 +1,63 @@
+"""The real-question eval as Markdown: both splits side by side (type, type + verdict, slots, per type, by kind
+and confidence), each split's confusion matrix, the test split's fingerprint, and the working split's failures.
+The frozen test split's questions are not printed unless asked (`reveal_test`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.evals.questions.dataset import TYPES
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def _matrix(confusion: dict[str, int]) -> list[str]:
+    seen = sorted({k.split("->")[0] for k in confusion} | {k.split("->")[1] for k in confusion},
+                  key=lambda t: TYPES.index(t) if t in TYPES else 99)
+    head = "| label \\ read | " + " | ".join(t[:8] for t in seen) + " |"
+    rows = [head, "|" + "---|" * (len(seen) + 1)]
+    for a in seen:
+        if any(k.startswith(f"{a}->") for k in confusion):
+            rows.append(f"| {a} | " + " | ".join(str(confusion.get(f"{a}->{b}", "") or "") for b in seen) + " |")
+    return rows
+
+
+def render_markdown(data: dict[str, Any], reveal_test: bool = False) -> str:
+    splits = data["splits"]
+    names = list(splits)
+    lines = ["# Real questions: the reader measured", "",
+             "| | " + " | ".join(f"{s} (n={splits[s]['n']})" for s in names) + " |",
+             "|---|" + "---|" * len(names)]
+    for key, label in (("type", "question type"), ("type_verdict", "question type + verdict"),
+                       ("slots", "slots (labelled)"), ("verdicts_scored", "verdicts scored"),
+                       ("errors", "errors")):
+        lines.append(f"| {label} | " + " | ".join(str(splits[s][key]) if key in ("verdicts_scored", "errors")
+                                                  else _pct(splits[s][key]) for s in names) + " |")
+    for kind in ("thread", "chat"):
+        lines.append(f"| type + verdict, {kind} questions | "
+                     + " | ".join(_pct(splits[s]["by_kind"].get(kind)) for s in names) + " |")
+    for conf in ("sure", "unsure"):
+        lines.append(f"| type right when {conf} | "
+                     + " | ".join(_pct(splits[s]["by_confidence"].get(conf)) for s in names) + " |")
+    if "test" in splits:
+        lines += ["", f"Test split sha256: `{splits['test']['hash']}`"]
+    lines += ["", "## Per question type", "", "| type | " + " | ".join(
+        f"{s}: n / type / type+verdict / slots" for s in names) + " |", "|---|" + "---|" * len(names)]
+    for t in TYPES:
+        cells = []
+        for s in names:
+            p = splits[s]["per_type"].get(t)
+            cells.append("—" if p is None else f"{p['n']} / {_pct(p['type'])} / {_pct(p['type_verdict'])} / "
+                                               f"{_pct(p['slots'])}")
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    for s in names:
+        lines += ["", f"## Confusion matrix, {s} split", "", *_matrix(splits[s]["confusion"])]
+    shown = [o for o in data["outcomes"] if o["split"] == "working" or reveal_test]
+    misses = [o for o in shown if not (o["type_ok"] and o["verdict"] is not False)]
+    if misses:
+        lines += ["", "## Misses" + ("" if reveal_test else " (working split)"), ""]
+        for o in misses:
+            lines.append(f"- `{o['id']}` {o['type']} → {o['got']} (verdict {o['verdict']}) {o['error']}")
+    return "\n".join(lines) + "\n"
