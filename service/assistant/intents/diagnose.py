@@ -124,12 +124,14 @@ def _render_rule(art: Artifact, ph: Phrases) -> str:
 
 DIAGNOSE = QuestionType(
     name="diagnose", tool="diagnose_run", args=DiagnoseArgs, run=_run,
-    summary=lambda o: f"expected={o['expected']}: engine {o['per_gpu_gib']} GiB per GPU on {o['gpu_count']}x "
-                      f"{o['gpu']}, {o['training_hours']} h",
+    summary=lambda o: (f"expected={o['expected']}: engine {o['per_gpu_gib']} GiB per GPU on {o['gpu_count']}x "
+                       f"{o['gpu']}, {o['training_hours']} h" if o.get("sized", True)
+                       else f"expected={o['expected']} by rule {o.get('rule')} on {o['gpu']}"),
     route=_route, render=_render,
     result=lambda o: {"diagnose": {k: o.get(k) for k in ("observation", "expected", "gpu", "gpu_count", "per_gpu_gib",
                                                          "usable_gib", "fits", "estimated_hours_per_epoch", "ratio",
-                                                         "tokens_per_s", "causes", "fixes", "host_ram_needed_gib")}},
+                                                         "tokens_per_s", "causes", "fixes", "host_ram_needed_gib",
+                                                         "rule", "sized")}},
     doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "
         "GPU utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "
         "the verdict, the likely cause and the change that fixes it, with numbers.")
