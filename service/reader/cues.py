@@ -78,11 +78,13 @@ CUES: dict[str, re.Pattern[str]] = {
                  rf"switch to){_E}"),
     "question": _c(r"[?？]|吗|么|嘛|呢"),
 }
+_DOMAIN = _c(rf"显卡|显存|算力|gpu|cuda|模型|大模型|训练|推理|部署|微调|参数|token|{_W}(?:llm|model|gpus?|vram|nvidia|"
+             rf"cloud|inference|compute|tflops|transformer){_E}|云服务器|实例|机型|服务器")
 SLOT_FEATURES = ("model", "params_b", "gpu", "gpu_count_multi", "gpu_memory_gb", "method", "full", "pretrain",
                  "data", "budget", "deadline", "seq_len", "serving_load", "engine", "weights", "kv_dtype",
                  "observed_oom", "observed_hours", "observed_memory", "observed_util", "observed_host", "observed_slow",
                  "two_gpus", "two_clouds", "two_methods", "target_model", "target_context", "target_batch", "stage",
-                 "fact_named", "cloud", "observed_any", "no_train", "gpu_filter", "statement")
+                 "fact_named", "cloud", "observed_any", "no_train", "gpu_filter", "statement", "off_domain")
 # Expert prior: how strongly a feature speaks for a type (logit units), written from what the cue means. The
 # classifier is trained towards these weights (L2 around the prior, not around zero), so a cue the training
 # questions rarely show still counts, and the data corrects the rest.
@@ -135,6 +137,7 @@ PRIOR: dict[str, dict[str, float]] = {
     "weights": {"serving": 0.5},
     "no_train": {"serving": 1.0},
     "gpu_filter": {"plan": 1.5},
+    "off_domain": {"out_of_scope": 4.0},
     "statement": {"plan": 1.0},
     "kv_dtype": {"serving": 1.5},
     "bias": {"knowledge": 0.5},
@@ -181,6 +184,12 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
     out.update(slot_features(slots, named))
     # a model named with no training word: in chat, '跑' / 'run' a model without one means inference
     out["no_train"] = float(not out["train"] and ("model" in slots or "params_b" in slots))
+    # nothing about models, GPUs, clouds, training or serving: a question outside what the product answers
+    domain = ("serve", "engine", "serve_load", "quantized", "train", "oom", "used", "util", "fact", "other_cloud",
+              "how_much_mem", "how_many")
+    out["off_domain"] = float(not any(out[c] for c in domain) and not any(
+        k in slots for k in ("model", "params_b", "gpu", "gpu_memory_gb", "clouds", "method", "observed")) and
+        not _DOMAIN.search(text))
     out["gpu_filter"] = float(named.get("gpu_filter", 0) > 0)  # '只用T4', 'no V100': a plan's constraint
     out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
