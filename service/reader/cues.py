@@ -189,7 +189,7 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
               "how_much_mem", "how_many")
     out["off_domain"] = float(not any(out[c] for c in domain) and not any(
         k in slots for k in ("model", "params_b", "gpu", "gpu_memory_gb", "clouds", "method", "observed")) and
-        not _DOMAIN.search(text))
+        not _DOMAIN.search(text) and not (prev_type and prev_type != "out_of_scope" and out["follow"]))
     out["gpu_filter"] = float(named.get("gpu_filter", 0) > 0)  # '只用T4', 'no V100': a plan's constraint
     out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
