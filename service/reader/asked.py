@@ -34,7 +34,9 @@ _MEMORY = _c(r"(?P<n>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])\s*(?:的)
              r"|(?:显存|vram|varm|gpu memory|显卡|card)\s*(?:只有|是|为|有|:|：|of|is|with|=|一共|总共|固定)?[（(]?\s*(?:比如)?\s*(?:只有)?\s*(?P<m>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])"
              r"|(?<![\d.])(?P<c>\d{1,3})\s*(?:G|GB|GiB|Gb|gb)\s*(?:is\s+)?(?:enough|够用|够不够|够吗|够)"
              r"|\x01[\s(（-]*(?P<a>\d{1,3})\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])"
-             r"|(?<![A-Za-z\d.])(?P<b>\d{1,3})\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*\x01")
+             r"|(?<![A-Za-z\d.])(?P<b>\d{1,3})\s*(?:G|GB|GiB|Gb)[\s-]*(?:的)?\s*\x01"
+             r"|(?:单卡|每卡|每张|单张|一张|a single|each)\s*(?P<d>\d{1,3})\s*(?:G|GB|GiB|Gb)(?![A-Za-z])"
+             r"|\x01[^。.!?？\n]{0,12}?with\s+(?P<e>\d{1,3})\s*(?:G|GB|GiB|Gb)\s+(?:of\s+)?(?:memory|vram)")
 _FACTS = [
     ("supports_fp8", _c(r"fp8")), ("supports_bf16", _c(r"bf16|bfloat16")),
     ("supports_flash_attn", _c(r"flash[\s-]?attn|flash[\s-]?attention|fa2")),
@@ -73,11 +75,13 @@ def find_gpu_memory(marked: str) -> tuple[float | None, str]:
     m = _MEMORY.search(marked)
     if m is None:
         return None, marked
-    raw = next(g for g in (m.group("n"), m.group("m"), m.group("c"), m.group("a"), m.group("b")) if g)
+    group = next(g for g in ("n", "m", "c", "a", "b", "d", "e") if m.group(g))
+    raw = m.group(group)
     value = float(raw)
     if not 2 <= value <= 1024:
         return None, marked
-    return value, blank(marked, m.start(), m.end(), " ")
+    start = m.start(group) if group in ("d", "e") else m.start()  # '单卡40G': the count stays for the count finder
+    return value, blank(marked, start, m.end(), " ")
 
 
 def find_fact(text: str) -> str | None:

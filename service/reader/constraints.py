@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from service.reader.numbers import EN_WORDS, parse_number
-from service.reader.quantities import NA, Finder, M, N, blank, first
+from service.reader.quantities import BLANK, NA, Finder, M, N, blank, first
 
 GPU_MARK = "\x01"  # GPU names are blanked with this, so '8x A100' reads as '8x ' followed by marks
 _ZH_SMALL_NUM = r"(?<![\d一二两三四五六七八九十])(?>\d+|[一二两三四五六七八九十]+)"
@@ -78,7 +78,7 @@ def _product(m: re.Match[str]) -> float | None:
 
 
 _COUNT: list[tuple[re.Pattern[str], Finder]] = [
-    (_c(rf"(?P<a>{_ZH_SMALL_NUM})\s*(?:台|个节点|nodes?|machines?|servers?)\s*(?:[x×*]|with|of|each)?\s*"
+    (_c(rf"(?P<a>{_ZH_SMALL_NUM})\s*(?:台|个节点|nodes?|machines?|servers?)\s*{_G}*\s*(?:[x×*]|with|of|each)?\s*"
         rf"(?P<b>{_ZH_SMALL_NUM})\s*(?:卡|张|块|个|[x×*])?\s*(?:{_G}+\s*)?(?:卡|GPUs?|cards?)?"), _product),
     (_c(rf"单卡|单张卡?|单块卡?|一张卡|一块卡|单GPU|单个GPU|单显卡|(?<![A-Za-z])(?:a\s+)?single\s+(?:{_G}+\s*)?"
         rf"(?:GPU|card)|(?<![A-Za-z])(?:a\s+)?single\s+{_G}+|(?<![A-Za-z])one\s+(?:{_G}+\s*)?(?:GPU|card)"),
@@ -88,6 +88,8 @@ _COUNT: list[tuple[re.Pattern[str], Finder]] = [
     (_c(N + rf"[ \t]*(?:[x×*][ \t]*)?(?:{_G}+[ \t]*)?(?:GPUs?|cards?)(?![A-Za-z])"), _n),
     (_c(N + r"\s*(?:张|块)(?!图|照|表|纸)"), _n),
     (_c(N + rf"\s*(?:个|[x×*])?\s*{_G}"), _n),
+    (_c(rf"(?<![A-Za-z])(?:an?|one)\s+(?:(?:nvidia|tesla|geforce|rtx|single|[\w.]+)\s+){{0,3}}?{_G}+(?:\s*\(?\s*\d+\s*G[Bb]?\s*\)?)?\s*(?:gpu|card)?"), lambda m: 1.0),
+    (_c(r"(?<![\d.])(?P<n>\d{1,4})[- ](?:gpu|card)s?\b"), _n),
     (_c(rf"{_G}+\s*[x×*]\s*" + NA), _n),
     (_c(r"(?:gpu[_\s]*(?:count|num)|num[_\s]*gpus|卡数|GPU数量?|显卡数量?)\s*(?:[:=：]|为|是)?\s*" + NA), _n),
 ]
@@ -102,9 +104,17 @@ def _whole_gpus(convert: Finder) -> Finder:
 
 
 def find_gpu_count(text: str) -> tuple[int | None, str]:
-    """'单卡'/'a single GPU' = 1, '8卡', '8张A100', '两张', '8 GPUs', '8x A100', 'A100 x 8', '2台8卡' = 16."""
-    v, text = first(text, [(p, _whole_gpus(f)) for p, f in _COUNT])
-    return (None if v is None else int(v)), text
+    """'单卡'/'a single GPU' = 1, '8卡', '8张A100', '两张', '8 GPUs', '8x A100', 'A100 x 8', '2台8卡' = 16.
+    Several counts ('单卡7s，换成8卡之后40s', '3090双卡比单卡慢'): the largest is the setup the question is about;
+    every count read is blanked."""
+    found: list[int] = []
+    for pattern, convert in _COUNT:
+        whole = _whole_gpus(convert)
+        for m in list(pattern.finditer(text)):
+            if (v := whole(m)) is not None and text[m.start():m.end()].strip(BLANK):
+                found.append(int(v))
+                text = blank(text, m.start(), m.end())
+    return (max(found) if found else None), text
 
 
 # --- exchange rate and budget ---------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ import re
 
 from service.reader.quantities import blank
 
-_ZERO = re.compile(r"(?<![A-Za-z])(?:zero|ds_z|ds|deepspeed\s*zero)[\s_-]*(?:stage)?[\s_-]*(?P<n>[0-3])(?![\d.])"
+_ZERO = re.compile(r"(?<![A-Za-z])(?:zero|ds_z|ds|deepspeed\s*zero)[\s_-]*(?:stage)?[\s_-]*(?P<n>[0-3])(?!\d)"
                    r"|(?<![A-Za-z])zero\s*stage\s*(?P<m>[0-3])(?!\d)|零冗余\s*(?P<z>[0-3])", re.IGNORECASE)
 _BATCH = re.compile(
-    r"(?<![A-Za-z])(?:micro[\s_-]*(?:batch(?:[\s_-]*size)?|bs)|per[_\s]device[_\s]train[_\s]batch[_\s]size|mbs|bs|"
-    r"batch[\s_-]*size|batch)\s*(?:=|:|：|为|是|of|设为|设成|开到|只有|才)?\s*(?P<n>\d{1,4})(?![\d.])"
-    r"|(?P<m>\d{1,4})\s*(?:的)?\s*(?:micro[\s-]*batch|batch[\s-]*size)(?![A-Za-z])",
+    r"(?<![A-Za-z])(?:(?:micro|mini)[\s_-]*(?:batch(?:[\s_-]*size)?|bs)|per[_\s]device[_\s]train[_\s]batch[_\s]size|mbs|bs|"
+    r"batch[\s_-]*size|batch)\s*(?:=|:|：|为|是|of|设为|设成|开到|只有|才)?\s*(?P<n>\d{1,4})(?!\d|\.\d)"
+    r"|(?P<m>\d{1,4})\s*(?:的)?\s*(?:micro[\s-]*batch|batch[\s-]*size|batch(?!es))(?![A-Za-z])",
     re.IGNORECASE)
 
 

@@ -141,12 +141,14 @@ def _blank_all(text: str, hits: list[NameHit], ch: str = "\x00") -> str:
 
 
 _FULL_R1 = re.compile(r"满血")
+_NAME_MEMORY = re.compile(r"(\d{1,3})\s*(?:G|GB|GiB|Gb)(?![A-Za-z])", re.IGNORECASE)
 _GLUED_SIZE = re.compile(r"\d(?:\.\d+)?[bBmM](?![A-Za-z0-9])")
 
 
 @dataclass
 class _Named:
     mention: str | None = None  # a model named without a size the reader can use
+    memory: float | None = None  # a memory size named inside a GPU's name ('A800 40GB')
     gpus: list[str] = field(default_factory=list)  # named and not excluded, text order
     clouds: list[str] = field(default_factory=list)
     marked: str = ""  # the text with models blanked and GPUs marked
@@ -176,6 +178,9 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
     work = _blank_all(work, models)
 
     gpus = find_gpus(work, gpu_aliases)
+    for hit in gpus:  # 'A800 40GB', '3060-12G': the memory named inside the GPU's name
+        if (size := _NAME_MEMORY.search(work[hit.start:hit.end])) is not None:
+            named.memory = float(size.group(1))
     for hit, stance in zip(gpus, stances(work, gpus, None), strict=True):
         if stance != "exclude":
             named.gpus.append(hit.value)
@@ -246,6 +251,8 @@ def parse_message(
     extra, work = _read_extra(work)
     if named.mention is not None:
         extra["model_mention"] = named.mention
+    if named.memory is not None:
+        extra.setdefault("gpu_memory_gb", named.memory)
     if isinstance(memory := extra.get("gpu_memory_gb"), float):  # 'A100 80G', '4090 48G', 'V100 16GB'
         named.gpus = [gpu_variant(g, memory, gpu_aliases) for g in named.gpus]
         for key in ("gpu_include", "gpu_exclude"):

@@ -13,7 +13,7 @@ from service.reader.numbers import MULT, NUM, ZH_CHARS, parse_number
 BLANK = "\x00"
 # A number that does not stop in the middle of a longer one ('50' of '500', '10' of '10万').
 N = rf"(?P<n>{NUM})(?!\.\d|,\d{{3}}|[\d{ZH_CHARS}])"
-NA = r"(?P<n>(?<![\d.])(?>\d+(?:\.\d+)?)(?![\d.]))"  # Arabic only
+NA = r"(?P<n>(?<![\d.])(?>\d+(?:\.\d+)?)(?!\d|\.\d))"  # Arabic only
 M = rf"(?P<m>{MULT})?"
 
 Finder = Callable[[re.Match[str]], float | None]

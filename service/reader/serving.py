@@ -112,10 +112,9 @@ def find_serving(text: str) -> tuple[dict[str, Any], str]:
         if pattern.search(text):
             out["weights"] = name
             break
-    for name, pattern in _ENGINE:
-        if pattern.search(text):
-            out["engine"] = name
-            break
+    engines = sorted((m.start(), name) for name, pattern in _ENGINE if (m := pattern.search(text)))
+    if engines:
+        out["engine"] = engines[0][1]  # the engine named first is the one asked about
     for key, patterns in (("input_tokens", _IN), ("output_tokens", _OUT)):
         value, text = _first(text, patterns)
         if value is not None:
