@@ -38,7 +38,7 @@ def index(
 
     from service.retrieval.config import RetrievalConfig
     from service.retrieval.dense import DenseIndex
-    from service.retrieval.embeddings import shared_embedder
+    from service.retrieval.embedder_choice import shared_embedder
     from service.retrieval.ingest import build_index
     from service.retrieval.progress import ConsoleProgress
 

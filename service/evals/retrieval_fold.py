@@ -16,7 +16,7 @@ def retrieval_section(settings: Settings, cases_file: Path | None = None) -> dic
     """{"status": "ok", "n_cases", "report": EvalReport.to_dict()} or {"status": "skipped", "note": why}."""
     try:
         from service.retrieval.config import RetrievalConfig
-        from service.retrieval.embeddings import shared_embedder
+        from service.retrieval.embedder_choice import shared_embedder
         from service.retrieval.evaluate import DEFAULT_EVAL_FILE, evaluate, load_cases
         from service.retrieval.hybrid import Retriever
     except ImportError as exc:

@@ -92,7 +92,7 @@ def assistant_target(settings: Settings, catalog: Catalog, retriever: str = "hyb
 
         factory = lambda: Bm25Retriever(config)  # noqa: E731
     else:
-        from service.retrieval.embeddings import shared_embedder
+        from service.retrieval.embedder_choice import shared_embedder
         from service.retrieval.hybrid import Retriever
 
         factory = lambda: Retriever(config, shared_embedder(config.embedding_model), refresh=False)  # noqa: E731

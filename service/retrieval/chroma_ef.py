@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from service.retrieval.embeddings import Embedder, shared_embedder
+from service.retrieval.embedder_choice import shared_embedder
+from service.retrieval.embeddings import Embedder
 
 EF_NAME = "gpu_advisor_sentence_transformer"  # the registered name; kept from the first release for old collections
 

@@ -16,7 +16,8 @@ from service.retrieval.bm25 import CJK_CHAR, Bm25Index
 from service.retrieval.config import RetrievalConfig
 from service.retrieval.corpus import CORPUS_FILE, load_corpus
 from service.retrieval.dense import DenseIndex, IndexReport, Progress
-from service.retrieval.embeddings import Embedder, shared_embedder
+from service.retrieval.embedder_choice import shared_embedder
+from service.retrieval.embeddings import Embedder
 from service.retrieval.ingest import refresh_corpus
 from service.retrieval.store import VectorStore
 from service.retrieval.types import Filters, Passage

@@ -25,7 +25,8 @@ from service.retrieval.corpus import (
     tokenize_corpus,
 )
 from service.retrieval.dense import DenseIndex, IndexReport, Progress
-from service.retrieval.embeddings import Embedder, shared_embedder
+from service.retrieval.embedder_choice import shared_embedder
+from service.retrieval.embeddings import Embedder
 from service.retrieval.generations import generations_for
 from service.retrieval.store import VectorStore
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from service.retrieval import embeddings
+from service.retrieval import embedder_choice
 from service.retrieval.config import RetrievalConfig
 from service.retrieval.e5 import E5Embedder
 from service.retrieval.embeddings import Embedder, SentenceTransformerEmbedder, default_model_path
@@ -242,7 +242,7 @@ def minilm() -> Iterator[CachingEmbedder]:
 @pytest.fixture
 def shared_embedder(embedder: CachingEmbedder, monkeypatch: pytest.MonkeyPatch) -> CachingEmbedder:
     """Make code that builds its own embedder (the CLI commands) get the session's model."""
-    monkeypatch.setitem(embeddings._shared, "e5", embedder)
+    monkeypatch.setitem(embedder_choice._shared, "e5", embedder)
     return embedder
 
 

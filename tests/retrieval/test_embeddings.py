@@ -8,11 +8,11 @@ import pytest
 
 from service.errors import DependencyUnavailableError
 from service.retrieval.e5 import E5Embedder
+from service.retrieval.embedder_choice import make_embedder
 from service.retrieval.embeddings import (
     SentenceTransformerEmbedder,
     default_model_path,
     fingerprint,
-    make_embedder,
     resolve_model_path,
 )
 

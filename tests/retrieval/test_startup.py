@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.catalog.loader import load_catalog
-from service.retrieval import embeddings
+from service.retrieval import embedder_choice
 from service.retrieval.config import RetrievalConfig
 from tests.api.conftest import make_settings
 from tests.api.fakes import FakeAssistant
@@ -22,7 +22,7 @@ def test_bm25_answers_and_readyz_says_dense_is_building_until_it_is_ready(
 ) -> None:
     gate = threading.Event()
     model = HashEmbedder(gate=gate)  # each embedding batch waits for the gate: the build is held mid-way
-    monkeypatch.setitem(embeddings._shared, "e5", model)
+    monkeypatch.setitem(embedder_choice._shared, "e5", model)
     catalog = load_catalog(make_settings(config.data_dir).knowledge_dir, None, None)  # the real one: the planner's
     settings = make_settings(config.data_dir, knowledge_dir=config.knowledge_dir)
     app = create_app(settings, FakeAssistant(), catalog=catalog)
