@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test lint bench install clean browser postgres
+.PHONY: run test unit lint bench install clean browser postgres
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,11 @@ postgres:
 
 test: lint browser postgres
 	$(BIN)/pytest
+
+# The fast tier while editing: everything but the tests that start servers, browsers, Postgres or a model run
+# (marked `integration`, plus the CPU calibration run). `make test` still runs everything.
+unit: $(STAMP)
+	$(BIN)/pytest -m "not integration" --ignore=tests/calibration -p no:cacheprovider
 
 # bench_load: 50 concurrent clients x 5 turns against a started server (WORKERS=4 for four uvicorn workers)
 WORKERS ?= 1
