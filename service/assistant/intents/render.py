@@ -61,7 +61,8 @@ def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
     if pick is not None and pick.get("priced"):
         out.append(str(ph["rent_pick"]).format(
             cloud=ph["cloud_names"].get(pick["cloud"], pick["cloud"]), instance=pick["instance_type"],
-            gpus=f"{pick['gpu_count']:g} × {pick['gpu']}", hours=_n(pick["hours"]), cost=_n(pick["cost_cny"], 0)))
+            gpus=f"{pick['gpu_count']:g} × {pick['gpu']}", hours=_n(pick["hours"]), cost=_n(pick["cost_cny"], 0),
+            strategy=(pick.get("strategy_zh") if _zh(ph) else None) or pick.get("strategy", "")))
     return out
 
 
