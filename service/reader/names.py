@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from service.catalog.queries import normalize
@@ -162,23 +163,32 @@ def find_gpus(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
     return _pick(hits)
 
 
-_CLOUDS = re.compile(
-    r"(?P<tencent>腾讯云|腾讯|tencent\s*cloud|tencent|qcloud)|(?P<jdcloud>京东云|京东|jd\s*cloud|jdcloud|\bjd\b)",
-    re.IGNORECASE,
-)
-_OTHER_CLOUDS = re.compile(
-    r"阿里云|aliyun|alibaba\s*cloud|华为云|huawei\s*cloud|百度智能云|百度云|火山引擎|volcengine|\baws\b|azure"
-    r"|\bgcp\b|google\s*cloud|autodl",
-    re.IGNORECASE,
-)
+def _alternation(names: list[str]) -> str:
+    """Longest first, word-bounded where a name is Latin ('jd' never inside 'jdk')."""
+    parts = []
+    for n in sorted(names, key=len, reverse=True):
+        body = r"\s*".join(re.escape(w) for w in n.split())
+        parts.append(rf"(?<![A-Za-z]){body}(?![A-Za-z])" if n.isascii() else body)
+    return "|".join(parts)
+
+
+@lru_cache(maxsize=1)
+def _cloud_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The clouds' names from the lexicon (knowledge/lexicon.yaml): the covered ones as named groups, the others."""
+    from service.lexicon import lexicon
+
+    lex = lexicon()
+    covered = "|".join(f"(?P<{code}>{_alternation(e.names)})" for code, e in lex.clouds.covered.items())
+    other = _alternation([n for e in lex.clouds.other.values() for n in e.names])
+    return re.compile(covered, re.IGNORECASE), re.compile(other, re.IGNORECASE)
 
 
 def find_clouds(text: str) -> list[NameHit]:
-    return [NameHit(m.start(), m.end(), m.lastgroup or "") for m in _CLOUDS.finditer(text)]
+    return [NameHit(m.start(), m.end(), m.lastgroup or "") for m in _cloud_patterns()[0].finditer(text)]
 
 
 def other_clouds(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(0) for m in _OTHER_CLOUDS.finditer(text)))
+    return list(dict.fromkeys(m.group(0) for m in _cloud_patterns()[1].finditer(text)))
 
 
 # --- stance: is a mention a constraint, and which way? -------------------------------------------------------
