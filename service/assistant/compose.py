@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 
 from service.assistant import answer
 from service.assistant.intents import render
-from service.assistant.intents.knowledge import first_sentence, render_fact
+from service.assistant.intents.knowledge import first_sentence, passage_body, render_fact
 from service.assistant.registry import BY_TOOL
 
 Artifact = dict[str, Any]
@@ -55,7 +55,7 @@ def _knowledge(arts: dict[str, list[Artifact]], passages: list[Artifact], ph: Ar
     if fact is not None and "error" not in fact:
         lines.append(render_fact(fact, ph))
     elif passages:
-        lines.append(first_sentence(str(passages[0]["text"])))
+        lines.append(first_sentence(passage_body(passages[0])))
     applied = next(iter(arts.get("check_feasibility", [])), None)
     if applied is not None and "error" not in applied:
         first = render.render_feasibility(applied, ph).split("\n", 1)[0]
@@ -68,7 +68,7 @@ def _knowledge(arts: dict[str, list[Artifact]], passages: list[Artifact], ph: Ar
         return [str(ph["no_passage"])]
     for p in passages[:3]:
         lines += ["", f"**[{p.get('title') or p['id']}]({answer.knowledge_href(str(p['id']))})**", "",
-                  str(p["text"]).strip()[:700]]
+                  passage_body(p)[:700]]
     return lines
 
 

@@ -140,7 +140,8 @@ class OfflinePlannerModel(BaseChatModel):
         routed = qt.route(Ask(reading, slots, prev, text, lang))
         if isinstance(routed, Missing):
             return AIMessage(content=self._ask(routed.slot, ph, parsed.unparsed_notes), additional_kwargs=kwargs)
-        if routed is None or qt.tool is None:
+        if routed is None or qt.tool is None:  # a how-to with a workload in it: answered as knowledge
+            kwargs = _reading_kwargs(reading, type="knowledge", confidence="unsure", alternative=reading.type)
             return self._knowledge_calls(reading, text, prev, lang, kwargs)
         args = routed if qt.name == "plan" else {**routed, "question": qt.name, "also": reading.alternative}
         calls = [_call(qt.tool, args)]

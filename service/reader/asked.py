@@ -43,8 +43,10 @@ _FACTS = [
     ("rdma", _c(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|hcc|多机互联")),
     ("nvlink", _c(r"nvlink|nvswitch")),
     ("price", _c(r"多少钱|价格|价钱|单价|费用|怎么收费|price|cost per|how much (?:is|does|per)|/小时|每小时|per hour|一小时")),
-    ("billing", _c(r"计费|包月|包年|按量|竞价|抢占|关机|扣费|扣钱|billing|billed|spot|monthly|pay[\s-]as[\s-]you[\s-]go|"
-                   r"subscription|reserved")),
+    # the billing rule itself (the ratio, the price relation): '包月怎么算', '包月是按量的几倍'; '怎么选' is a how-to
+    ("billing", _c(r"(?:包月|包年|按量|竞价|计费)[^。？?]{0,12}(?:几倍|多少倍|怎么算|如何计算|换算|折扣|比例|贵多少|便宜多少)|"
+                   r"(?:几倍|多少倍|ratio|times)[^。？?]{0,12}(?:包月|按量|monthly|hourly|on-demand)|"
+                   r"monthly (?:price|rate) (?:vs|versus|compared)|how (?:is|are) (?:monthly|spot) (?:prices?|billing) (?:set|computed)")),
     ("regions", _c(r"地域|区域|哪些区|哪个区|可用区|region|zone|广州|上海|北京|成都|南京|华东|华北|华南")),
     ("bandwidth", _c(r"带宽|bandwidth|tb/s|gb/s")),
     ("tflops", _c(r"算力|tflops|flops|compute power")),

@@ -248,7 +248,7 @@ def parse_message(
     notes += approx
     named = _Named()
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
-    extra, work = _read_extra(work)
+    extra, work = _read_extra(work, text)
     if named.mention is not None:
         extra["model_mention"] = named.mention
     if named.memory is not None:
@@ -320,7 +320,7 @@ def parse_message(
     )
 
 
-def _read_extra(work: str) -> tuple[dict[str, object], str]:
+def _read_extra(work: str, text: str) -> tuple[dict[str, object], str]:
     """The slots beyond the workload, read before the sizes so their figures are not read as sizes: a card's
     memory ('3090 24G' is the card's, never 24 GB of data), an observation, the serving load."""
     extra: dict[str, object] = {}
@@ -332,7 +332,8 @@ def _read_extra(work: str) -> tuple[dict[str, object], str]:
         extra["observed"] = observed.as_dict()
     serving, work = find_serving(work)
     extra.update(serving)
-    for key, value in (("target", find_target(work)), ("stage", find_stage(work)), ("fact", find_fact(work))):
+    # the fact asked reads the message itself: '京东云上有A100吗' needs the cloud's name, which `work` has blanked
+    for key, value in (("target", find_target(work)), ("stage", find_stage(work)), ("fact", find_fact(text))):
         if value is not None:
             extra[key] = value
     return extra, work

@@ -3,6 +3,7 @@ H800哪个划算', 'A100 vs H800') and savings ('改成lora能省多少', 'month
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field
@@ -14,6 +15,8 @@ from service.planner.lenient import catalog_for
 from service.planner.questions.compare import compare, savings
 from service.workload import Workload
 
+_FRAMEWORKS = re.compile(r"(?<![A-Za-z])(deepspeed|fsdp|megatron|colossal-?ai|zero[-_ ]?[123]|llama-?factory|ms-?swift|"
+                         r"axolotl|unsloth|trl|torchtune|vllm|sglang|lmdeploy|tensorrt-llm|ollama)(?![A-Za-z])", re.I)
 REFERENCE_PARAMS_B = 7.0  # a comparison that names no model compares on a 7B LoRA job, and says so
 _DROP = {"gpu": ("gpu_include", "gpu_count"), "cloud": ("clouds",), "method": ("method", "quant_bits"),
          "billing": ("billing",)}
@@ -48,7 +51,7 @@ def _run_savings(ctx: Any, args: SavingsArgs) -> Artifact:
     return {**savings(cat, before, after, ctx.max_price_age_days), "by": args.by}
 
 
-def _route_compare(a: Ask) -> dict[str, Any] | Missing:
+def _route_compare(a: Ask) -> dict[str, Any] | Missing | None:
     subject = a.reading.parsed.subject
     kind, options = subject.compare_kind, list(subject.options)
     prev = a.prev
@@ -58,6 +61,8 @@ def _route_compare(a: Ask) -> dict[str, Any] | Missing:
         kind, options = prev.args.get("compare_kind"), list(prev.args.get("options") or [])
     if not options and len(a.slots.get("clouds") or []) >= 2:
         kind, options = "cloud", list(a.slots["clouds"])
+    if not options and len(set(m.lower() for m in _FRAMEWORKS.findall(a.text))) >= 2:
+        return None  # 'DeepSpeed 还是 FSDP for a 30B': a how-to with a workload in it, answered as knowledge
     if not options:
         return Missing("options")
     slots = dict(a.slots)

@@ -97,19 +97,31 @@ def render_fact(art: Artifact, ph: Phrases) -> str:
             return str(t["price_on_request"]).format(gpu=gpu, instances=_instances(art["on_request"], ph))
         return str(t["price_no"]).format(gpu=gpu, cloud=clouds)
     if f == "billing":
-        rules = [str(t["billing_rule"]).format(cloud=ph["cloud_names"].get(r["cloud"], r["cloud"]), family=r["family"],
-                                               low=f"{r['low']:g}", high=f"{r['high']:g}")
-                 for r in art["rules"]]
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        for r in art["rules"]:
+            ratio = f"{r['low']:g}" if r["low"] == r["high"] else f"{r['low']:g}–{r['high']:g}"
+            groups.setdefault((r["cloud"], ratio, ""), []).append(r["family"])
+        rules = [str(t["billing_rule"]).format(cloud=ph["cloud_names"].get(c, c), family=_names(fams, ph), ratio=ratio)
+                 for (c, ratio, _), fams in groups.items()]
         return "\n".join([str(t["billing_first"]).format(cloud=clouds), *rules])
     return str(t["regions"]).format(cloud=clouds, instances=_names(
         [f"{r['instance_type']}: {r['regions']}" for r in art.get("rows", [])[:6]], ph))
 
 
+def passage_body(p: Artifact) -> str:
+    """A passage's text without its leading title line (the answer shows the title once, as the link)."""
+    text = str(p.get("text", "")).strip()
+    head, _, rest = text.partition("\n")
+    title = str(p.get("title") or "")
+    return rest.strip() if head.strip() and (head.strip() == title.strip() or head.strip() in title) else text
+
+
 def first_sentence(text: str, limit: int = 160) -> str:
     """The first sentence of a passage, without Markdown marks: the one-line answer to a how-to question."""
     body = re.sub(r"^#+\s.*$|[*_`>]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text, flags=re.M).strip()
-    body = re.sub(r"^\s*[-|].*$", "", body, flags=re.M).strip()
-    m = re.search(r"^(.+?[。！？.!?])(?:\s|$)", body, flags=re.S)
+    body = re.sub(r"^\s*\|.*$", "", body, flags=re.M).strip()  # tables
+    body = re.sub(r"^\s*(?:[-*]|\d+[.、)])\s+", "", body, flags=re.M)  # list markers: the item is the sentence
+    m = re.search(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", body, flags=re.S)
     out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
