@@ -55,6 +55,15 @@ def context(catalog: Catalog, retriever: FakeRetriever) -> McpContext:
     return make_context(catalog, lambda: retriever)
 
 
+def run_async(main: Callable[[], Awaitable[T]]) -> T:
+    """anyio.run(main) on a thread of its own: a test before this one may leave an event loop running on the main
+    thread (Playwright's sync API does), where a second loop cannot start."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, main).result()
+
+
 def in_memory(ctx: McpContext, use: Callable[[ClientSession], Awaitable[T]]) -> T:
     """Run `use` with an SDK client session connected to the server in memory."""
 
@@ -62,7 +71,7 @@ def in_memory(ctx: McpContext, use: Callable[[ClientSession], Awaitable[T]]) -> 
         async with create_connected_server_and_client_session(build_server(ctx)) as session:
             return await use(session)
 
-    return anyio.run(main)
+    return run_async(main)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -20,7 +19,7 @@ from service.api.app import create_app
 from service.catalog.loader import Catalog
 from tests.api.conftest import LiveServer, make_settings
 from tests.api.fakes import FakeAssistant, FakeRetriever
-from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090
+from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, run_async
 
 pytestmark = pytest.mark.integration
 StartServer = Callable[[FastAPI], LiveServer]
@@ -50,7 +49,7 @@ def session_calls(url: str, headers: dict[str, str]) -> dict[str, Any]:
                 "resources": len((await session.list_resources()).resources),
             }
 
-    return anyio.run(main)
+    return run_async(main)
 
 
 def test_http_with_the_api_key(tmp_path: Path, catalog: Catalog, live_server_factory: StartServer) -> None:

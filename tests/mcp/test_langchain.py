@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, ToolMessage
@@ -14,7 +13,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 
 from service.mcp.server import build_server
 from service.mcp.tools import McpContext
-from tests.mcp.conftest import LORA_14B_ON_4090
+from tests.mcp.conftest import LORA_14B_ON_4090, run_async
 
 
 class ScriptedModel(FakeMessagesListChatModel):
@@ -36,7 +35,7 @@ def test_agent_calls_an_mcp_tool(context: McpContext) -> None:
             result = await agent.ainvoke({"messages": [{"role": "user", "content": "4090能跑14B lora吗"}]})
             return [t.name for t in tools], result
 
-    names, result = anyio.run(main)
+    names, result = run_async(main)
     assert {"plan", "check_feasibility", "search_knowledge"} <= set(names)
     tool_msg = next(m for m in result["messages"] if isinstance(m, ToolMessage))
     assert tool_msg.name == "check_feasibility" and tool_msg.status == "success"

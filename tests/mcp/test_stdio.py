@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import REPO_ROOT
-from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090
+from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, run_async
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +42,7 @@ def test_stdio_lists_and_calls_the_tools(tmp_path: Path) -> None:
                     "guide://04-training-memory.en.md#memory-for-lora-and-qlora"),
             }
 
-    out = anyio.run(main)
+    out = run_async(main)
     assert out["server"] == "gpu-advisor"
     assert {"plan", "check_feasibility", "search_catalog", "search_knowledge"} <= set(out["tools"])
     plan = out["plan"]
