@@ -17,10 +17,11 @@ _YUAN = re.compile(r"(?:¥|￥)\s*([0-9][0-9,]*(?:\.[0-9]+)?)|([0-9][0-9,]*(?:\.
 
 
 def _money_values(obj: Any) -> Iterator[float]:
-    """Every yuan figure in the artifacts: values of keys ending in _cny."""
+    """Every yuan figure in the artifacts: values of keys ending in _cny, or opening with cny_ (a serving plan's
+    cny_per_million_output_tokens)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if isinstance(k, str) and k.endswith("_cny") and isinstance(v, int | float):
+            if isinstance(k, str) and (k.endswith("_cny") or k.startswith("cny_")) and isinstance(v, int | float):
                 yield float(v)
             else:
                 yield from _money_values(v)

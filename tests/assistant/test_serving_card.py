@@ -49,6 +49,14 @@ def test_a_pinned_gpu_carries_its_inference_and_survives_a_reload(assistant: Ass
     assert stored[-1].serving_plan == card
 
 
+def test_the_prose_check_knows_yuan_per_million_tokens(assistant: Assistant) -> None:
+    # regression: every serving answer was flagged "yuan ¥8.92" (its ¥ per million output tokens), a key the
+    # prose check did not read as money; the page showed the flag in English under a Chinese answer
+    r = assistant.ask("上线一个Qwen2.5-14B的对话服务要几张卡，并发20")
+    assert r.serving is not None and f"¥{r.serving['cny_per_million_tokens']:.2f}" in r.answer_markdown
+    assert r.prose_check == []
+
+
 def test_a_training_answer_has_no_serving_card(assistant: Assistant) -> None:
     r = assistant.ask("用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000")
     assert r.serving_plan is None and r.recommendation is not None
