@@ -17,10 +17,11 @@ _YUAN = re.compile(r"(?:¥|￥)\s*([0-9][0-9,]*(?:\.[0-9]+)?)|([0-9][0-9,]*(?:\.
 
 
 def _money_values(obj: Any) -> Iterator[float]:
-    """Every yuan figure in the artifacts: values of keys ending in _cny."""
+    """Every yuan figure in the artifacts: values of keys ending in _cny, or opening with cny_ (a serving plan's
+    cny_per_million_output_tokens)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if isinstance(k, str) and k.endswith("_cny") and isinstance(v, int | float):
+            if isinstance(k, str) and (k.endswith("_cny") or k.startswith("cny_")) and isinstance(v, int | float):
                 yield float(v)
             else:
                 yield from _money_values(v)
@@ -58,7 +59,7 @@ def turn_messages(turns: list[TurnRecord]) -> list[SessionMessage]:
         out.append(SessionMessage(role="user", content=t.user, turn=t.seq, created_at=t.created_at))
         out.append(SessionMessage(role="assistant", content=t.assistant, turn=t.seq, created_at=t.created_at,
                                   stopped=t.stopped, workload=res.get("workload") or t.workload,
-                                  recommendation=res.get("recommendation"),
+                                  recommendation=res.get("recommendation"), serving_plan=res.get("serving_plan"),
                                   citations=[Citation.model_validate(c) for c in res.get("citations", [])]))
     return out
 

@@ -40,6 +40,10 @@ class AskResult(BaseModel):
         default=None, description="serving: {gpu, gpus_per_replica, replicas, total_gpus, starts, max_concurrency, "
                                   "kv_capacity_tokens, output_tokens_per_s, ttft_ms, tpot_ms, cost_cny_per_month, "
                                   "cny_per_million_tokens, instance}")
+    serving_plan: dict[str, Any] | None = Field(
+        default=None, description="serving: what the card draws: {plan: the ServingPlan (POST /v1/plan/serving) with "
+                                  "at most 3 options per cloud and its rejected list left out, inference: the pinned "
+                                  "GPU's POST /v1/inference object or null, n_candidates, n_rejected}")
     capacity: dict[str, Any] | None = Field(
         default=None, description="capacity: {target, gpu, gpu_count, max_params_b | max_seq_len | max_micro_batch, "
                                   "per_gpu_gib, rows}")
@@ -101,6 +105,7 @@ class SessionMessage(BaseModel):
     stopped: bool = Field(default=False, description="the answer's stream was dropped before it ended")
     workload: dict[str, Any] | None = None
     recommendation: dict[str, Any] | None = Field(default=None, description="the turn's structured plan")
+    serving_plan: dict[str, Any] | None = Field(default=None, description="a serving turn's card (AskResult's)")
     citations: list[Citation] = Field(default_factory=list)
 
 

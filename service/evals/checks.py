@@ -61,6 +61,8 @@ def normalize_slot(field: str, value: Any, catalog: Catalog) -> Any:
             return str(value)
     if field in ("gpu_include", "gpu_exclude"):
         return _ids(value, lambda name: resolve_gpu(name, catalog.gpus)[0].id)
+    if field == "gpu":  # a serving workload's pinned GPU
+        return _ids([value], lambda name: resolve_gpu(name, catalog.gpus)[0].id)[0]
     if isinstance(value, list):
         return sorted({str(v) for v in value})
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -84,15 +86,18 @@ def score_slots(gold: dict[str, Any], got: dict[str, Any] | None, catalog: Catal
     return out
 
 
-def unstated_slots(gold: dict[str, Any], got: dict[str, Any] | None) -> dict[str, Any]:
+def unstated_slots(gold: dict[str, Any], got: dict[str, Any] | None, serving: bool = False) -> dict[str, Any]:
     """Fields the answer's workload sets away from the schema default that the gold does not state: not scored
-    (the config match catches what matters), shown in the report to diagnose a reader that read too much."""
+    (the config match catches what matters), shown in the report to diagnose a reader that read too much.
+    `serving`: the workload is a serving one (ServingWorkload's defaults)."""
+    from service.serving_workload import ServingWorkload
     from service.workload import Workload
 
+    fields = (ServingWorkload if serving else Workload).model_fields
     out: dict[str, Any] = {}
     got = got or {}
     for name, value in got.items():
-        spec = Workload.model_fields.get(name)
+        spec = fields.get(name)
         if name in gold or spec is None:
             continue
         if name == "quant_bits" and value == 4 and got.get("method") == "qlora":

@@ -3,6 +3,8 @@
 `gold` holds only the workload slots the conversation states, in schema units; the scorer compares exactly those
 fields, and the ground truth is the planner on `Workload(**gold)` (the schema's defaults fill the rest, as they do
 for the assistant). `gold: null` marks a question with no workload: the answer must not plan and should cite.
+A serving scenario (`intent: serving`) states a serving workload instead (ServingWorkload's fields: model, gpu,
+gpus, weights, kv_dtype, concurrency ...); its truth is the serving engine (service/evals/serving_checks.py).
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from service.errors import InvalidInputError
+from service.serving_workload import ServingWorkload
 from service.settings import REPO_ROOT
 from service.workload import Workload
 
 EVALS_DIR = REPO_ROOT / "evals"
 DEFAULT_SCENARIOS = EVALS_DIR / "scenarios.yaml"
 WORKLOAD_FIELDS = frozenset(Workload.model_fields)
+SERVING_FIELDS = frozenset(ServingWorkload.model_fields) - {"kind"}
 
 
 class Expect(BaseModel):
@@ -40,9 +44,12 @@ class Expect(BaseModel):
     fits: bool | None = Field(default=None, description="feasibility: the engine's verdict for ask.gpu x count")
     gpus_needed: int | None = Field(default=None, description="min_gpus: the fewest cards of ask.gpu")
     winner: str | None = Field(default=None, description="compare: the winning option")
+    starts: bool | None = Field(default=None, description="serving: the deployment starts (a pinned GPU x count)")
+    gpus_per_replica: int | None = Field(default=None, ge=1, description="serving: GPUs per replica")
+    gpu: str | None = Field(default=None, description="serving: the GPU (catalog id) the answer sizes")
 
 
-Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"]
+Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "serving", "knowledge"]
 
 
 class Ask(BaseModel):
@@ -78,17 +85,22 @@ class Scenario(BaseModel):
             raise ValueError("empty turn")
         return turns
 
-    @field_validator("gold")
+    @model_validator(mode="before")
     @classmethod
-    def _gold_is_a_workload(cls, gold: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The gold fields in schema types ('1e10' -> 1e10); a gold the engine cannot take is refused."""
-        if gold is None:
-            return None
-        unknown = sorted(set(gold) - WORKLOAD_FIELDS)
+    def _gold_is_a_workload(cls, data: Any) -> Any:
+        """The gold fields in schema types ('1e10' -> 1e10): a Workload, or a ServingWorkload for a serving
+        scenario; a gold the engine cannot take is refused."""
+        if not isinstance(data, dict) or not isinstance(data.get("gold"), dict):
+            return data
+        gold = data["gold"]
+        serving = data.get("intent") == "serving"
+        schema: type[Workload] | type[ServingWorkload] = ServingWorkload if serving else Workload
+        unknown = sorted(set(gold) - (SERVING_FIELDS if serving else WORKLOAD_FIELDS))
         if unknown:
-            raise ValueError(f"gold has fields the workload schema does not: {', '.join(unknown)}")
-        w = Workload.model_validate(gold)
-        return {k: getattr(w, k) for k in gold}
+            raise ValueError(f"gold has fields the {'serving ' if serving else ''}workload schema does not: "
+                             f"{', '.join(unknown)}")
+        w = schema.model_validate(gold)
+        return {**data, "gold": {k: getattr(w, k) for k in gold}}
 
     @property
     def expected_language(self) -> str:

@@ -1,6 +1,7 @@
 """Scorers for the question type: the answer's `intent` against the scenario's, and its verdict against the
 engine's on the gold workload and the scenario's subject (`ask`): fits for feasibility, the fewest cards for
-min_gpus, the options and the winner for compare, the difference for savings."""
+min_gpus, the options and the winner for compare, the difference for savings, the count and the GPU for serving
+(serving_checks.py)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def intent_truth(sc: Scenario, catalog: Catalog, max_age: int = 180) -> dict[str
     intent, ask = sc.expected_intent, sc.ask
     if intent in ("plan", "knowledge") or sc.gold is None:
         return None
+    if intent == "serving":
+        from service.evals.serving_checks import serving_truth
+
+        return serving_truth(sc.gold, catalog, max_age)
     w = Workload.model_validate(sc.gold)
     if intent == "feasibility":
         return feasibility(catalog, w, ask.gpu or "", ask.gpu_count or 1)
@@ -77,6 +82,10 @@ def verdict_check(sc: Scenario, result: dict[str, Any], catalog: Catalog, max_ag
     intent = sc.expected_intent
     if intent in ("plan", "knowledge") or sc.gold is None:
         return NA
+    if intent == "serving":
+        from service.evals.serving_checks import serving_verdict
+
+        return serving_verdict(sc, result, catalog, max_age)
     try:
         truth = intent_truth(sc, catalog, max_age)
     except (AdvisorError, ValidationError) as exc:

@@ -61,7 +61,7 @@ def aggregate(results: Sequence[ScenarioResult]) -> dict[str, Any]:
 def by_intent(results: Sequence[ScenarioResult]) -> dict[str, dict[str, Any]]:
     """Per question type: how often the answer named it, how often its verdict was the engine's, the slots."""
     out: dict[str, dict[str, Any]] = {}
-    for intent in ("plan", "feasibility", "min_gpus", "compare", "savings", "knowledge"):
+    for intent in ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "knowledge"):
         rs = [r for r in results if r.intent == intent]
         if not rs:
             continue

@@ -105,8 +105,8 @@ def run_scenarios(target: Target, scenarios: list[Scenario], catalog: Catalog, s
     results = []
     for n, sc in enumerate(scenarios, start=1):
         conv = converse(target, list(sc.turns))
-        truth = None if sc.gold is None else truth_plan(sc.gold, catalog,
-                                                        max_price_age_days=settings.price_max_age_days)
+        truth = None if sc.gold is None or sc.expected_intent == "serving" else truth_plan(
+            sc.gold, catalog, max_price_age_days=settings.price_max_age_days)  # serving: serving_checks.py
         res = score_scenario(sc, conv, truth, catalog, settings.price_max_age_days)
         if judge is not None and conv.final is not None:
             res = replace(res, judge=judge.grade(list(sc.turns), str(conv.final.get("answer_markdown", "")),

@@ -10,6 +10,7 @@ from service.evals import checks
 from service.evals.checks import NA, Check, SlotResult
 from service.evals.dataset import Scenario
 from service.evals.intent_checks import intent_check, verdict_check
+from service.evals.serving_checks import serving_expectations
 from service.evals.targets import Conversation
 from service.evals.truth import Truth, top
 
@@ -101,9 +102,12 @@ def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalo
     unstated: dict[str, Any] = {}
     results["intent"] = intent_check(sc, result)
     results["verdict"] = verdict_check(sc, result, catalog, max_price_age_days)
+    serving = sc.expected_intent == "serving"
     if sc.gold is not None:
-        unstated = checks.unstated_slots(sc.gold, got_workload)
+        unstated = checks.unstated_slots(sc.gold, got_workload, serving)
         slots = checks.score_slots(sc.gold, got_workload, catalog)
+    if serving:
+        results["expectations"] = serving_expectations(exp, result)
     if sc.gold is not None and sc.expected_intent == "plan":
         results["config_match"] = checks.config_match(got_plan, truth_plan)
         results["feasibility"] = checks.feasibility(got_plan, got_workload, catalog)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.errors import InvalidInputError
 from service.planner.questions.diagnose import Observation
 from service.planner.questions.facts import Fact
+from service.serving_workload import ServingWorkload
 from service.workload import MAX_NAME_CHARS, CloudName, Method, Workload
 
 
@@ -60,6 +61,13 @@ class DiagnoseArgs(Workload):
     gpu: str = _gpu()
     observation: Observation = Field(description="what the run did: kind oom | memory | hours | util | host_oom | "
                                      "slow, with the figure seen (memory_gb, hours per epoch, util_pct)")
+
+
+class InferenceArgs(ServingWorkload):
+    """A serving workload on one GPU type: the body of POST /v1/inference (gpu required)."""
+
+    gpu: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="the GPU to size on, e.g. L20, A10, H800, "
+                     "H20, RTX 4090 (rented here or not)")
 
 
 class CapacityArgs(BaseModel):

@@ -1,10 +1,14 @@
 """Each tool's `outputSchema`: the top-level keys of its artifact (always present, so listed as required), with
 what they hold. Nested shapes are the engine's and are not repeated here; the SDK's client checks every result
-against these (tests/mcp call every tool)."""
+against these (tests/mcp call every tool). The serving tools return the typed serving contract, so their schema is
+the pydantic models' own (ServingPlan, InferenceResult), nested shapes included."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from service.planner.serving_inference import InferenceResult
+from service.planner.serving_types import ServingPlan
 
 Prop = tuple[str | list[str] | None, str]  # (JSON type, description); None: any type
 
@@ -124,4 +128,6 @@ OUTPUTS: dict[str, dict[str, Any]] = {
         "passages": (ARR, "id, title, section, text, score, lang, sources, resource_uri (guide://...)"),
         "warnings": (ARR, "why results come from BM25 alone, when they do"),
     }),
+    "plan_serving": ServingPlan.model_json_schema(mode="serialization"),
+    "size_inference": InferenceResult.model_json_schema(mode="serialization"),
 }

@@ -30,11 +30,13 @@ from service.mcp.tools import TOOLS, TOOLS_BY_NAME, McpContext, ToolSpec
 log = logging.getLogger(__name__)
 NAME = "gpu-advisor"
 INSTRUCTIONS = (
-    "GPU Advisor: which GPU configuration to rent on Tencent Cloud or JD Cloud for an ML training job, with every "
-    "instance, memory figure, hour and yuan from a deterministic engine over sourced catalog data. Call `plan` for "
-    "a workload, the question tools (check_feasibility, find_min_gpus, compare_options, estimate_savings, "
-    "capacity, diagnose) for the other questions, catalog_fact / search_catalog for catalog rows and "
-    "search_knowledge for the guide. Quote the tools' figures; never compute or recall your own."
+    "GPU Advisor: which GPU configuration to rent on Tencent Cloud or JD Cloud for an ML training job or for serving "
+    "a model, with every instance, memory figure, hour and yuan from a deterministic engine over sourced catalog "
+    "data. Call `plan` for a training workload, the question tools (check_feasibility, find_min_gpus, "
+    "compare_options, estimate_savings, capacity, diagnose) for the other training questions, plan_serving / "
+    "size_inference for serving (GPUs per replica x replicas, KV cache, concurrency, tokens/s, latency, cost), "
+    "catalog_fact / search_catalog for catalog rows and search_knowledge for the guide. Quote the tools' figures; "
+    "never compute or recall your own."
 )
 FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
 ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")

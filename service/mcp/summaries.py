@@ -98,3 +98,33 @@ def catalog(c: Artifact) -> str:
 def knowledge(k: Artifact) -> str:
     text = "\n\n".join(f"[{p['id']}] {p['text'][:600]}" for p in k["passages"])  # the text opens with its title
     return text or "No passage found."
+
+
+def _serving_figures(s: Artifact) -> str:
+    return (f"KV pool {s['kv_capacity_tokens']:,} tokens, {s['max_concurrency']:g} concurrent at "
+            f"{s['max_model_len']} tokens; {s['output_tokens_per_s']} output tokens/s, TTFT {s['ttft_ms']} ms, "
+            f"TPOT {s['tpot_ms']} ms")
+
+
+def plan_serving(p: Artifact) -> str:
+    if p.get("infeasible"):
+        return f"Infeasible: {p['infeasible']}"
+    by_type = {c["instance_type"]: c for c in p["candidates"]}
+    lines = []
+    for cloud, itype in p["picks"].items():
+        c = by_type[itype]
+        s = c["sizing"]
+        cost = ("price on request" if c["cost_per_month_cny"] is None else
+                f"¥{c['cost_per_hour_cny']:,.2f}/hour, {_cny(c['cost_per_month_cny'])}/month {c['billing']}, "
+                f"¥{c['cny_per_million_output_tokens']} per million output tokens")
+        lines.append(f"{cloud}: {itype} x {c['nodes']} ({s['gpus_per_replica']}x {c['gpu']} per replica x "
+                     f"{c['replicas']} replicas), {cost}; {_serving_figures(s)}")
+    return "\n".join(lines) or "No candidate."
+
+
+def size_inference(i: Artifact) -> str:
+    head = (f"{i['gpus']}x {i['gpu']} per replica x {i['replicas']} replicas, {i['engine']} {i['weights']}: "
+            f"starts={i['starts']} ({i['starts_reason']}); weights {i['weights_gib_per_gpu']} GiB per GPU")
+    s = i.get("sizing")
+    return f"{head}; {_serving_figures(s)}" if s else (
+        f"{head}; KV pool {i['kv_capacity_tokens']:,} tokens, longest sequence {i['max_model_len_fits']:,} tokens")

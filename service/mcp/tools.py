@@ -27,12 +27,14 @@ from service.mcp.args import (
     EstimateArgs,
     FactArgs,
     FeasibilityArgs,
+    InferenceArgs,
     KnowledgeArgs,
     MinGpusArgs,
     SavingsArgs,
 )
-from service.planner.lenient import catalog_for, with_assumptions
+from service.planner.lenient import Assumption, catalog_for, with_assumptions
 from service.retrieval.types import Passage
+from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
 Artifact = dict[str, Any]
@@ -165,6 +167,27 @@ def _fact(ctx: McpContext, args: FactArgs) -> Artifact:
     return out
 
 
+def _serving_catalog(ctx: McpContext, w: ServingWorkload) -> tuple[Catalog, list[Assumption]]:
+    """The catalog with a model outside models.yaml sized from its name ('llama70b'), as the chat's serving type."""
+    return catalog_for(ctx.catalog(), Workload(model=w.model, params_b=w.params_b))
+
+
+def _plan_serving(ctx: McpContext, w: ServingWorkload) -> Artifact:
+    from service.planner.serving_plan import capped, plan_serving
+
+    cat, said = _serving_catalog(ctx, w)
+    plan = capped(plan_serving(w, cat, max_price_age_days=ctx.max_price_age_days), PLAN_CANDIDATES)
+    return with_assumptions(plan.model_dump(mode="json"), said)
+
+
+def _size_inference(ctx: McpContext, args: InferenceArgs) -> Artifact:
+    from service.planner.serving_inference import inference
+
+    w = ServingWorkload.model_validate(args.model_dump())
+    cat, said = _serving_catalog(ctx, w)
+    return with_assumptions(inference(w, cat).model_dump(mode="json"), said)
+
+
 def _search_catalog(ctx: McpContext, args: CatalogSearchArgs) -> Artifact:
     from service.mcp.catalog_search import search_catalog
 
@@ -246,8 +269,19 @@ TOOLS: tuple[ToolSpec, ...] = (
         sources and a guide:// resource to read the whole section. Call it for 'why' / 'what is' questions
         (FP8, NVLink, ZeRO, billing rules, instance families) and to cite sources. No figures for a workload:
         use plan or the question tools."""),
-    # TODO(serving): `plan_serving` — service.planner.serving.plan_serving (over service.sizing.serving
-    # size_deployment), with its args model, once the serving sizer lands on main: one _spec entry here plus
-    # its summary and output keys.
+    _spec("plan_serving", "Plan a serving deployment", ServingWorkload, _plan_serving, summaries.plan_serving, """
+        Serve (deploy) a model behind vLLM, SGLang, TensorRT-LLM or LMDeploy on Tencent Cloud and JD Cloud: per
+        instance, GPUs per replica x replicas for the load (concurrency or request_rate, input/output tokens,
+        TTFT/TPOT limits), the KV-cache capacity and max concurrency, output tokens/s, TTFT, TPOT, cost per hour
+        and per month (24x7) with the price's source, yuan per million output tokens and the vLLM and SGLang
+        launch commands; each cloud's pick, ranked by the objective. Call it for deployment, inference, QPS and
+        concurrency questions ('how many GPUs to serve a 70B model'); pin `gpu` (and `gpus`) to plan one GPU
+        type. Not for training (plan) or for a GPU no cloud here rents (size_inference)."""),
+    _spec("size_inference", "Size serving on one GPU", InferenceArgs, _size_inference, summaries.size_inference, """
+        One model served on one named GPU type, no instance search (POST /v1/inference): whether the engine
+        starts and why not, weights per GPU, KV bytes per token, the KV pool in tokens, max concurrency, the
+        longest sequence that fits, output tokens/s, TTFT and TPOT at the load, and the launch commands. `gpus`
+        pins GPUs per replica ('does 2x L20 run Qwen2.5-72B int4'); without it, the fewest that meet the target.
+        Works for cards the clouds do not rent (RTX 4090). Use plan_serving for where to rent it and the cost."""),
 )
 TOOLS_BY_NAME = {t.name: t for t in TOOLS}

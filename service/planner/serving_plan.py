@@ -196,3 +196,12 @@ def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
         candidates=ranked, picks=picks, rejected=rejected, assumptions=[en for en, _ in notes],
         assumptions_zh=[zh for _, zh in notes], infeasible=infeasible, infeasible_zh=infeasible_zh,
     )
+
+
+def capped(plan: ServingPlan, max_candidates: int) -> ServingPlan:
+    """The plan with its first `max_candidates` options and each cloud's pick (the API's ?max_candidates, the MCP
+    tool, the chat's card): the figures are the plan's, only the list is shorter."""
+    keep = set(plan.picks.values())
+    head = plan.candidates[:max_candidates]
+    head += [c for c in plan.candidates[max_candidates:] if c.instance_type in keep and c not in head]
+    return plan.model_copy(update={"candidates": head})

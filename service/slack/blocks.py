@@ -4,6 +4,8 @@ A streamed answer ends with card_blocks: the top pick per cloud (and why, when i
 fastest), one table of candidates (a Slack `table` block, or preformatted text where tables are not accepted),
 warnings, sources, two buttons, then any extra (the feedback buttons). answer_blocks is the same as one message
 with a header and the answer text, where Slack will not stream.
+A serving answer (AskResult.serving_plan) ends with its own card instead (serving_blocks.py): the count first, the
+engine's figures, the pick per cloud with ¥/month and ¥ per million tokens, the launch command, warnings, sources.
 Every builder keeps Slack's limits: 50 blocks, 3000 characters per text, 10 fields or context elements.
 """
 
@@ -229,10 +231,11 @@ def _fields(plan: Mapping[str, Any], lang: Lang) -> list[Block]:
     return [{"type": "section", "fields": [_mrkdwn(f) for f in fields[:MAX_FIELDS]]}] if fields else []
 
 
-def _tail(result: AskResult, plan: Mapping[str, Any], extra: Sequence[Block]) -> list[Block]:
+def _tail(result: AskResult, plan: Mapping[str, Any], extra: Sequence[Block],
+          warned: Sequence[str] | None = None) -> list[Block]:
     lang: Lang = result.language
     tail: list[Block] = []
-    if warnings := _warnings(plan, lang):
+    if warnings := (_warnings(plan, lang) if warned is None else list(warned)):
         tail.append(context(warnings))
     if sources := _sources(result):
         tail.append(context([bold(tr(lang, "来源", "Sources")), *sources][:MAX_CONTEXT_ELEMENTS]))
@@ -241,9 +244,31 @@ def _tail(result: AskResult, plan: Mapping[str, Any], extra: Sequence[Block]) ->
     return tail + list(extra)
 
 
+def _serving_parts(result: AskResult, extra: Sequence[Block]) -> tuple[list[Block], list[Block]]:
+    """A serving answer's card head (the count, figures, picks, launch command) and tail (warnings, sources,
+    `extra`; no document buttons: the request document and bundle are a training plan's)."""
+    from service.slack import serving_blocks
+
+    card = result.serving_plan or {}
+    return (serving_blocks.top_blocks(card, result.language),
+            _tail(result, {}, extra, serving_blocks.warnings(card, result.language)))
+
+
+def answer_text(result: AskResult) -> str:
+    """The answer's Markdown less what its card shows (a serving answer's rent options and launch command)."""
+    if not result.serving_plan:
+        return result.answer_markdown
+    from service.slack.serving_blocks import without_card_sections
+
+    return without_card_sections(result.answer_markdown)
+
+
 def card_blocks(result: AskResult, *, native_table: bool = True, extra: Sequence[Block] = ()) -> list[Block]:
     """What follows an answer streamed as text: the picks, the candidate table, warnings, sources, the buttons, then
-    `extra` (the feedback buttons)."""
+    `extra` (the feedback buttons). A serving answer: its serving card, then warnings, sources and `extra`."""
+    if result.serving_plan:
+        head, tail = _serving_parts(result, extra)
+        return (head + tail)[:MAX_BLOCKS]
     plan = result.recommendation or {}
     top = (_fields(plan, result.language) + [candidate_table(plan, result.language, native=native_table)]
            if plan.get("candidates") else [])
@@ -259,10 +284,16 @@ def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = 
     top: list[Block] = []
     if asked:
         top.append(context([truncate(asked, MAX_TEXT)]))
-    if has_plan:
-        top += [_header(plan, lang), *_fields(plan, lang), candidate_table(plan, lang, native=native_table)]
-    tail = _tail(result, plan, extra)
-    text = markdown_to_mrkdwn(without_sources(result.answer_markdown), drop_tables=has_plan)
+    if result.serving_plan:
+        from service.slack.serving_blocks import header
+
+        head, tail = _serving_parts(result, extra)
+        top += [header(result.serving_plan, lang), *head]
+    else:
+        if has_plan:
+            top += [_header(plan, lang), *_fields(plan, lang), candidate_table(plan, lang, native=native_table)]
+        tail = _tail(result, plan, extra)
+    text = markdown_to_mrkdwn(without_sources(answer_text(result)), drop_tables=has_plan)
     room = MAX_BLOCKS - len(top) - len(tail)
     chunks = split_text(text, MAX_TEXT) or [tr(lang, "（没有文字回答）", "(no text answer)")]
     if len(chunks) > room:

@@ -24,6 +24,7 @@ from service.slack.blocks import (
     Block,
     Lang,
     answer_blocks,
+    answer_text,
     card_blocks,
     document_messages,
     error_blocks,
@@ -163,7 +164,7 @@ class SlackHandlers:
             return None
         extra = self.feedback_blocks(result)
         cards = [card_blocks(result, extra=extra), card_blocks(result, native_table=False, extra=extra)]
-        text = stream_markdown(result.answer_markdown, drop_tables=bool((result.recommendation or {}).get("candidates")))
+        text = stream_markdown(answer_text(result), drop_tables=bool((result.recommendation or {}).get("candidates")))
         if not stream_answer(client, channel, thread_ts, text, cards, recipient):
             self._post(client, channel, thread_ts, result, extra)
         for kind in DOCUMENTS:

@@ -26,7 +26,8 @@ def test_size_and_mix() -> None:
     assert sum(s.expect.infeasible is True for s in SCENARIOS) >= 2
 
 
-@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.gold is not None], ids=lambda s: s.id)
+@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.gold is not None and s.intent != "serving"],
+                         ids=lambda s: s.id)
 def test_expectations_hold_on_the_ground_truth(sc: Scenario, catalog: Catalog) -> None:
     truth = truth_plan(sc.gold or {}, catalog)
     assert truth.error == ""
@@ -40,8 +41,10 @@ def test_gold_names_are_catalog_names(catalog: Catalog) -> None:
         gold = sc.gold or {}
         if "model" in gold:
             assert resolve_model(gold["model"], catalog.models).id == gold["model"], sc.id
-        for name in gold.get("gpu_include", []) + gold.get("gpu_exclude", []):
+        for name in gold.get("gpu_include", []) + gold.get("gpu_exclude", []) + ([gold["gpu"]] if "gpu" in gold else []):
             resolve_gpu(name, catalog.gpus)  # raises on a GPU the catalog does not know
+        if sc.expect.gpu is not None:
+            assert resolve_gpu(sc.expect.gpu, catalog.gpus)[0].id == sc.expect.gpu, sc.id
 
 
 def test_gold_values_are_typed() -> None:
@@ -56,11 +59,27 @@ def test_gold_values_are_typed() -> None:
         {"model": "Qwen2-7B", "gpu": "A100"},  # not a workload field
         {"samples": 1000},  # neither model nor size
         {"model": "Qwen2-7B", "method": "full", "quant_bits": 4},  # bits only with QLoRA
+        {"model": "Qwen2-7B", "concurrency": 8},  # a serving field in a training scenario
     ],
 )
 def test_a_gold_the_engine_cannot_take_is_refused(gold: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         Scenario(id="t", lang="en", turns=["x"], gold=gold)
+
+
+@pytest.mark.parametrize(
+    "gold",
+    [
+        {"model": "Qwen2-7B", "method": "lora"},  # a training field in a serving scenario
+        {"model": "Qwen2-7B", "concurrency": 8, "request_rate": 2},  # both loads
+        {"model": "Qwen2-7B", "weights": "int3"},  # no such weight dtype
+    ],
+)
+def test_a_serving_gold_is_a_serving_workload(gold: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        Scenario(id="t", lang="en", turns=["x"], intent="serving", gold=gold)
+    ok = Scenario(id="t", lang="en", turns=["x"], intent="serving", gold={"model": "Qwen2-7B", "concurrency": "8"})
+    assert ok.gold == {"model": "Qwen2-7B", "concurrency": 8.0}
 
 
 def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
@@ -79,7 +98,7 @@ def test_select_by_id_tag_and_limit() -> None:
         select(SCENARIOS, ("no-such-id",))
 
 
-INTENTS = ("plan", "feasibility", "min_gpus", "compare", "savings", "knowledge")
+INTENTS = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "knowledge")
 
 
 @pytest.mark.parametrize("intent", INTENTS)
@@ -97,13 +116,16 @@ def test_the_pre_stop_questions_are_kept() -> None:
         assert q in turns
 
 
-@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.intent in ("feasibility", "min_gpus", "compare", "savings")],
-                         ids=lambda s: s.id)
+@pytest.mark.parametrize("sc", [s for s in SCENARIOS if s.intent in ("feasibility", "min_gpus", "compare", "savings",
+                                                                     "serving")], ids=lambda s: s.id)
 def test_question_type_verdicts_hold_on_the_engine(sc: Scenario, catalog: Catalog) -> None:
     from service.evals.intent_checks import intent_truth
 
     truth = intent_truth(sc, catalog)
     assert truth is not None
+    for key in ("starts", "gpus_per_replica", "gpu"):  # serving: the expected properties are the engine's
+        if getattr(sc.expect, key) is not None:
+            assert truth[key] == getattr(sc.expect, key), key
     if sc.expect.fits is not None:
         assert truth["fits"] is sc.expect.fits
     if sc.expect.gpus_needed is not None:

@@ -1,11 +1,12 @@
 """The MCP tools take the arguments the rest of the service takes: the assistant's tools (less the follow-up
-bookkeeping fields `question` and `also`) and the API's POST /v1/estimate. A field added there and not here fails this test."""
+bookkeeping fields `question` and `also`) and the API's POST /v1/estimate and POST /v1/inference. A field added there and not here fails this test."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import BaseModel
 
+from service.api.routes.serving import InferenceIn
 from service.api.schemas import EstimateIn
 from service.assistant.intents import compare_types, fit_types
 from service.assistant.tools import SearchArgs
@@ -19,6 +20,7 @@ PAIRS: list[tuple[type[BaseModel], type[BaseModel]]] = [
     (args.SavingsArgs, compare_types.SavingsArgs),
     (args.EstimateArgs, EstimateIn),
     (args.KnowledgeArgs, SearchArgs),
+    (args.InferenceArgs, InferenceIn),  # POST /v1/inference
 ]
 
 

@@ -12,14 +12,17 @@ from mcp import types
 
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
-from service.mcp.args import EstimateArgs
+from service.mcp.args import EstimateArgs, InferenceArgs
 from service.mcp.tools import TOOLS
+from service.planner.serving_inference import InferenceResult
+from service.planner.serving_types import ServingPlan
+from service.serving_workload import ServingWorkload
 from service.workload import Workload
 from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make_context
 
 Call = Callable[[str, dict[str, Any]], types.CallToolResult]
 NAMES = ["plan", "estimate", "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings", "capacity",
-         "diagnose", "catalog_fact", "search_catalog", "search_knowledge"]
+         "diagnose", "catalog_fact", "search_catalog", "search_knowledge", "plan_serving", "size_inference"]
 
 
 def test_lists_every_tool_with_schemas(context: Any) -> None:
@@ -27,12 +30,17 @@ def test_lists_every_tool_with_schemas(context: Any) -> None:
     assert [t.name for t in listed] == NAMES == [t.name for t in TOOLS]
     by_name = {t.name: t for t in listed}
     # the plan's input schema is the API's workload schema (POST /v1/plan): the same fields, types and ranges
-    for name, model in (("plan", Workload), ("estimate", EstimateArgs)):
+    for name, model in (("plan", Workload), ("estimate", EstimateArgs), ("plan_serving", ServingWorkload),
+                        ("size_inference", InferenceArgs)):
         assert by_name[name].inputSchema["properties"] == model.model_json_schema()["properties"]
         assert by_name[name].inputSchema["additionalProperties"] is False
     # its rules between fields are said in the description, not as a root allOf: Anthropic's and OpenAI's APIs
     # refuse a tool input schema with allOf/anyOf/oneOf at the top level
     assert "give model or params_b" in by_name["plan"].inputSchema["description"]
+    assert "give concurrency or request_rate, not both" in by_name["plan_serving"].inputSchema["description"]
+    # the serving tools answer with the typed serving contract itself
+    assert by_name["plan_serving"].outputSchema == ServingPlan.model_json_schema(mode="serialization")
+    assert by_name["size_inference"].outputSchema == InferenceResult.model_json_schema(mode="serialization")
     for t in listed:
         assert not {"allOf", "anyOf", "oneOf", "not", "if", "enum"} & set(t.inputSchema), t.name
         assert t.inputSchema["type"] == "object" and t.outputSchema and t.outputSchema["type"] == "object"
@@ -76,6 +84,10 @@ CALLS: list[tuple[str, dict[str, Any], str, Any]] = [
     ("search_catalog", {"kind": "prices", "gpu": "A100", "billing": "on_demand"}, "kind", "prices"),
     ("search_catalog", {"kind": "gpus", "gpu": "H800"}, "kind", "gpus"),
     ("search_knowledge", {"query": "A10 支持 FP8 吗", "k": 1}, "query", "A10 支持 FP8 吗"),
+    ("plan_serving", {"model": "Qwen2.5-7B", "concurrency": 8}, "kind", "serving"),
+    ("plan_serving", {"model": "Qwen2.5-14B", "gpu": "L20", "gpus": 1, "clouds": ["tencent"]}, "kind", "serving"),
+    ("size_inference", {"model": "Qwen2.5-7B", "gpu": "A10", "weights": "int4"}, "starts", True),
+    ("size_inference", {"model": "Qwen2.5-72B", "gpu": "RTX 4090", "gpus": 1}, "starts", False),  # not rented here
 ]
 
 
@@ -127,6 +139,12 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
     ("catalog_fact", {"fact": "memory", "gpu": "Gaudi2"}, ["gpu:", "Gaudi2", "search_knowledge"]),
     ("search_catalog", {"instance_type": "GT4.4XLARGE9"}, ["Unknown instance type", "GT4.4XLARGE96"]),
     ("no_such_tool", {}, ["No tool 'no_such_tool'", "plan"]),
+    # serving: a training field, both loads, the GPU required to size one GPU type, an encoder
+    ("plan_serving", {"model": "Qwen2.5-7B", "method": "lora"}, ["method: Extra inputs are not permitted"]),
+    ("plan_serving", {"model": "Qwen2.5-7B", "concurrency": 4, "request_rate": 2}, ["arguments:", "not both"]),
+    ("size_inference", {"model": "Qwen2.5-7B"}, ["gpu: Field required"]),
+    ("size_inference", {"model": "Qwen2.5-7B", "gpu": "RTX 9090"}, ["Unknown GPU 'RTX 9090'", "Did you mean"]),
+    ("plan_serving", {"model": "ResNet-50"}, ["not a generative LLM"]),
 ]
 
 
@@ -153,3 +171,43 @@ def test_search_knowledge_degrades_with_the_reason(catalog: Catalog) -> None:
         assert "resources" in r.content[0].text  # type: ignore[union-attr]  # where to read the guide meanwhile
         plan = in_memory(ctx, lambda s: s.call_tool("plan", GUIDE_WORKLOAD))  # the other tools still answer
         assert not plan.isError
+
+
+def test_plan_serving_counts_first_and_prices_each_pick(mcp_call: Call, catalog: Catalog) -> None:
+    """A 14B chat service at 20 concurrent requests: the same plan as POST /v1/plan/serving, picks on both clouds,
+    each with GPUs per replica x replicas, a dated price with its source, yuan per million tokens and the launch
+    commands; the summary quotes the picks."""
+    from service.planner.serving_plan import plan_serving
+
+    args = {"model": "Qwen2.5-14B", "concurrency": 20}
+    r = mcp_call("plan_serving", args)
+    assert not r.isError, r.content
+    plan = r.structuredContent
+    assert plan is not None and set(plan["picks"]) == {"tencent", "jdcloud"}
+    ServingPlan.model_validate(plan)  # the typed contract, round-tripped
+    truth = plan_serving(ServingWorkload.model_validate(args), catalog)
+    assert plan["picks"] == truth.picks and plan["candidates"][0] == truth.candidates[0].model_dump(mode="json")
+    assert len(plan["candidates"]) <= 10 + len(plan["picks"])
+    summary = r.content[0].text  # type: ignore[union-attr]
+    for cloud, itype in plan["picks"].items():
+        c = next(c for c in plan["candidates"] if c["instance_type"] == itype)
+        assert f"{cloud}: {itype}" in summary and f"{c['sizing']['gpus_per_replica']}x {c['gpu']} per replica" in summary
+        assert c["price"]["source"] and c["price"]["as_of"] and c["cny_per_million_output_tokens"] > 0
+        assert c["launch"]["vllm"].startswith("vllm serve ")
+        # SGLang's command, or why SGLang cannot run on this GPU (JD's V100: compute capability 7.0)
+        assert "--tp " in c["launch"]["sglang"] or c["launch"]["sglang"].startswith("# SGLang needs")
+
+
+def test_size_inference_is_the_inference_route(mcp_call: Call, catalog: Catalog) -> None:
+    """The same object as POST /v1/inference for the same body; a model outside the catalog is sized from its
+    name and the assumption said, as the chat does."""
+    from service.planner.serving_inference import inference
+
+    body = {"model": "Qwen2.5-14B", "gpu": "L20", "max_model_len": 32768, "concurrency": 40}
+    r = mcp_call("size_inference", body)
+    assert not r.isError, r.content
+    want = inference(ServingWorkload.model_validate(body), catalog).model_dump(mode="json")
+    assert r.structuredContent == want
+    assert r.content[0].text.startswith(f"{want['gpus']}x L20 per replica")  # type: ignore[union-attr]
+    named = mcp_call("size_inference", {"model": "minicpm-2b", "gpu": "A10"}).structuredContent
+    assert named is not None and named["starts"] is True and "minicpm-2b" in named["assumptions"][0]

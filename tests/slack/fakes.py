@@ -50,11 +50,21 @@ BUNDLE = {"train.yaml": "model_name_or_path: Qwen/Qwen2-7B\n", "data/dataset_inf
           "launch.sh": "#!/bin/bash\nllamafactory-cli train train.yaml\n"}
 
 
+# A serving answer as the offline model writes it (prompts/answer.zh.yaml srv_*): the count, the figures, where to
+# rent it, the launch command, the assumptions.
+SERVING_ZH = ("需要 **2 张 NVIDIA L20 48GB**（每个副本 1 张 × 2 个副本）：用 vLLM 部署 Qwen2.5-14B（BF16 权重）。\n"
+              "每卡权重 27.5 GiB，KV 缓存每卡 12.0 GiB = 65,536 tokens。\n\n"
+              "### 租用方案（24×7 运行）\n- 腾讯云 PNV5b.8XLARGE96（1 × L20）× 2 台：¥20.00/小时\n\n"
+              "### 启动命令\n```bash\nvllm serve Qwen/Qwen2.5-14B \\\n  --port 8000\n```\n\n"
+              "### 估算假设\n- 请求长度假设为输入 1024 + 输出 256 tokens，可按实际流量提供。")
+
+
 @dataclass
 class FakeAssistant:
     delay_s: float = 0.0
     fail_with: Exception | None = None
     answer_zh: str = ANSWER_ZH
+    serving_plan: dict[str, Any] | None = None  # set: every answer is this serving answer (SERVING_ZH's text)
     sessions: dict[str, int] = field(default_factory=dict)  # session id -> turns
     asked: list[tuple[str, str | None]] = field(default_factory=list)
     ratings: list[tuple[str, int, str, str, str]] = field(default_factory=list)  # (session, turn, rating, rater, src)
@@ -77,6 +87,9 @@ class FakeAssistant:
             docs["request_document"] = REQUEST_DOC
         if re.search(r"启动脚本|launch bundle", message):
             docs["launch_bundle"] = dict(BUNDLE)
+        if self.serving_plan is not None:
+            return AskResult(session_id=sid, answer_markdown=SERVING_ZH, language="zh", intent="serving",
+                             serving_plan=self.serving_plan, backend="fake")
         return AskResult(
             session_id=sid, answer_markdown=self.answer_zh if zh else ANSWER_EN, language="zh" if zh else "en",
             recommendation=PLAN, backend="fake", documents=docs,

@@ -81,3 +81,23 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
     [upload] = [c for c in harness.stub.calls if c.method.startswith("upload/")]
     assert "AI训练资源申请说明" in upload.raw.decode()
     assert harness.stub.to("files.completeUploadExternal")[0]["thread_ts"] == "70.1"
+
+
+def test_serving_question_end_to_end(harness: SlackHarness, real: Assistant) -> None:
+    """A serving question through the real assistant: the streamed text opens with the count, the card repeats it
+    first, then the engine's picks with ¥/month and ¥ per million tokens, and the launch command."""
+    harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "71.1",
+                   "text": "<@UBOT> 上线Qwen2.5-14B的对话服务要几张卡，并发20"})
+    [stop] = harness.stub.to("chat.stopStream")
+    blocks = stop["blocks"]
+    assert_valid_blocks(blocks)
+    text = harness.stub.streamed()
+    assert text.startswith("需要 **") and "vllm serve" not in text  # the command is the card's
+    [session] = real.list_sessions()
+    [turn] = real.sessions.turns(session.session_id)
+    serving = (turn.result or {})["serving"]
+    assert f"共 {serving['total_gpus']} 张" in blocks[0]["text"]["text"]
+    picks = " ".join(f["text"] for f in blocks[2]["fields"])
+    assert serving["instance"]["instance_type"] in picks and f"¥{serving['cost_cny_per_month']:,.0f}/月" in picks
+    assert f"每百万输出 token ¥{serving['cny_per_million_tokens']:,.2f}" in picks
+    assert "vllm serve" in blocks[3]["text"]["text"]

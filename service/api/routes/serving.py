@@ -50,13 +50,8 @@ def make_serving_plan(
 ) -> ServingPlan:
     """Every instance on the chosen clouds that serves the workload: GPUs per replica x replicas, cost per month
     under each billing, yuan per million output tokens, launch commands; ranked by the objective."""
-    from service.planner.serving_plan import plan_serving
+    from service.planner.serving_plan import capped, plan_serving
 
     plan = plan_serving(ServingWorkload.model_validate(body.model_dump()), catalog,
                         max_price_age_days=settings.price_max_age_days)
-    if max_candidates is not None:
-        keep = set(plan.picks.values())
-        head = plan.candidates[:max_candidates]
-        head += [c for c in plan.candidates[max_candidates:] if c.instance_type in keep and c not in head]
-        plan = plan.model_copy(update={"candidates": head})
-    return plan
+    return plan if max_candidates is None else capped(plan, max_candidates)

@@ -21,6 +21,7 @@ from service.workload import Workload
 _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
                  "request_rate", "ttft_ms", "tpot_ms")
+CARD_ROWS = 3  # options per cloud on the answer's card (the pick first)
 _DOUBLE = re.compile(r"翻倍|翻一倍|两倍|加倍|(?<![A-Za-z])(?:double[sd]?|2x|twice)(?![A-Za-z])", re.IGNORECASE)
 _HALF = re.compile(r"减半|一半|(?<![A-Za-z])(?:half|halve[sd]?)(?![A-Za-z])", re.IGNORECASE)
 
@@ -192,7 +193,31 @@ def _result(art: Artifact) -> dict[str, Any]:
            "cny_per_million_tokens": top["cny_per_million_output_tokens"] if top else None,
            "instance": {"cloud": top["cloud"], "instance_type": top["instance_type"], "nodes": top["nodes"]}
            if top else None}
-    return {"serving": out}
+    return {"serving": out, "serving_plan": card(art)}
+
+
+def card(art: Artifact) -> dict[str, Any] | None:
+    """What the answer's card draws (web, Slack), kept small: the plan with its first CARD_ROWS options per cloud
+    (each cloud's pick first; the rejected list counted, not carried) and the pinned GPU's inference, both with
+    the name assumptions the answer states."""
+    plan, inf = art.get("plan"), art.get("inference")
+    if plan is None and inf is None:
+        return None
+    said = art.get("said") or []
+
+    def stated(d: dict[str, Any]) -> dict[str, Any]:
+        return {**d, "assumptions": [s[0] for s in said] + list(d.get("assumptions") or []),
+                "assumptions_zh": [s[1] for s in said] + list(d.get("assumptions_zh") or [])}
+
+    out: dict[str, Any] = {"plan": None, "inference": None if inf is None else stated(inf)}
+    if plan is not None:
+        shown: list[dict[str, Any]] = []
+        for c in plan["candidates"]:
+            if sum(o["cloud"] == c["cloud"] for o in shown) < CARD_ROWS:
+                shown.append(c)
+        out["plan"] = {**stated(plan), "candidates": shown, "rejected": []}
+        out["n_candidates"], out["n_rejected"] = len(plan["candidates"]), len(plan["rejected"])
+    return out
 
 
 SERVING = QuestionType(

@@ -6,9 +6,13 @@ import { getLang, inLang, t } from "./i18n.js";
 import { addCopyButtons, linkKnowledgeRefs, markKnowledgeLinks, renderMarkdown } from "./markdown.js";
 import { citationList } from "./citations.js";
 import { showPlan } from "./plan-view.js";
+import { showServing } from "./serving-view.js";
 
 // Sections of the plan answer the card shows already (both languages' headings from prompts/answer.*.yaml).
 const SHOWN_BY_CARD = ["备选方案", "注意事项", "估算假设", "Alternatives", "Warnings", "Assumptions"];
+// ... and of a serving answer (srv_picks, srv_launch, assume_title): where to rent it, the command, the assumptions.
+const SHOWN_BY_SERVING_CARD = ["租用方案（24×7 运行）", "启动命令", "估算假设", "Where to rent it (24x7)",
+  "Launch command", "Assumptions"];
 const SOURCES = ["参考资料", "Sources"];
 // Emoji that fonts without colour emoji draw as tofu: drawn as plain text marks instead.
 const MARK_RE = /(✅|❌|⚠)\uFE0F?/g;
@@ -74,6 +78,25 @@ export function splitPlanAnswer(markdown) {
     if (!SHOWN_BY_CARD.includes(title)) sections.push({ title, body: body.join("\n").trim() });
   }
   return { verdict, sections, after: after.trim() };
+}
+
+/** A serving answer's Markdown: the direct answer (its first line, after any note quoted above it; the figures
+ * that follow are the card's), and the sections the card does not show. */
+export function splitServingAnswer(markdown) {
+  const text = String(markdown || "").replace(/\n*<!-- gpu-advisor:workload [\s\S]*?-->\s*$/, "");
+  const [head, ...subs] = text.split(/\n(?=### )/);
+  const lines = head.split("\n");
+  const first = lines.findIndex((line) => line.trim() && !line.trimStart().startsWith(">"));
+  const verdict = (first < 0 ? lines : lines.slice(0, first + 1)).join("\n").trim();
+  const sections = [];
+  for (const sub of subs) {
+    const [titleLine, ...body] = sub.split("\n");
+    const title = titleLine.replace(/^###\s*/, "").trim();
+    if (!SOURCES.includes(title) && !SHOWN_BY_SERVING_CARD.includes(title)) {
+      sections.push({ title, body: body.join("\n").trim() });
+    }
+  }
+  return { verdict, sections };
 }
 
 function folded(cls, title, body) {
@@ -158,6 +181,18 @@ function drawAnswer(content, extras, result, streamedText, lang) {
       extras.append(rest);
     }
     shownText = `${verdict}\n${after}`;
+  } else if (result.serving_plan) {
+    const { verdict, sections } = splitServingAnswer(markdown);
+    fillMarkdown(content, verdict, { final: true, citations });
+    const host = h("div", { class: "plan-host" });
+    extras.append(host);
+    showServing(host, result.serving_plan, { compact: true, lang });
+    if (sections.length) {
+      const rest = h("div", { class: "markdown" });
+      fillMarkdown(rest, sections.map((x) => `### ${x.title}\n\n${x.body}`).join("\n\n"), { final: true, citations });
+      extras.append(rest);
+    }
+    shownText = verdict;
   } else {
     const text = markdown.replace(/\n*<!-- gpu-advisor:workload [\s\S]*?-->\s*$/, "");
     fillMarkdown(content, citations.length ? withoutSources(text) : text, { final: true, citations });
@@ -166,7 +201,8 @@ function drawAnswer(content, extras, result, streamedText, lang) {
     extras.append(h("div", { class: "alert warn" }, `⚠ ${result.prose_check.join("; ")}`));
   }
   extras.append(...documentsBlock(result.documents || {}, shownText));
-  const cites = citationList(citations, { heading: !result.recommendation });
-  if (cites) extras.append(result.recommendation ? folded("sources", `${t("citationsTitle")} (${citations.length})`, cites) : cites);
+  const carded = Boolean(result.recommendation || result.serving_plan);
+  const cites = citationList(citations, { heading: !carded });
+  if (cites) extras.append(carded ? folded("sources", `${t("citationsTitle")} (${citations.length})`, cites) : cites);
   if (result.backend) extras.append(h("p", { class: "small muted backend", title: result.backend }, backendLabel(result.backend)));
 }

@@ -41,6 +41,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
         items.push(assistantBubble(null, content, extras, false));
         // answered in the language of the question, as the assistant does
         showAnswer(content, extras, { answer_markdown: m.content, recommendation: m.recommendation,
+          serving_plan: m.serving_plan,
           citations: m.citations || [], language: /[\u3400-\u9fff]/.test(asked) ? "zh" : "en" });
         if (m.stopped) extras.append(h("p", { class: "small muted" }, t("stopped")));
       }

@@ -70,24 +70,28 @@ const FIELD_ZH = { model: "模型", samples: "数据集大小", tokens: "数据�
   deadline_hours: "期限", epochs: "训练轮数", avg_tokens_per_sample: "平均每条 tokens", method: "训练方法" };
 const FIELD_INPUT = { samples: "size", tokens: "size" };
 
-/** A plan error as the form shows it: in the page's language, with the field it is about. */
-export function localError(err, form) {
-  const unknown = /^Unknown model '([^']*)'(?:\. Did you mean: (.*?)\?)?/.exec(err.message || "");
+/** A plan error as the form shows it: in the page's language, with the field it is about. `names` (Chinese field
+ * names) and `inputs` (API field → form input) default to the training form's. */
+export function localError(err, form, { names = FIELD_ZH, inputs = FIELD_INPUT } = {}) {
+  const unknown = /^Unknown (model|GPU) '([^']*)'(?:\. Did you mean: (.*?)\?)?/.exec(err.message || "");
   if (unknown) {
-    const field = form.elements.model;
+    const gpu = unknown[1] === "GPU";
+    const field = form.elements[gpu ? "gpu" : "model"] || null;
     if (getLang() !== "zh") return { message: err.message, fix: err.fix, field };
-    const hint = unknown[2] ? `你是不是要找：${unknown[2].split(", ").join("、")}？` : "";
-    return { message: `未知模型“${unknown[1]}”。${hint}`, fix: "请从列表中选择已知模型（如 Qwen2-7B），或填写参数量（如 7B）。", field };
+    const hint = unknown[3] ? `你是不是要找：${unknown[3].split(", ").join("、")}？` : "";
+    return gpu
+      ? { message: `未知 GPU“${unknown[2]}”。${hint}`, fix: "请从列表中选择 GPU，或留空在全部 GPU 中找。", field }
+      : { message: `未知模型“${unknown[2]}”。${hint}`, fix: "请从列表中选择已知模型（如 Qwen2-7B），或填写参数量（如 7B）。", field };
   }
   const invalid = err.code === "invalid_input" && /(?:^|: )(\w+): /.exec(err.message || "");
   if (invalid) {
     const name = invalid[1];
-    const field = form.elements[FIELD_INPUT[name] || name] || null;
+    const field = form.elements[inputs[name] || name] || null;
     if (getLang() !== "zh") return { message: err.message, fix: err.fix, field };
     const gt = /greater than (?:or equal to )?([\d.]+)/.exec(err.message);
     const le = /less than (?:or equal to )?([\d.]+)/.exec(err.message);
     const rule = gt ? `：须大于 ${gt[1]}` : le ? `：须不超过 ${le[1]}` : "";
-    return { message: `“${FIELD_ZH[name] || name}”的值无效${rule}。`, fix: "请修改该字段后重试。", field };
+    return { message: `“${names[name] || name}”的值无效${rule}。`, fix: "请修改该字段后重试。", field };
   }
   return err;
 }

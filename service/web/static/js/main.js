@@ -1,10 +1,11 @@
-// Wiring: language, tabs, sidebar, chat, form, sessions, knowledge panel.
+// Wiring: language, tabs, sidebar, chat, the training and serving forms, sessions, knowledge panel.
 import { getApiKey, setApiKey } from "./api.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { createChat } from "./chat.js";
 import { setUpForm } from "./form.js";
 import { setUpKnowledgePanel } from "./knowledge.js";
 import { rerenderPlans } from "./plan-view.js";
+import { setUpServingForm } from "./serving-form.js";
 import { createSessions } from "./sessions.js";
 
 function setUpTabs() {
@@ -86,7 +87,8 @@ function main() {
   const sidebar = setUpSidebar();
   let sessions = null;
   let form = null;
-  const askForKey = setUpApiKey(() => { sessions.refresh(); form.loadModels(); });
+  let serving = null;
+  const askForKey = setUpApiKey(() => { sessions.refresh(); form.loadModels(); serving.loadGpus(); });
   const onError = (err) => { if (err && err.status === 401) askForKey(); };
   const chat = createChat({
     onSession: () => sessions.render(),
@@ -119,7 +121,9 @@ function main() {
     tabs.showChat();
     chat.ask(message);
   }, onError });
+  serving = setUpServingForm({ onError });
   form.loadModels();
+  serving.loadGpus();
   sessions.refresh();
 }
 

@@ -72,7 +72,8 @@ function rowsFor(plan, cloud, limit = ROWS_PER_CLOUD) {
   return [...first, ...rest].slice(0, Math.max(limit, first.length));
 }
 
-function priceCell(c) {
+/** A candidate's price: per hour or month, its date and confidence, its source folded (also the serving card's). */
+export function priceCell(c) {
   if (c.price_on_request) {
     const link = (c.quote && c.quote.link) || c.quote_link;
     return h("td", { class: "price" }, h("span", {}, t("on_request")),
@@ -149,10 +150,10 @@ function candidateRow(c, plan, warnId) {
 const HEAD = ["colInstance", "colGpu", "colStrategy", "colMemory", "colHours", "colCost", "colPrice", "colFit"];
 
 /** Each cell names its column (data-label): at phone width the rows show as cards, one labelled line per cell. */
-function labelCells(row) {
+export function labelCells(row, head = HEAD) {
   keepTokens(row);
   [...row.children].forEach((cell, i) => {
-    cell.dataset.label = t(HEAD[i]);
+    cell.dataset.label = t(head[i]);
     const content = h("div", { class: "cell" });
     content.append(...cell.childNodes);
     cell.append(content);
@@ -161,7 +162,7 @@ function labelCells(row) {
 }
 
 /** Text that may wrap at its spaces only: each word an unbreakable span ("每卡显存", "需要/可用"). */
-function words(text) {
+export function words(text) {
   return text.split(" ").flatMap((w, i) => [i ? " " : null, h("span", { class: "nowrap" }, w)]);
 }
 
@@ -268,11 +269,12 @@ function drawPlan(plan, compact) {
   return block;
 }
 
-/** Re-render every plan block on the page in the current language (after the language switch). */
+/** Re-render every plan block on the page in the current language (after the language switch); a host drawn by
+ * another view (the serving card) keeps its own `draw`. */
 export function rerenderPlans() {
   document.querySelectorAll("[data-plan-host]").forEach((host) => {
     const state = host.planState;
-    if (state) host.replaceChildren(renderPlan(state.plan, state.options));
+    if (state) host.replaceChildren((state.draw || renderPlan)(state.plan, state.options));
   });
 }
 
