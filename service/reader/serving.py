@@ -30,6 +30,7 @@ _CONCURRENCY = [
 ]
 _RATE = [
     _c(_K + r"\s*(?:qps|rps|req(?:uest)?s?\s*/\s*s(?:ec)?|requests?\s+(?:per|a|/)\s*s(?:econd|ec)?|次/秒|个请求每秒|次每秒)"),
+    _c(r"(?:每秒|一秒)(?:钟)?\s*(?:大概|约|有|来|要处理|处理)?\s*" + _K + r"\s*(?:个|次)?\s*(?:请求|调用|query|queries)"),
     _c(r"(?:qps|rps)\s*(?:是|为|=|:|：|大概|约|~|≈)?\s*" + _K),
 ]
 _PER_DAY = [
@@ -64,7 +65,8 @@ _ENGINES = [("vllm", r"vllm"), ("sglang", r"sglang"), ("lmdeploy", r"lmdeploy|tu
             ("ollama", r"ollama"), ("llamacpp", r"llama\.cpp|llamacpp|llama-server"), ("ktransformers", r"ktransformers"),
             ("xinference", r"xinference"), ("transformers", r"hf generate|transformers推理")]
 _ENGINE = [(name, _c(rf"(?<![A-Za-z]){p}(?![A-Za-z])")) for name, p in _ENGINES]
-_TTFT = _c(r"(?:首字|首token|首 token|首包|ttft|time to first token|first token)\s*(?:延迟|时间|latency)?\s*(?:要|在|<|<=|≤|控制在|under|below|within)?\s*"
+_TTFT = _c(r"(?:首字|首token|首 token|首包|ttft|time to first token|first token)\s*(?:延迟|时间|latency)?\s*"
+           r"(?:要|在|<|<=|≤|控制在|压到|不超过|不能超过|低于|小于|under|below|within|of|at most)?\s*"
            r"(?P<n>\d+(?:\.\d+)?|[一二两三四五半])\s*(?P<u>ms|毫秒|s|秒|sec|seconds?)")
 _TPOT = _c(r"(?:tpot|itl|每个token|per[- ]token|inter[- ]token)\s*(?:延迟|latency)?\s*(?:<|<=|≤|under|below|within|在)?\s*"
            r"(?P<n>\d+(?:\.\d+)?)\s*(?P<u>ms|毫秒|s|秒)")

@@ -75,12 +75,12 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
         out["engine"] = engine
     elif engine:
         out["engine_asked"] = engine
-    gpu = subject_gpu(a) if a.reading.parsed.subject.gpus or a.reading.own_slots.get("gpu_memory_gb") \
-        else prev.get("gpu")
+    subject = a.reading.parsed.subject
+    gpu = subject_gpu(a) if subject.gpus or a.reading.own_slots.get("gpu_memory_gb") else prev.get("gpu")
     if gpu:
         out["gpu"] = gpu
-        count = subject_count(a, default=None) if a.reading.parsed.subject.gpus else prev.get("gpus")
-        out["gpus"] = count
+        named = subject_count(a, default=None) if subject.gpus else None
+        out["gpus"] = named or subject.gpu_count or a.reading.own_slots.get("gpu_count") or prev.get("gpus")
     for key in ("clouds", "billing", "objective", "budget_cny"):
         if key in a.slots and a.slots[key] not in (None, []):
             out[key] = a.slots[key]
