@@ -34,6 +34,9 @@ class Workload(BaseModel):
          "description": "quant_bits only with method qlora (lora becomes qlora)"},
     ]})
 
+    kind: Literal["training"] = Field(default="training", description="the plan contract's discriminator: "
+                                      "'training', the default (may be left out); a serving workload has kind "
+                                      "'serving' (docs/serving.md)")
     model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="model name or alias, e.g. Qwen2-7B")
     params_b: float | None = Field(default=None, gt=0, le=5000, description="parameters in billions")
@@ -63,6 +66,18 @@ class Workload(BaseModel):
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
     grad_ckpt: bool | None = None
     zero_stage: Literal[0, 1, 2, 3] | None = Field(default=None, description="DeepSpeed ZeRO stage (an integer)")
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _training_kind(cls, value: object) -> object:
+        # One line that names both kinds and where each goes, not pydantic's "Input should be 'training'"
+        if value == "serving":
+            raise ValueError("this plans training; a serving workload (kind 'serving') goes to POST /v1/plan, "
+                             "`gpu-advisor plan --kind serving` or the serving tools (docs/serving.md)")
+        if value != "training":
+            raise ValueError(f"{str(value)[:40]!r} is not a plan kind: send 'training' (or leave kind out) for a "
+                             "training workload, or 'serving' with a serving workload's fields (docs/serving.md)")
+        return value
 
     @field_validator("zero_stage", mode="before")
     @classmethod

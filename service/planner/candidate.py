@@ -86,7 +86,7 @@ class Candidate:
                     "quote_link": q.link if q is not None else QUOTE_LINKS[self.inst.cloud]}
         return {"billing": c.billing, "total_cost_cny": round(c.total_cny, 2),
                 "monthly_cost_cny": round(c.monthly_cny, 2), "price": price_dict(c.price),
-                "price_on_request": False, "quote_link": QUOTE_LINKS[self.inst.cloud]}
+                "price_on_request": False, "quote": None, "quote_link": QUOTE_LINKS[self.inst.cloud]}
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
-"""The plan's public JSON (the `plan --json` contract, also the API's and the assistant's artifact)."""
+"""The training plan's public JSON (the `plan --json` contract, also the API's and the assistant's artifact):
+`plan_to_dict` builds it, `training_plan` validates it against the declared contract (training_types.py)."""
 
 from __future__ import annotations
 
 from service.planner.candidate import Candidate, PlanResult
 from service.planner.estimate import model_dict
+from service.planner.training_types import TrainingPlan
 from service.planner.why import pick_reasons
 
 
@@ -16,11 +18,12 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
     extra = [c for c in r.candidates if c.inst.instance_type in named and c not in cands]
     job = r.job
     return {
+        "kind": "training",
         "workload": r.workload.model_dump(),
         "model": model_dict(job.model),
         "job": {"method": job.method, "quant_bits": job.quant_bits, "seq_len": job.seq_len,
-                "tokens_per_epoch": job.tokens_per_epoch, "epochs": job.epochs,
-                "tokens_total": job.tokens_total, "samples_per_epoch": job.samples_per_epoch},
+                "tokens_per_epoch": float(job.tokens_per_epoch), "epochs": float(job.epochs),
+                "tokens_total": float(job.tokens_total), "samples_per_epoch": float(job.samples_per_epoch)},
         "candidates": [c.as_dict() for c in (*cands, *extra)],
         "n_candidates": len(r.candidates),
         "picks": picks,
@@ -36,6 +39,11 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
         "fastest_within_budget": _ref(r.fastest_within_budget()),
         "cheapest_within_deadline": _ref(r.cheapest_within_deadline()),
     }
+
+
+def training_plan(r: PlanResult, max_candidates: int | None = None) -> TrainingPlan:
+    """plan_to_dict's JSON, validated: a key the contract does not declare fails here, not in a client."""
+    return TrainingPlan.model_validate(plan_to_dict(r, max_candidates))
 
 
 def _ref(c: Candidate | None) -> dict[str, object] | None:
