@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from service.api.ids import quote
 from service.errors import AdvisorError
+from service.planner.contract import PLAN_KINDS
 
 # AdvisorError.code → HTTP status. Anything not listed is a 400.
 STATUS_BY_CODE: dict[str, int] = {
@@ -95,6 +96,8 @@ def check_message(text: str, max_chars: int) -> str:
 def _loc(loc: tuple[int | str, ...]) -> str:
     parts = [str(x) for x in loc]
     if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    if parts and parts[0] in PLAN_KINDS:  # the member of POST /v1/plan's union that was tried: not a field sent
         parts = parts[1:]
     return ".".join(parts) or "body"
 

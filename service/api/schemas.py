@@ -5,10 +5,21 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
+from service.planner.contract import request_kind
 from service.planner.estimate import EstimateRequest
+from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
 Lang = Literal["zh", "en"]
@@ -44,6 +55,31 @@ class WorkloadIn(Workload):
         if value is not None and not isinstance(value, bool):
             raise ValueError("send true or false")
         return value
+
+
+SERVING_NUMBER_FIELDS = ("params_b", "gpus", "mem_fraction", "max_model_len", "input_tokens", "output_tokens",
+                         "concurrency", "request_rate", "ttft_ms", "tpot_ms", "budget_cny")
+
+
+class ServingWorkloadIn(ServingWorkload):
+    """The serving workload as the API takes it: numbers as JSON numbers."""
+
+    @field_validator(*SERVING_NUMBER_FIELDS, mode="before")
+    @classmethod
+    def _numbers(cls, value: object) -> object:
+        return json_number(value)
+
+
+class ServingKindIn(ServingWorkloadIn):
+    """A serving workload sent to POST /v1/plan: `kind: "serving"` is required there (a body without `kind` is a
+    training workload). POST /v1/plan/serving takes the same fields with `kind` optional."""
+
+    kind: Literal["serving"] = Field(description="the plan contract's discriminator: 'serving'")
+
+
+# POST /v1/plan's body: a training workload (kind "training" or absent) or a serving one (kind "serving")
+PlanRequestIn = Annotated[Annotated[WorkloadIn, Tag("training")] | Annotated[ServingKindIn, Tag("serving")],
+                          Discriminator(request_kind)]
 
 
 class ErrorDetail(BaseModel):

@@ -121,7 +121,10 @@ class ServingOption(_Out):
 class ServingPlan(_Out):
     """Every instance on the chosen clouds that serves the workload, ranked by the objective."""
 
-    kind: Literal["serving"] = "serving"
+    # Serialized, every field is present: `kind` (the plan contract's discriminator) is required in the schema.
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
+
+    kind: Literal["serving"] = Field(default="serving", description="the plan contract's discriminator")
     workload: ServingWorkload
     model: ModelRef
     candidates: list[ServingOption]

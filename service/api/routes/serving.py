@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from service.api.deps import CatalogDep, SettingsDep
-from service.api.schemas import json_number
+from service.api.schemas import ServingWorkloadIn
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 from service.serving_workload import ServingWorkload
 
 router = APIRouter(tags=["serving"])
-
-_NUMBERS = ("params_b", "gpus", "mem_fraction", "max_model_len", "input_tokens", "output_tokens", "concurrency",
-            "request_rate", "ttft_ms", "tpot_ms", "budget_cny")
-
-
-class ServingWorkloadIn(ServingWorkload):
-    """The serving workload as the API takes it: numbers as JSON numbers."""
-
-    @field_validator(*_NUMBERS, mode="before")
-    @classmethod
-    def _numbers(cls, value: object) -> object:
-        return json_number(value)
 
 
 class InferenceIn(ServingWorkloadIn):
@@ -49,9 +37,9 @@ def make_serving_plan(
     max_candidates: int | None = Query(default=None, ge=1, le=500, description="cap the candidate list"),
 ) -> ServingPlan:
     """Every instance on the chosen clouds that serves the workload: GPUs per replica x replicas, cost per month
-    under each billing, yuan per million output tokens, launch commands; ranked by the objective."""
-    from service.planner.serving_plan import capped, plan_serving
+    under each billing, yuan per million output tokens, launch commands; ranked by the objective. The same as
+    POST /v1/plan with `kind: "serving"` (kept as an alias; `kind` may be left out here)."""
+    from service.planner.contract import make_plan
 
-    plan = plan_serving(ServingWorkload.model_validate(body.model_dump()), catalog,
-                        max_price_age_days=settings.price_max_age_days)
-    return plan if max_candidates is None else capped(plan, max_candidates)
+    return make_plan(ServingWorkload.model_validate(body.model_dump()), catalog,
+                     max_price_age_days=settings.price_max_age_days, max_candidates=max_candidates)
