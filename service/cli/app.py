@@ -8,6 +8,20 @@ from typing import Annotated, Literal
 import typer
 
 from service.cli.common import emit_json, guarded, load
+from service.cli.serving_cmd import (
+    ConcOpt,
+    EngineOpt,
+    FracOpt,
+    GpusOpt,
+    InOpt,
+    KvOpt,
+    LenOpt,
+    OutOpt,
+    RateOpt,
+    TpotOpt,
+    TtftOpt,
+    WeightsOpt,
+)
 from service.workload import Workload
 
 GpuCount = Annotated[int, typer.Option("--gpus", min=1, max=4096, help="GPUs to shard over")]
@@ -33,6 +47,19 @@ def _workload(
 
 
 Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
+
+
+def _only_for(kind: str, wrong: list[str]) -> None:
+    """Options of the other kind of plan, named: `plan --kind serving --samples 1000` is a mistake, not ignored."""
+    from service.errors import InvalidInputError
+
+    if not wrong:
+        return
+    flags = ", ".join("TEXT" if n == "text" else "--" + n.replace("_", "-") for n in wrong)
+    other = "training" if kind == "serving" else "serving"
+    what = f"a {other} option" if len(wrong) == 1 else f"{other} options"
+    raise InvalidInputError(f"{flags}: {what}, and this plan is --kind {kind}.",
+                            f"Drop {flags}, or plan {other} with --kind {other}.")
 
 
 def build_app() -> typer.Typer:
@@ -99,13 +126,37 @@ def build_app() -> typer.Typer:
         top: Annotated[int, typer.Option(help="candidates to show")] = 8,
         prices: Annotated[Path | None, typer.Option(help="your own price sheet (prices.csv schema)")] = None,
         json_out: Annotated[bool, typer.Option("--json")] = False,
+        kind: Annotated[Literal["training", "serving"], typer.Option(
+            help="training, or serving: a model behind an inference engine, sized with the options from --gpu on "
+                 "(as `plan-serving`; docs/serving.md)")] = "training",
+        gpu: Annotated[str | None, typer.Option("--gpu", help="serving: pin one GPU type")] = None,
+        gpus: GpusOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "auto", engine: EngineOpt = "vllm",
+        mem_fraction: FracOpt = None, max_model_len: LenOpt = None, input_tokens: InOpt = None,
+        output_tokens: OutOpt = None, concurrency: ConcOpt = None, request_rate: RateOpt = None,
+        ttft_ms: TtftOpt = None, tpot_ms: TpotOpt = None,
+        *, ctx: typer.Context,
     ) -> None:
-        """Rank every instance on Tencent Cloud and JD Cloud for a training workload."""
+        """Rank every instance on Tencent Cloud and JD Cloud for a training workload (or, with --kind serving, for
+        serving a model)."""
         from service.cli.render import print_plan
+        from service.cli.serving_cmd import run_serving_plan
         from service.planner.plan import plan as run_plan
-        from service.planner.report import plan_to_dict
+        from service.planner.report import training_plan
         from service.settings import get_settings
 
+        serving = {"gpu": gpu, "gpus": gpus, "weights": weights, "kv_dtype": kv_dtype, "engine": engine,
+                   "mem_fraction": mem_fraction, "max_model_len": max_model_len, "input_tokens": input_tokens,
+                   "output_tokens": output_tokens, "concurrency": concurrency, "request_rate": request_rate,
+                   "ttft_ms": ttft_ms, "tpot_ms": tpot_ms}
+        shared = {"model", "cloud", "billing", "objective", "budget_cny", "top", "prices", "json_out", "kind"}
+        given = [name for name, value in ctx.params.items() if value is not None and name not in shared
+                 and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"]  # typed, not defaulted
+        _only_for(kind, [n for n in given if (n in serving) != (kind == "serving")])
+        if kind == "serving":
+            run_serving_plan({**serving, "model": model, "clouds": cloud or None, "billing": billing,
+                              "objective": objective, "budget_cny": budget_cny}, top=top, json_out=json_out,
+                             prices=prices)
+            return
         if text:
             from service.cli.ask_cmd import workload_from_text
 
@@ -117,7 +168,7 @@ def build_app() -> typer.Typer:
                           billing=billing, objective=objective, gpu_include=gpu_include or [],
                           gpu_exclude=gpu_exclude or [], gpu_count=gpu_count)
         result = run_plan(w, load(prices), max_price_age_days=get_settings().price_max_age_days)
-        emit_json(plan_to_dict(result)) if json_out else print_plan(result, top)
+        emit_json(training_plan(result).model_dump(mode="json")) if json_out else print_plan(result, top)
 
     from service.cli.catalog_cmd import build_catalog_app
     from service.cli.extras import register_extras

@@ -4,11 +4,14 @@ clouds, costed for 24x7 serving)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from service.cli.common import emit_json, guarded, load
+
+if TYPE_CHECKING:
+    from service.serving_workload import ServingWorkload
 
 Weights = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
 KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
@@ -30,7 +33,7 @@ TpotOpt = Annotated[float | None, typer.Option("--tpot-ms", help="time-per-outpu
 JsonOpt = Annotated[bool, typer.Option("--json")]
 
 
-def _workload(**fields: Any) -> Any:
+def _workload(**fields: Any) -> ServingWorkload:
     from service.serving_workload import ServingWorkload
 
     return ServingWorkload.model_validate({k: v for k, v in fields.items() if v is not None})
@@ -72,18 +75,24 @@ def register(app: typer.Typer) -> None:
                      json_out: JsonOpt = False) -> None:
         """Rank every instance on Tencent Cloud and JD Cloud for serving a model at a load: GPUs per replica x
         replicas, cost per month and per million output tokens, and the launch commands."""
-        from service.planner.serving_plan import plan_serving as run
-        from service.settings import get_settings
+        run_serving_plan(dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv_dtype=kv_dtype, engine=engine,
+                              mem_fraction=mem_fraction, max_model_len=max_model_len, input_tokens=input_tokens,
+                              output_tokens=output_tokens, concurrency=concurrency, request_rate=request_rate,
+                              ttft_ms=ttft_ms, tpot_ms=tpot_ms, clouds=cloud or None, billing=billing,
+                              objective=objective, budget_cny=budget_cny), top=top, json_out=json_out,
+                         bundle=bundle)
 
-        w = _workload(model=model, gpu=gpu, gpus=gpus, weights=weights, kv_dtype=kv_dtype, engine=engine,
-                      mem_fraction=mem_fraction, max_model_len=max_model_len, input_tokens=input_tokens,
-                      output_tokens=output_tokens, concurrency=concurrency, request_rate=request_rate,
-                      ttft_ms=ttft_ms, tpot_ms=tpot_ms, clouds=cloud or None, billing=billing,
-                      objective=objective, budget_cny=budget_cny)
-        result = run(w, load(), max_price_age_days=get_settings().price_max_age_days)
-        if bundle is not None:
-            _write_bundle(result, bundle)
-        emit_json(result.model_dump(mode="json")) if json_out else _print_plan(result, top)
+
+def run_serving_plan(fields: dict[str, Any], *, top: int, json_out: bool, bundle: Path | None = None,
+                     prices: Path | None = None) -> None:
+    """The serving plan for these workload fields (None = not given): `plan-serving` and `plan --kind serving`."""
+    from service.planner.contract import make_plan
+    from service.settings import get_settings
+
+    result = make_plan(_workload(**fields), load(prices), max_price_age_days=get_settings().price_max_age_days)
+    if bundle is not None:
+        _write_bundle(result, bundle)
+    emit_json(result.model_dump(mode="json")) if json_out else _print_plan(result, top)
 
 
 def _write_bundle(plan: Any, folder: Path) -> None:

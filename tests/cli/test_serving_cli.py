@@ -70,3 +70,31 @@ def test_bad_inference_input_is_one_line(cli, args: list[str], needle: str) -> N
 def test_unknown_model_suggests(cli) -> None:  # type: ignore[no-untyped-def]
     r = cli("inference", "--model", "Qwen9-7B", "--gpu", "A10")
     assert r.exit_code == 2 and "Did you mean" in r.stderr
+
+
+def test_plan_kind_serving_is_plan_serving(cli) -> None:  # type: ignore[no-untyped-def]
+    args = ["--model", "Qwen2.5-7B", "--gpu", "A10", "--input-tokens", "1000", "--output-tokens", "200",
+            "--concurrency", "8", "--json"]
+    via_plan = _json(cli("plan", "--kind", "serving", *args))
+    assert via_plan == _json(cli("plan-serving", *args)) and via_plan["kind"] == "serving"
+
+
+def test_plan_json_is_the_training_contract(cli) -> None:  # type: ignore[no-untyped-def]
+    from service.planner.contract import parse_plan
+    from service.planner.training_types import TrainingPlan
+
+    out = _json(cli("plan", "--model", "Qwen2-7B", "--method", "qlora", "--json"))
+    assert out["kind"] == "training" and isinstance(parse_plan(out), TrainingPlan)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--kind", "serving", "--model", "Qwen2.5-7B", "--samples", "1000"], "--samples: a training option"),
+    (["--kind", "serving", "--model", "Qwen2.5-7B", "--method", "lora", "--epochs", "2"],
+     "--method, --epochs: training options"),  # even the default method, once typed
+    (["--model", "Qwen2-7B", "--concurrency", "8"], "--concurrency: a serving option"),  # without --kind serving
+    (["--kind", "serving", "--model", "Qwen2.5-7B", "--concurrency", "4", "--request-rate", "2"], "not both"),
+])
+def test_plan_options_of_the_other_kind_are_named(cli, args: list[str],  # type: ignore[no-untyped-def]
+                                                  needle: str) -> None:
+    r = cli("plan", *args)
+    assert r.exit_code == 2 and needle in r.stderr and "Traceback" not in r.stderr
