@@ -30,13 +30,15 @@ def _error(exc: Exception) -> tuple[str, Artifact]:
 
 
 def run_plan(ctx: ToolContext, w: Workload) -> Artifact:
+    """The training plan artifact, validated against the plan contract (TrainingPlan) before it leaves the tool."""
+    from service.planner.contract import training_json
     from service.planner.lenient import catalog_for, with_assumptions
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
 
     cat, said = catalog_for(ctx.catalog, w)  # a model outside models.yaml, sized from its name and said so
-    return with_assumptions(plan_to_dict(plan(w, cat, max_price_age_days=ctx.max_price_age_days),
-                                         max_candidates=10), said)
+    return training_json(with_assumptions(plan_to_dict(plan(w, cat, max_price_age_days=ctx.max_price_age_days),
+                                                       max_candidates=10), said))
 
 
 def plan_summary(p: Artifact) -> str:

@@ -1,7 +1,8 @@
 """Each tool's `outputSchema`: the top-level keys of its artifact (always present, so listed as required), with
 what they hold. Nested shapes are the engine's and are not repeated here; the SDK's client checks every result
-against these (tests/mcp call every tool). The serving tools return the typed serving contract, so their schema is
-the pydantic models' own (ServingPlan, InferenceResult), nested shapes included."""
+against these (tests/mcp call every tool). The tools that return a typed contract have that model's own schema,
+nested shapes included: `plan` the training plan (TrainingPlan), the serving tools ServingPlan and
+InferenceResult."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from typing import Any
 
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
+from service.planner.training_types import TrainingPlan
 
 Prop = tuple[str | list[str] | None, str]  # (JSON type, description); None: any type
 
 OBJ, ARR, NUM, STR, BOOL = "object", "array", "number", "string", "boolean"
-NUM_OR_NULL, STR_OR_NULL, BOOL_OR_NULL, OBJ_OR_NULL = [NUM, "null"], [STR, "null"], [BOOL, "null"], [OBJ, "null"]
+NUM_OR_NULL, STR_OR_NULL, BOOL_OR_NULL = [NUM, "null"], [STR, "null"], [BOOL, "null"]
 
 _WORKLOAD: dict[str, Prop] = {
     "workload": (OBJ, "the workload as sized (the plan input's fields, defaults filled)"),
@@ -37,23 +39,7 @@ def _schema(description: str, props: dict[str, Prop]) -> dict[str, Any]:
 
 
 OUTPUTS: dict[str, dict[str, Any]] = {
-    "plan": _schema("The plan (the POST /v1/plan object)", {
-        "picks": (OBJ, "cloud -> the recommended instance type (both clouds unless one was asked)"),
-        "candidates": (ARR, "ranked candidates: instance, GPUs, strategy, memory, hours, cost by billing mode with "
-                            "each price's source, date and confidence, budget and deadline verdicts, warnings"),
-        "n_candidates": (NUM, "all feasible candidates (the list holds the top ones and every pick)"),
-        "alternatives": (OBJ, "cheaper / faster alternatives by name"),
-        "rejected": (ARR, "instances that cannot run it, each with the reason"),
-        "infeasible": (STR_OR_NULL, "why nothing fits, and what would"),
-        "infeasible_zh": (STR_OR_NULL, "the same in Chinese"),
-        "job": (OBJ, "method, sequence length, tokens per epoch, epochs, samples"),
-        "model": (OBJ, "the model as sized, with its source"),
-        "notes": (ARR, "plan-level notes"),
-        "frontier": (OBJ, "per instance family: hours and cost by cluster size"),
-        "fastest_within_budget": (OBJ_OR_NULL, "the fastest candidate within the budget"),
-        "cheapest_within_deadline": (OBJ_OR_NULL, "the cheapest candidate within the deadline"),
-        **_WORKLOAD, **_ZH,
-    }),
+    "plan": TrainingPlan.model_json_schema(mode="serialization"),  # POST /v1/plan's answer for training
     "estimate": _schema("One setup sized (the POST /v1/estimate object)", {
         **_SIZED, **_WORKLOAD,
         "gpus": (NUM, "GPUs sized"),

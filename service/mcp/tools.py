@@ -77,12 +77,14 @@ def workload_of(args: BaseModel, extra: frozenset[str]) -> Workload:
 
 
 def run_plan(ctx: McpContext, w: Workload) -> Artifact:
+    """The training plan, validated against the plan contract (its outputSchema is TrainingPlan's)."""
+    from service.planner.contract import training_json
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
 
     cat, said = catalog_for(ctx.catalog(), w)  # a model outside models.yaml, sized from its name and said so
-    return with_assumptions(plan_to_dict(plan(w, cat, max_price_age_days=ctx.max_price_age_days),
-                                         max_candidates=PLAN_CANDIDATES), said)
+    return training_json(with_assumptions(plan_to_dict(plan(w, cat, max_price_age_days=ctx.max_price_age_days),
+                                                       max_candidates=PLAN_CANDIDATES), said))
 
 
 def _estimate(ctx: McpContext, args: EstimateArgs) -> Artifact:

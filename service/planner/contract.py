@@ -6,6 +6,7 @@ assistant's tools, Slack, the documents, MCP and the evals.
 
     make_plan(request, catalog) -> TrainingPlan | ServingPlan
     parse_plan(data)            -> TrainingPlan | ServingPlan   (a plan's JSON, validated; ValidationError if not)
+    training_json(d)            -> dict                         (a training plan dict, validated, as JSON)
 
 Consumers that render (answers, Slack, documents) may keep reading the plan's `model_dump(mode="json")`; what is
 fixed is that every plan crossing a boundary has been validated against this one declared schema.
@@ -22,7 +23,7 @@ from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from service.catalog.loader import Catalog
 from service.planner.serving_types import ServingPlan
-from service.planner.training_types import TrainingPlan
+from service.planner.training_types import TrainingPlan, checked_training_plan
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
@@ -59,6 +60,13 @@ def parse_plan(data: Mapping[str, Any]) -> TrainingPlan | ServingPlan:
 def parse_request(data: Mapping[str, Any]) -> Workload | ServingWorkload:
     """A workload of either kind (a dict as POST /v1/plan takes it), validated."""
     return _request_adapter().validate_python(data)
+
+
+def training_json(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A training plan dict (plan_to_dict's, perhaps with assumptions added) validated against TrainingPlan and
+    returned as its JSON: what a tool hands on as its artifact. A field the contract does not declare raises
+    PlanContractError (a bug, answered as an internal error, never as the caller's bad input)."""
+    return checked_training_plan(d).model_dump(mode="json")
 
 
 @overload

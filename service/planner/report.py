@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from service.planner.candidate import Candidate, PlanResult
 from service.planner.estimate import model_dict
-from service.planner.training_types import TrainingPlan
+from service.planner.training_types import TrainingPlan, checked_training_plan
 from service.planner.why import pick_reasons
 
 
@@ -42,8 +42,9 @@ def plan_to_dict(r: PlanResult, max_candidates: int | None = None) -> dict[str, 
 
 
 def training_plan(r: PlanResult, max_candidates: int | None = None) -> TrainingPlan:
-    """plan_to_dict's JSON, validated: a key the contract does not declare fails here, not in a client."""
-    return TrainingPlan.model_validate(plan_to_dict(r, max_candidates))
+    """plan_to_dict's JSON, validated: a key the contract does not declare fails here (PlanContractError), not in
+    a client."""
+    return checked_training_plan(plan_to_dict(r, max_candidates))
 
 
 def _ref(c: Candidate | None) -> dict[str, object] | None:

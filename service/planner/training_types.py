@@ -8,9 +8,10 @@ dropped from plan_to_dict fails validation (tests/planner/test_training_contract
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.catalog.schema import Billing, Cloud, FactConfidence, PriceConfidence, SaleStatus
 from service.planner.serving_types import NoteOut
@@ -250,3 +251,18 @@ class TrainingPlan(_Out):
     cheapest_within_deadline: ClusterRef | None = Field(description="the cheapest priced sized cluster that meets "
                                                         "the deadline")
 
+
+class PlanContractError(RuntimeError):
+    """The engine built a training plan its contract does not declare: a bug in plan_to_dict or in TrainingPlan,
+    never the caller's input (so not a ValidationError, which adapters answer as bad input)."""
+
+
+def checked_training_plan(d: Mapping[str, Any]) -> TrainingPlan:
+    """plan_to_dict's output (perhaps with assumptions added) validated against TrainingPlan; drift raises
+    PlanContractError naming the fields."""
+    try:
+        return TrainingPlan.model_validate(d)
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        raise PlanContractError(f"The training plan does not match its contract ({where}): update "
+                                "service/planner/training_types.py and docs/plan-json.md with plan_to_dict.") from exc

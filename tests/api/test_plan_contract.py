@@ -83,3 +83,13 @@ def test_bad_requests_are_422_naming_the_field(client: TestClient, body: dict[st
 def test_parse_request_tells_the_kinds_apart() -> None:
     assert parse_request({"model": "Qwen2-7B"}).kind == "training"
     assert parse_request({"kind": "serving", "model": "Qwen2.5-14B"}).kind == "serving"
+
+
+def test_contract_drift_is_a_500_not_the_clients_422(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.planner.report as report
+
+    real = report.plan_to_dict
+    monkeypatch.setattr(report, "plan_to_dict", lambda *a, **k: {**real(*a, **k), "gpu_hours": 1.0})
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.post("/v1/plan", json={"model": "Qwen2-7B"})
+    assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"

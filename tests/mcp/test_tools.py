@@ -16,6 +16,7 @@ from service.mcp.args import EstimateArgs, InferenceArgs
 from service.mcp.tools import TOOLS
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
+from service.planner.training_types import TrainingPlan
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make_context
@@ -58,6 +59,13 @@ def test_plan_guide_workload_on_both_clouds(mcp_call: Call) -> None:
     assert json.loads(data) == plan  # the same JSON as text, for clients that read text only
     picked = [c for c in plan["candidates"] if c["instance_type"] in plan["picks"].values()]
     assert all(c["price"]["source"] and c["price"]["as_of"] for c in picked)  # every price with source and date
+
+
+def test_plan_output_schema_is_the_training_contract(context: Any, mcp_call: Call) -> None:
+    listed = {t.name: t for t in in_memory(context, lambda s: s.list_tools()).tools}
+    assert listed["plan"].outputSchema == TrainingPlan.model_json_schema(mode="serialization")
+    plan = mcp_call("plan", GUIDE_WORKLOAD).structuredContent
+    assert plan is not None and TrainingPlan.model_validate(plan).kind == plan["kind"] == "training"
 
 
 def test_14b_lora_does_not_fit_one_4090(mcp_call: Call) -> None:
