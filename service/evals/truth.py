@@ -1,8 +1,10 @@
 """Ground truth from the rule engine, and the engine's own check of an answer's top pick.
 
-The truth is the planner on the gold workload (`Workload(**gold)`: the schema's defaults fill what the
-conversation did not state, as they do for the assistant). Feasibility re-sizes the answer's top pick with
-`estimate_memory` for the setup it names and checks it against the planner's headroom (92 % of GPU memory).
+The truth is the planner on the gold workload, read through the plan contract (service/planner/contract.py): a
+training workload unless the gold says `kind: serving`, the schema's defaults filling what the conversation did
+not state, as they do for the assistant; the plan is validated against its declared type (TrainingPlan or
+ServingPlan) and kept as that type's JSON. Feasibility re-sizes the answer's top pick with `estimate_memory` for
+the setup it names and checks it against the planner's headroom (92 % of GPU memory).
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ class Truth:
 
 def truth_plan(gold: dict[str, Any], catalog: Catalog, today: date | None = None,
                max_price_age_days: int = 180) -> Truth:
-    from service.planner.plan import plan
-    from service.planner.report import plan_to_dict
+    """The engine's plan for the gold workload (either kind), as the contract's JSON; a gold the engine cannot
+    plan is an error to fix in the gold. A plan that breaks its contract raises (PlanContractError)."""
+    from service.planner.contract import make_plan, parse_request
 
     try:
-        result = plan(Workload.model_validate(gold), catalog, today, max_price_age_days)
+        p = make_plan(parse_request(gold), catalog, today=today, max_price_age_days=max_price_age_days,
+                      max_candidates=10)
     except (AdvisorError, ValidationError) as exc:
         return Truth(None, f"{type(exc).__name__}: {exc}")
-    return Truth(plan_to_dict(result, max_candidates=10))
+    return Truth(p.model_dump(mode="json"))
 
 
 def top(plan: dict[str, Any] | None) -> dict[str, Any] | None:
