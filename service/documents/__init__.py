@@ -1,6 +1,7 @@
-"""Documents built from a plan dict: the resource request (Markdown/DOCX), launch bundle, cost table, diagram.
+"""Documents built from a training plan: the resource request (Markdown/DOCX), launch bundle, cost table, diagram.
 
-Every figure comes from `service.planner.report.plan_to_dict`; these modules format, never re-estimate.
+Each entry point takes the plan contract (`TrainingPlan`) or its JSON (`service.planner.report.plan_to_dict`), validated
+against the contract in `plan_view.read_plan`; every figure comes from it; these modules format, never re-estimate.
 Importing the package reads no file; python-docx is imported only when a DOCX is rendered.
 """
 

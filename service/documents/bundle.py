@@ -7,7 +7,6 @@ import json
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from service.catalog.loader import Catalog
 from service.catalog.schema import GpuSpec, ModelSpec
@@ -23,7 +22,7 @@ from service.documents.llamafactory import (
     train_settings,
     train_yaml,
 )
-from service.documents.plan_view import CandidateView, Lang, PlanView, read_plan
+from service.documents.plan_view import CandidateView, Lang, PlanInput, PlanView, read_plan
 from service.documents.templates import render_template
 
 EXECUTABLE = ("launch.sh", "monitor.sh")
@@ -141,7 +140,7 @@ def _readme(view: PlanView, c: CandidateView, t: TrainSettings, files: Mapping[s
     return render_template(f"bundle_readme.{lang}.md", values)
 
 
-def build_launch_bundle(plan: Mapping[str, Any], catalog: Catalog, lang: Lang,
+def build_launch_bundle(plan: PlanInput, catalog: Catalog, lang: Lang,
                         candidate_index: int = 0) -> LaunchBundle:
     """Files to train the plan's candidate `candidate_index` (0 = recommended) with LLaMA-Factory."""
     view = read_plan(plan, lang)

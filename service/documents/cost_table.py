@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from service.documents import fmt
 from service.documents.fmt import BILLING, CLOUD, label, tr
-from service.documents.plan_view import CLOUD_ORDER, CandidateView, Lang, PlanView, read_plan
+from service.documents.plan_view import CLOUD_ORDER, CandidateView, Lang, PlanInput, PlanView, read_plan
 
 BILLING_ORDER = ("on_demand", "monthly", "spot")
 
 
-def render_cost_table(plan: Mapping[str, Any], lang: Lang, limit: int | None = None) -> str:
+def render_cost_table(plan: PlanInput, lang: Lang, limit: int | None = None) -> str:
     """One row per candidate in the plan's rank order: cloud, instance, GPUs, hours, billing, cost, price source."""
     view = read_plan(plan, lang)
     cands = view.candidates if limit is None else view.candidates[:limit]

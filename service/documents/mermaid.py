@@ -5,12 +5,9 @@ Labels are quoted and characters Mermaid treats as syntax are written as entity 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from service.documents import fmt
 from service.documents.fmt import BILLING, CLOUD, METHOD, label, tr
-from service.documents.plan_view import CandidateView, Lang, PlanView, read_plan
+from service.documents.plan_view import CandidateView, Lang, PlanInput, PlanView, read_plan
 from service.documents.rationale import SAMPLE_KINDS
 
 _ENTITIES = {'"': "#quot;", "#": "#35;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;",
@@ -60,7 +57,7 @@ def _branch(i: int, c: CandidateView, view: PlanView, lang: Lang) -> list[str]:
     ]
 
 
-def render_decision_mermaid(plan: Mapping[str, Any], lang: Lang) -> str:
+def render_decision_mermaid(plan: PlanInput, lang: Lang) -> str:
     """Mermaid `flowchart TD` source (no code fence) for the plan's per-cloud picks."""
     view = read_plan(plan, lang)
     m = view.model

@@ -1,6 +1,8 @@
-"""A typed, read-only view of the plan dict (`plan_to_dict`): the one boundary the document builders read.
+"""A typed, read-only view of the training plan: the one boundary the document builders read.
 
-Fields mirror the dict's keys; values are kept as given (no rounding, no recomputation).
+`read_plan` takes the plan contract (TrainingPlan) or its JSON (`plan_to_dict`'s dict), validates the JSON against
+the contract, and gives the builders this view of it. Fields mirror the dict's keys; values are kept as given (no
+rounding, no recomputation).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.documents.errors import DocumentInputError
 from service.labels import mfu_basis, public_links, public_source, strip_internal
+from service.planner.training_types import TrainingPlan
 
 Lang = Literal["zh", "en"]
+PlanInput = TrainingPlan | Mapping[str, Any]  # the training plan contract, or its JSON
 CLOUD_ORDER = ("tencent", "jdcloud")
 
 
@@ -259,11 +263,25 @@ def _priced_only(plan: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def read_plan(plan: Mapping[str, Any], lang: str = "en") -> PlanView:
-    """Validate a plan dict; a malformed one raises DocumentInputError listing the bad fields."""
+def _contract_json(plan: PlanInput) -> dict[str, Any]:
+    """The training plan as its contract's JSON: a serving plan, or a dict that is not a TrainingPlan, raises."""
+    if isinstance(plan, TrainingPlan):
+        return plan.model_dump(mode="json")
+    if plan.get("kind") == "serving":
+        raise DocumentInputError("This is a serving plan (kind 'serving'); the request document and the launch bundle "
+                                 "here are for training.",
+                                 "For serving, build the serving bundle: service.documents.serving_bundle, or "
+                                 "`gpu-advisor plan-serving --bundle DIR`.")
+    return TrainingPlan.model_validate(plan).model_dump(mode="json")
+
+
+def read_plan(plan: PlanInput, lang: str = "en") -> PlanView:
+    """Validate a training plan (the contract or its JSON); a malformed one raises DocumentInputError listing the
+    bad fields."""
     try:
-        return PlanView.model_validate(_localized(_priced_only(plan), lang))
+        return PlanView.model_validate(_localized(_priced_only(_contract_json(plan)), lang))
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",
-                                 "Pass the dict from service.planner.report.plan_to_dict(plan(...)).") from exc
+                                 "Pass the training plan (TrainingPlan) or its JSON, the dict from "
+                                 "service.planner.report.plan_to_dict(plan(...)).") from exc

@@ -7,12 +7,11 @@ so both carry the same figures.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from service.catalog.loader import Catalog
 from service.documents import cost_table, rationale, request_sections, risks
 from service.documents.mermaid import render_decision_mermaid
-from service.documents.plan_view import Lang, read_plan
+from service.documents.plan_view import Lang, PlanInput, read_plan
 from service.documents.templates import render_template
 
 TITLES = {"zh": "AI训练资源申请说明", "en": "AI Training Resource Request"}
@@ -23,7 +22,7 @@ def request_template(lang: Lang) -> str:
     return f"request.{lang}.md"
 
 
-def render_request_markdown(plan: Mapping[str, Any], lang: Lang, applicant: Mapping[str, str] | None = None,
+def render_request_markdown(plan: PlanInput, lang: Lang, applicant: Mapping[str, str] | None = None,
                             *, candidate_index: int = 0, catalog: Catalog | None = None) -> str:
     """The request document as Markdown.
 
@@ -51,7 +50,7 @@ def render_request_markdown(plan: Mapping[str, Any], lang: Lang, applicant: Mapp
     return render_template(request_template(lang), values)
 
 
-def render_request_docx(plan: Mapping[str, Any], lang: Lang, applicant: Mapping[str, str] | None = None,
+def render_request_docx(plan: PlanInput, lang: Lang, applicant: Mapping[str, str] | None = None,
                         *, candidate_index: int = 0, catalog: Catalog | None = None) -> bytes:
     """The same document as a Word file (python-docx); the Mermaid diagram stays in the Markdown version."""
     from service.documents.docx_writer import markdown_to_docx

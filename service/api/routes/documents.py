@@ -16,6 +16,7 @@ from service.api.deps import CatalogDep, SettingsDep
 from service.api.schemas import DocumentIn, RequestDocumentIn
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
+from service.planner.training_types import TrainingPlan
 from service.settings import Settings
 from service.workload import Workload
 
@@ -38,18 +39,16 @@ def document_function(name: str, module: str) -> Any:
                                      "Install the service extra: pip install -e '.[service]'.")
 
 
-def plan_for(body: DocumentIn, catalog: Catalog, settings: Settings) -> dict[str, Any]:
-    """The engine's plan for the body's workload (or for the workload inside the plan it sent)."""
-    from service.planner.plan import plan
-    from service.planner.report import plan_to_dict
+def plan_for(body: DocumentIn, catalog: Catalog, settings: Settings) -> TrainingPlan:
+    """The engine's plan for the body's workload (or for the workload inside the plan it sent), validated."""
+    from service.planner.contract import make_plan
 
     workload: Workload = body.plan.workload if body.plan is not None else cast(Workload, body.workload)
-    return plan_to_dict(plan(workload, catalog, max_price_age_days=settings.price_max_age_days))
+    return make_plan(workload, catalog, max_price_age_days=settings.price_max_age_days)
 
 
-def _filename(plan: dict[str, Any], suffix: str) -> str:
-    model = str(plan.get("model", {}).get("id") or "plan") if isinstance(plan.get("model"), dict) else "plan"
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"gpu-advisor-{model}{suffix}")
+def _filename(plan: TrainingPlan, suffix: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"gpu-advisor-{plan.model.id or 'plan'}{suffix}")
 
 
 def _attachment(content: bytes, media_type: str, filename: str) -> Response:
