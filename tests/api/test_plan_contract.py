@@ -93,3 +93,9 @@ def test_contract_drift_is_a_500_not_the_clients_422(app: Any, monkeypatch: pyte
     with TestClient(app, raise_server_exceptions=False) as c:
         r = c.post("/v1/plan", json={"model": "Qwen2-7B"})
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
+
+
+def test_a_serving_plan_sent_for_a_training_document_is_a_422_naming_its_kind(client: TestClient) -> None:
+    plan = client.post("/v1/plan", json=SERVING).json()
+    r = client.post("/v1/documents/request", json={"plan": plan})
+    assert r.status_code == 422 and "plan.workload.kind: this plans training" in r.json()["error"]["message"]
