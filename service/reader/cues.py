@@ -43,6 +43,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "fix": _c(rf"怎么办|如何解决|怎么解决|有办法|有没有办法|怎么调|如何调整|咋整|{_W}(?:how (?:do|can|to) (?:i |we )?(?:fix|solve|"
               rf"stop|avoid|reduce)|any (?:way|tips?|idea|advice)|workaround|solution){_E}"),
     "can": _c(rf"能跑|能不能|可不可以|可以跑|能否|够不够|够吗|够么|够用|够不|跑得动|跑不动|放得下|装得下|塞得下|能训|能微调|能做|"
+              rf"想跑\s*\d|想开到|想上到|"
               rf"能部署|能起|行不行|行吗|可以吗|可以么|能行|能用|是否可以|是否能|{_W}(?:can (?:i|we|it|you|a|one|the|my)|could (?:i|we|it)|"
               rf"is it (?:possible|doable|feasible)|enough|fits?|feasible|possible|handle|doable|able to){_E}"),
     "how_many": _c(rf"几张|几块|几卡|几个卡|几个gpu|几台|多少张|多少块|多少卡|多少个gpu|多少台|多少节点|几个节点|"

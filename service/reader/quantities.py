@@ -62,7 +62,7 @@ _SEQ = [
     _c(r"(?:长度|序列长度)\s*(?:是|为|[:=：]|设为|才|只有)?\s*" + NA + _K),
     _c(NA + _K + r"\s*(?:的)?\s*(?:长度|长(?:文本)?)(?!度)"),
     # a bare '4k' / '32K' in chat ('8卡A800 4k就溢出', '全参 4k'): a context length when nothing makes it money or a count
-    _c(r"(?<![\w.¥￥$])(?P<n>1|2|4|8|16|32|64|128|256)\s?(?P<k>[kK])(?![A-Za-z0-9])"
+    _c(r"(?<![A-Za-z0-9_.¥￥$])(?P<n>1|2|4|8|16|32|64|128|256)\s?(?P<k>[kK])(?![A-Za-z0-9])"
        r"(?!\s*(?:条|个|样本|行|元|块|美元|rmb|万|/月|每月|的数据|数据|samples?|rows?|examples?|pairs?|conversations?|"
        r"tokens? (?:of|per|each)|steps?|iters?|images?|qps|users?|并发|次|人))"),
 ]
@@ -82,8 +82,15 @@ def _seq_value_bare(m: re.Match[str]) -> float | None:
 
 
 def find_seq_len(text: str) -> tuple[int | None, str]:
-    patterns: list[tuple[re.Pattern[str], Finder]] = [(p, _seq_value_bare if p is _SEQ[-1] else _seq_value) for p in _SEQ]
+    """The context length; of several bare ones ('跑2k可以 想跑32k') the longest, which is the one asked about."""
+    patterns: list[tuple[re.Pattern[str], Finder]] = [(p, _seq_value) for p in _SEQ[:-1]]
     v, text = first(text, patterns)
+    if v is None:
+        bare = [(m, val) for m in _SEQ[-1].finditer(text) if (val := _seq_value_bare(m)) is not None]
+        if bare:
+            v = max(val for _, val in bare)
+            for m, _ in bare:
+                text = blank(text, m.start(), m.end())
     return (None if v is None else round(v)), text
 
 
