@@ -109,7 +109,7 @@ def comm_bytes_per_micro(m: ModelSpec, setup: TrainSetup, trainable: float) -> f
         return 0.0
     grads = 2.0 * trainable * (2 if setup.zero_stage < 2 else 1)  # all-reduce moves twice a reduce-scatter
     if setup.zero_stage >= 3 and setup.offload != "all":
-        passes = 3 if setup.grad_ckpt else 2
+        passes = 3 if setup.recomputes_layers else 2
         return passes * 2.0 * count_params(m).total + grads
     return grads
 
@@ -130,14 +130,14 @@ def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction
     else:
         t_gpu = tokens_mb * flops / (peak * _gemm_eff(tokens_mb))
     if setup.method == "qlora":
-        passes = 3 if setup.grad_ckpt else 2
+        passes = 3 if setup.recomputes_layers else 2
         t_gpu += QLORA_DEQUANT_S_PER_GPARAM * count_params(m).linear / 1e9 * passes * A100_BW_GB_S / gpu.mem_bw_gb_s
     trainable = trainable_fraction * count_params(m).total
     t_comm = comm_bytes_per_micro(m, setup, trainable) * (setup.n_gpus - 1) / setup.n_gpus / (
         link_gb_s(gpu, cl) * 1e9) if setup.n_gpus > 1 else 0.0
     if setup.n_gpus > 1 and setup.zero_stage >= 3:
         tensors = sum(x.count for x in count_params(m).linears)
-        t_comm += GATHER_LATENCY_S * tensors * (3 if setup.grad_ckpt else 2)
+        t_comm += GATHER_LATENCY_S * tensors * (3 if setup.recomputes_layers else 2)
     if setup.zero_stage >= 3 and setup.offload == "none":
         t_gpu += Z3_GRAD_S_PER_GPARAM * trainable / max(1, setup.n_gpus) / 1e9 * A100_BW_GB_S / gpu.mem_bw_gb_s
     t_micro = t_gpu + t_comm - COMM_OVERLAP * min(t_gpu, t_comm) + STEP_OVERHEAD_S
@@ -181,7 +181,7 @@ def training_time(
         return _estimate(per_sample * samples, per_sample, per_sample, samples, rate, mfu, scaling, slow, notes)
     model_flops = model_flops_per_token(m, setup, trainable_fraction)
     per_gpu, executed, comm_eff = _node_time(m, gpu, setup, trainable_fraction, cl, gpu_fraction, calibration)
-    rate = per_gpu * total_gpus * scaling / slow
+    rate = steady = per_gpu * total_gpus * scaling / slow
     src = (f"node model: HFU {hfu_max(gpu, calibration):.2f} on large GEMMs for {gpu.arch}, "
            f"{setup.micro_batch * setup.seq_len} tokens per micro-batch, communication efficiency {comm_eff:.2f}")
     if total_gpus >= CLUSTER_SCALE_GPUS:  # 3D-parallel clusters: never above the published at-scale MFU
@@ -191,12 +191,13 @@ def training_time(
             rate, src = cap, f"capped at the published cluster-scale MFU: {prior.source}"
     achieved = rate * model_flops / (total_gpus * peak) if total_gpus and peak else 0.0
     return _estimate(executed * tokens, executed, model_flops, tokens, rate, MfuPrior(round(achieved, 4), src),
-                     scaling * comm_eff, slow, ())
+                     scaling * comm_eff, slow, (), steady)
 
 
 def _estimate(flops: float, per_token: float, model_per_token: float, units: float, rate: float, mfu: MfuPrior,
-              scaling: float, slow: float, notes: tuple[str, ...]) -> TimeEstimate:
+              scaling: float, slow: float, notes: tuple[str, ...], steady: float | None = None) -> TimeEstimate:
     seconds = units / rate if rate > 0 else math.inf
     return TimeEstimate(flops_total=flops, flops_per_token=per_token, tokens_total=units,
                         throughput_tokens_per_s=rate, hours=seconds / 3600, mfu=mfu, scaling_efficiency=scaling,
-                        notes=notes, model_flops_per_token=model_per_token, offload_slowdown=slow)
+                        notes=notes, model_flops_per_token=model_per_token, offload_slowdown=slow,
+                        steady_tokens_per_s=rate if steady is None else steady)

@@ -20,11 +20,14 @@ setups = st.builds(
     quant_bits=st.sampled_from([4, 8]),
     n_gpus=st.integers(1, 64),
     zero_stage=st.integers(0, 3),
-    precision=st.sampled_from(["bf16", "fp16", "pure_bf16", "fp32"]),
+    precision=st.sampled_from(["bf16", "fp16", "pure_bf16", "fp32", "fp8"]),
     seq_len=st.integers(16, 32_768),
     micro_batch=st.integers(1, 16),
     grad_ckpt=st.booleans(),
-    fused_attention=st.booleans(),
+    attention=st.sampled_from(["flash", "sdpa", "eager"]),
+    loss=st.sampled_from(["full_logits", "chunked"]),
+    ckpt_mode=st.sampled_from(["full", "selective"]),
+    sharding=st.sampled_from(["deepspeed", "fsdp", "fsdp2"]),
     lora_rank=st.sampled_from([4, 8, 16, 64]),
 )
 quick = settings(max_examples=60, deadline=None)
