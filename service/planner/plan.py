@@ -25,6 +25,7 @@ from service.planner.costing import (
     quote_notes,
 )
 from service.planner.resolve import Job, resolve_job
+from service.planner.settings import framework_note, settings_for
 from service.planner.strategy import Fit, NoFit, choose
 from service.sizing.host import Note, gpu_notes, host_notes
 from service.sizing.throughput import Cluster, training_time
@@ -221,7 +222,18 @@ def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_day
         cands.append(_rank(sizes, w.objective)[0])
     ranked = _rank(cands, w.objective)
     assumptions = (*filter_notes, *job.assumptions)
+    settings_notes = _settings_notes(w, job, ranked, cat)
     hint, hint_zh = ("", "") if ranked else infeasible_hint(
         w, lambda alt: plan(alt, cat, today, max_price_age_days, frontier=False))
     return PlanResult(w, job, tuple(ranked), tuple(rejected), tuple(assumptions),
-                      tuple(plan_notes(w, job, ranked, options)), hint, hint_zh, _frontier(options), tuple(options))
+                      tuple(plan_notes(w, job, ranked, options)), hint, hint_zh, _frontier(options), tuple(options),
+                      settings_notes)
+
+
+def _settings_notes(w: Workload, job: Job, ranked: list[Candidate], cat: Catalog) -> tuple[tuple[str, str], ...]:
+    """The framework defaults the top pick was sized with (or those of one GPU when nothing fits)."""
+    gpu = ranked[0].gpu if ranked else next((g for g in cat.gpus if g.supports_bf16), cat.gpus[0])
+    n = ranked[0].strategy.total_gpus if ranked else 1
+    stage = ranked[0].strategy.setup.zero_stage if ranked else 0
+    _, notes = settings_for(w, job.method, gpu, n, stage)
+    return (framework_note(w), *((f"{en}.", f"{zh}。") for en, zh in notes))
