@@ -53,11 +53,16 @@ class FrameworkDefaults:
     base_fp32: bool  # the whole model loads in fp32 (LoRA's frozen base too)
     sharding: Sharding
     pure_without_zero: bool  # weights load in bf16 and, without DeepSpeed's fp32 master, AdamW keeps bf16 states
+    # AdamW through a fused kernel: torchtune's configs set torch AdamW fused=True, Axolotl defaults to
+    # adamw_torch_fused; the Transformers Trainer's default (LLaMA-Factory, ms-swift, TRL) is adamw_torch, foreach,
+    # until PyTorch 2.8 (transformers PR 37358, 2025-07): the larger step peak is assumed
+    fused_adamw: bool
     source: str
 
 
 _COMMON = dict(optimizer="adamw", lora_rank=8, attention="sdpa", sharding="deepspeed", kbit_upcast=False,
-               fp32_weights=False, base_fp32=False, pure_without_zero=False, optimizer_in_bwd_full_single=False)
+               fp32_weights=False, base_fp32=False, pure_without_zero=False, optimizer_in_bwd_full_single=False,
+               fused_adamw=False)
 DEFAULTS: dict[str, FrameworkDefaults] = {
     "llamafactory": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="LLaMA-Factory", precision="bf16", optimizer_full_single="adamw", checkpointing="full",
@@ -68,10 +73,10 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
     "torchtune": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="torchtune", precision="pure_bf16", optimizer_full_single="paged_adamw_8bit",
         optimizer_in_bwd_full_single=True, checkpointing="full", lora_targets="all_linear", loss="chunked",
-        sharding="fsdp2", pure_without_zero=True, source="pytorch/torchtune@bd2a0fc")}),
+        sharding="fsdp2", pure_without_zero=True, fused_adamw=True, source="pytorch/torchtune@bd2a0fc")}),
     "axolotl": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="Axolotl", precision="bf16", optimizer_full_single="adamw", checkpointing="none", lora_targets="qv",
-        loss="full_logits", kbit_upcast=True, source="axolotl-ai-cloud/axolotl@067b021")}),
+        loss="full_logits", kbit_upcast=True, fused_adamw=True, source="axolotl-ai-cloud/axolotl@067b021")}),
     "trl": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="TRL", precision="bf16", optimizer_full_single="adamw", checkpointing="full", lora_targets="qv",
         loss="chunked", fp32_weights=True, base_fp32=True, source="huggingface/trl@f2cd577")}),
@@ -101,6 +106,7 @@ class Settings:
     kbit_upcast: bool
     fp32_weights: bool
     sharding: Sharding
+    fused_optimizer: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,5 +188,9 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
         note("weights held in fp32 under autocast" if method in ("full", "pretrain", "freeze")
              else "model loaded in fp32 (no dtype given)", "权重以 fp32 保存、autocast 计算" if method in (
                  "full", "pretrain", "freeze") else "模型按 fp32 加载（未指定 dtype）")
+    fused = fw.fused_adamw or optimizer != "adamw"
+    if optimizer == "adamw" and not fw.fused_adamw and not deepspeed_master and stated.optimizer is None:
+        note("AdamW through torch's foreach path (a step-time copy of the second moments; fused from PyTorch 2.8)",
+             "AdamW 走 torch foreach 实现（优化器步多一份二阶矩临时张量；PyTorch 2.8 起默认 fused）")
     return Settings(precision, optimizer, in_bwd, ckpt != "none", "selective" if ckpt == "selective" else "full",
-                    targets, rank, attention, loss, kbit, fp32_weights, sharding), assumed
+                    targets, rank, attention, loss, kbit, fp32_weights, sharding, fused), assumed

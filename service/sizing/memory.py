@@ -178,6 +178,14 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         # dequantised bf16 copy of the largest quantised linear, forward + backward
         largest_quantised = max((x.d_in * x.d_out for x in c.linears), default=c.largest_layer)
         buf += 2 * largest_quantised * 2
+    # The optimizer step runs after the backward has freed the activations: its temporaries count only where they
+    # exceed the backward's transients. torch.optim.AdamW's foreach path (_multi_tensor_adamw) builds
+    # _foreach_sqrt(exp_avg_sqs), one temporary as large as the second moments it holds.
+    if (setup.optimizer == "adamw" and not setup.fused_optimizer and not setup.optimizer_in_bwd and optim
+            and not (deepspeed and z >= 1)):
+        moment_b = 2.0 if setup.precision == "pure_bf16" and (adapters or _pure(setup)) else 4.0
+        local = trainable / (n if z >= 2 else 1)
+        buf = max(buf, moment_b * local - activation_gib(m, setup) * GIB)
     paged = 0.0
     if setup.optimizer == "paged_adamw_8bit" and optim:
         # bitsandbytes paged optimizers allocate their states with cudaMallocManaged: outside PyTorch's allocator,

@@ -46,9 +46,15 @@ class TrainSetup:
     # them (TRL loads a model named by id in fp32): fp32 states, fp32 residual stream, autocast's bf16 weight casts
     fp32_weights: bool = False
     optimizer_in_bwd: bool = False  # the optimizer steps each parameter inside the backward: no gradient buffer
+    # torch AdamW's default foreach path allocates a full-size temporary (sqrt of the second moment) at the step;
+    # the fused kernel (torch fused=True, DeepSpeed FusedAdam, bitsandbytes) does not
+    fused_optimizer: bool = False
     activation_offload: bool = False  # saved activations go to CPU memory (torchtune enable_activation_offloading)
     sharding: Sharding = "deepspeed"
     freeze_trainable_layers: int = 2  # LLaMA-Factory default for method=freeze
+    grad_accum: int = 1  # micro-batches per optimizer step on each GPU (DDP reduces gradients once per step)
+    model_parallel: int = 1  # tensor x pipeline parallel degree (Megatron-style runs): each GPU holds 1/mp
+    pipeline_bubble: float = 0.0  # idle share of a pipeline step, (pp - 1) / (micro-batches + pp - 1)
 
     @property
     def fused_attention(self) -> bool:

@@ -46,7 +46,9 @@ def test_memory_grows_with_parameters(setup: TrainSetup, layers: int, extra: int
 def test_memory_grows_with_sequence_length(model, setup: TrainSetup, name: str, more: int) -> None:
     m = model(name)
     longer = replace(setup, seq_len=setup.seq_len + more)
-    assert estimate_memory(m, longer).per_gpu_gib > estimate_memory(m, setup).per_gpu_gib
+    # Never falls; may stay flat when the optimizer step's temporaries (torch AdamW foreach) outweigh the backward's
+    # activations (issue 22: the two peaks do not coincide).
+    assert estimate_memory(m, longer).per_gpu_gib >= estimate_memory(m, setup).per_gpu_gib
 
 
 @quick
@@ -54,7 +56,7 @@ def test_memory_grows_with_sequence_length(model, setup: TrainSetup, name: str, 
 def test_memory_grows_with_micro_batch(model, setup: TrainSetup, name: str, more: int) -> None:
     m = model(name)
     bigger = replace(setup, micro_batch=setup.micro_batch + more)
-    assert estimate_memory(m, bigger).per_gpu_gib > estimate_memory(m, setup).per_gpu_gib
+    assert estimate_memory(m, bigger).per_gpu_gib >= estimate_memory(m, setup).per_gpu_gib  # flat: see above
 
 
 @quick
@@ -80,4 +82,9 @@ def test_qlora_below_lora_below_full(model, setup: TrainSetup, name: str, bits: 
     full = estimate_memory(m, replace(setup, method="full")).per_gpu_gib
     lora = estimate_memory(m, replace(setup, method="lora")).per_gpu_gib
     qlora = estimate_memory(m, replace(setup, method="qlora", quant_bits=bits)).per_gpu_gib
-    assert qlora < lora < full
+    assert qlora < lora
+    # Full training above LoRA, except for MoE models under ZeRO-2 (found by hypothesis: Qwen3-30B-A3B on 17
+    # GPUs): LoRA on every expert of 128 is billions of adapter parameters at 16 B each, unsharded, while ZeRO-2
+    # spreads the full model's optimizer over the GPUs and keeps no whole gradients.
+    if m.moe is None or stage < 2:
+        assert lora < full
