@@ -223,7 +223,8 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         optimizer_in_bwd=bool(extra.get("optimizer_in_bwd", s.optimizer_in_bwd)),
         activation_offload=bool(extra.get("activation_offloading", False)), sharding=s.sharding,
         fused_optimizer=s.fused_optimizer or bool(extra.get("fused_optimizer") or extra.get("adamw_fused")),
-        **parallel)
+        liger_swiglu=s.liger_swiglu or "swiglu" in str(extra.get("liger", "")).lower(),
+        fsdp_wrapped=not _unwrapped(row), **parallel)
     return setup, assumed
 
 
@@ -247,6 +248,12 @@ def _parallel(row: RunRow) -> dict[str, Any]:
     accum = max(1, round(float(global_seqs) / (dp * mb))) if global_seqs else 1
     bubble = (pp - 1) / (accum + pp - 1) if pp > 1 else 0.0
     return {"grad_accum": accum, "model_parallel": tp * pp, "pipeline_bubble": bubble}
+
+
+def _unwrapped(row: RunRow) -> bool:
+    """FSDP without an auto-wrap policy: the row says the model ran as one FSDP unit."""
+    text = f"{row.note} {' '.join(row.assumed)}".lower()
+    return "one fsdp unit" in text or "no auto-wrap" in text or "without fsdp_transformer_layer_cls_to_wrap" in text
 
 
 def hardware_flops(row: RunRow) -> bool:

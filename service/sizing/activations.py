@@ -84,7 +84,8 @@ def decoder_layer_act_bytes(m: ModelSpec, setup: TrainSetup) -> float:
     if m.mlp == "gelu":
         mlp = 2 * s * b * h + 2 * 2 * s * b * (m.intermediate_size or 0)  # fc1 input, gelu input + fc2 input
     else:
-        mlp = (0 if frozen_mlp else hb * s * b * h) + (6 if frozen_mlp else 8) * s * b * inter
+        per_inter = 4 if setup.liger_swiglu else (6 if frozen_mlp else 8)  # Liger: gate and up only
+        mlp = (0 if frozen_mlp else hb * s * b * h) + per_inter * s * b * inter
     attn = hb * s * b * h + 2 * s * b * h + 4 * s * b * _kv_dim(m) + 2 * s * b * h  # qkv input, Q, K+V, o input
     norms = 2 * hb * s * b * h
     return float(attn + _score_bytes(m, setup) + mlp + norms)

@@ -34,6 +34,8 @@ FRAG_TRANSIENT = 0.15  # free-but-unusable cached blocks among the per-step tens
 
 def zero3_gather_params(c: ParamCounts, layer_params: float, setup: TrainSetup) -> float:
     """Parameters held unsharded at once under ZeRO-3 / FSDP FULL_SHARD (elements)."""
+    if setup.sharding == "fsdp" and not setup.fsdp_wrapped:
+        return c.total  # one unit: the whole model unsharded while it computes
     if setup.sharding == "fsdp":
         # FSDP1 wrapped per decoder layer (accelerate's TRANSFORMER_BASED_WRAP): two layers (computing +
         # prefetched), and the root unit (embedding, head), which stays unsharded from its forward to its backward
@@ -60,6 +62,8 @@ def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trai
         out += weight_bytes * zero3_gather_params(c, layer_params, setup)
         if trains_base:  # the unit's unsharded 16-bit gradients before the reduce-scatter
             unit = c.largest_layer if setup.sharding == "deepspeed" else max(layer_params, c.lm_head)
+            if setup.sharding == "fsdp" and not setup.fsdp_wrapped:
+                unit = c.total
             out += 2 * unit
             out += 2 * h * h  # ZeRO-3 reduce bucket: Hugging Face's "auto" reduce_bucket_size = hidden^2
     elif z == 2 and trains_base and setup.sharding == "deepspeed":

@@ -107,6 +107,7 @@ class Settings:
     fp32_weights: bool
     sharding: Sharding
     fused_optimizer: bool = False
+    liger_swiglu: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,11 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
              else "model loaded in fp32 (no dtype given)", "权重以 fp32 保存、autocast 计算" if method in (
                  "full", "pretrain", "freeze") else "模型按 fp32 加载（未指定 dtype）")
     fused = fw.fused_adamw or optimizer != "adamw"
+    # LLaMA-Factory's and ms-swift's chunked loss is Liger's (enable_liger_kernel / use_liger_kernel), which also
+    # swaps in Liger's SwiGLU; TRL's chunked_nll and torchtune's chunked loss leave the MLP alone
+    liger = loss == "chunked" and fw.name in ("LLaMA-Factory", "ms-swift", "Axolotl")
     if optimizer == "adamw" and not fw.fused_adamw and not deepspeed_master and stated.optimizer is None:
         note("AdamW through torch's foreach path (a step-time copy of the second moments; fused from PyTorch 2.8)",
              "AdamW 走 torch foreach 实现（优化器步多一份二阶矩临时张量；PyTorch 2.8 起默认 fused）")
     return Settings(precision, optimizer, in_bwd, ckpt != "none", "selective" if ckpt == "selective" else "full",
-                    targets, rank, attention, loss, kbit, fp32_weights, sharding, fused), assumed
+                    targets, rank, attention, loss, kbit, fp32_weights, sharding, fused, liger), assumed

@@ -49,6 +49,10 @@ class TrainSetup:
     # torch AdamW's default foreach path allocates a full-size temporary (sqrt of the second moment) at the step;
     # the fused kernel (torch fused=True, DeepSpeed FusedAdam, bitsandbytes) does not
     fused_optimizer: bool = False
+    # Liger-Kernel's fused SwiGLU (LigerSiLUMulFunction) keeps only gate and up and recomputes silu(gate) * up in
+    # the backward; it comes with Liger's fused cross-entropy (LLaMA-Factory / ms-swift enable_liger_kernel)
+    liger_swiglu: bool = False
+    fsdp_wrapped: bool = True  # False: FSDP without an auto-wrap policy holds the whole model as one unit
     activation_offload: bool = False  # saved activations go to CPU memory (torchtune enable_activation_offloading)
     sharding: Sharding = "deepspeed"
     freeze_trainable_layers: int = 2  # LLaMA-Factory default for method=freeze
