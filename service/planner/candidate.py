@@ -29,6 +29,7 @@ class Candidate:
     meets_deadline: bool | None
     warnings: tuple[Note, ...]
     quote: Quote | None = None
+    room: dict[str, object] | None = None  # when tight: the setting that gives room (service/planner/room.py)
 
     @property
     def ok(self) -> bool:
@@ -67,7 +68,7 @@ class Candidate:
             "instance_source": i.source, "instance_confidence": i.confidence,
             "strategy": self.strategy.as_dict(),
             "memory_per_gpu_gib": round(self.memory.per_gpu_gib, 2), "memory": self.memory.as_dict(),
-            "memory_verdict": self.verdict().as_dict(),
+            "memory_verdict": {**self.verdict().as_dict(), "room": self.room},
             "host_ram_needed_gib": round(self.memory.host_ram_gib, 1),
             "gpu_memory_gib": i.gpu_memory_gib,
             "training_hours": round(self.hours, 2),
