@@ -136,7 +136,7 @@ def _measured_text(r: Row) -> str:
     as_written = f"{m.value:g} {m.unit}" if m.value is not None and m.unit else ""
     kind = {"allocated": "allocated", "reserved": "reserved", "device": "nvidia-smi"}.get(r.case.basis, "")
     if r.case.row.measured.memory_kind == "peak-unknown":
-        kind = "peak, kind not stated (vs reserved)"
+        kind = "peak, kind not stated (vs device total)"
     norm = _num(r.case.measured, "MFU" if r.case.basis == "mfu" else "")
     return f"{as_written} {kind} = {norm}".strip()
 
@@ -201,7 +201,7 @@ def render(rows: list[Row], origin: str) -> str:
         f"{held} of {len(rows)} rows are held out. No constant was tuned on them.",
         "- **Memory** is compared on the row's own basis: `allocated` (torch max_memory_allocated) with the engine's "
         "allocated, `reserved` (max_memory_reserved) with its reserved, `nvidia-smi` with reserved + CUDA context + "
-        "NCCL; a peak whose kind the source does not state is compared with reserved. Units as written: GB and MB "
+        "NCCL; a peak whose kind the source does not state is compared with the device total (what nvidia-smi shows). Units as written: GB and MB "
         "are 10^9 and 10^6 bytes, GiB and MiB 2^30 and 2^20.",
         "- **Throughput** is tokens/s per GPU (aggregate rates divided by the GPU count; s/it converted with the "
         "stated global batch) or MFU where the source gives MFU.",
