@@ -135,7 +135,7 @@ def _measured_text(r: Row) -> str:
     m = r.case.row.measured
     as_written = f"{m.value:g} {m.unit}" if m.value is not None and m.unit else ""
     kind = {"allocated": "allocated", "reserved": "reserved", "device": "nvidia-smi"}.get(r.case.basis, "")
-    if r.case.row.measured.memory_kind == "peak-unknown":
+    if r.is_memory and r.case.row.measured.memory_kind == "peak-unknown":
         kind = "peak, kind not stated (vs device total)"
     norm = _num(r.case.measured, "MFU" if r.case.basis == "mfu" else "")
     return f"{as_written} {kind} = {norm}".strip()

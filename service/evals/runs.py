@@ -383,7 +383,9 @@ def setup_case(anchor_id: str, source: str, source_group: str, kind: str, publis
                  gpu=str(inputs["gpu"]), gpus=int(inputs.get("gpus", 1)), nodes=int(inputs.get("nodes", 1)),
                  method=setup.method, zero_stage=setup.zero_stage, seq_len=setup.seq_len,
                  micro_batch=setup.micro_batch, lora_rank=setup.lora_rank,
-                 grad_ckpt="full" if setup.grad_ckpt else "none")
+                 grad_ckpt="full" if setup.grad_ckpt else "none",
+                 measured=Measured(value=published, unit="GiB" if kind == "measured_memory" else "tokens/s/GPU",
+                                   memory_kind=(memory_kind or "peak-unknown") if kind == "measured_memory" else None))
     basis: Basis = MEMORY_BASIS.get(memory_kind or "peak-unknown", "device") if kind == "measured_memory" \
         else "tokens_per_gpu"
     capacity = card_capacity_gib(gpu) if gpu is not None else None

@@ -127,6 +127,9 @@ GROUPS: dict[str, Callable[[Row], str]] = {
     "GPU": lambda r: r.case.gpu.id if r.case.gpu else "not stated",
     "scale": lambda r: scale(r.case.row.gpus),
     "context": lambda r: context(r.case.setup.seq_len if r.case.setup else 2048),
+    # rows whose sequence length or micro-batch the source leaves out are sized at the engine's defaults
+    "shape": lambda r: "seq and batch stated" if r.case.row.seq_len and r.case.row.micro_batch
+    else "seq or batch assumed",
 }
 
 
