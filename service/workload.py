@@ -10,6 +10,16 @@ Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
 BillingChoice = Literal["on_demand", "monthly", "spot"]
 Objective = Literal["cheapest", "fastest", "balanced"]
 CloudName = Literal["tencent", "jdcloud"]
+# Training settings as users name them (None = the framework's default, stated in the answer)
+FrameworkName = Literal["llamafactory", "ms-swift", "torchtune", "axolotl", "trl"]
+PrecisionName = Literal["amp-bf16", "pure-bf16", "fp16", "fp8"]
+OptimizerName = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor"]
+CheckpointingName = Literal["none", "selective", "full"]
+LoraTargetsName = Literal["qv", "attn", "all-linear"]
+LoraExtraName = Literal["lm_head", "embed_tokens"]
+AttentionName = Literal["flash", "sdpa", "eager"]
+LossName = Literal["full-logits", "chunked"]
+ShardingName = Literal["deepspeed", "fsdp", "fsdp2"]
 
 MAX_NAME_CHARS = 128  # a model or GPU name
 MAX_GPU_NAMES = 64  # entries in gpu_include / gpu_exclude (the catalog has a few dozen GPUs)
@@ -66,6 +76,27 @@ class Workload(BaseModel):
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
     grad_ckpt: bool | None = None
     zero_stage: Literal[0, 1, 2, 3] | None = Field(default=None, description="DeepSpeed ZeRO stage (an integer)")
+    # Training settings (optional; None = the framework's default, which the answer states)
+    framework: FrameworkName | None = Field(default=None, description="whose defaults fill unset settings; "
+                                            "None = LLaMA-Factory (the launch bundle's framework)")
+    precision: PrecisionName | None = Field(default=None, description="amp-bf16 (fp32 master and Adam states), "
+                                            "pure-bf16 (weights and states in bf16), fp16, fp8 (FP8 GEMMs)")
+    optimizer: OptimizerName | None = None
+    activation_checkpointing: CheckpointingName | None = Field(
+        default=None, description="none, selective (linear outputs kept, attention core and elementwise ops "
+        "recomputed) or full (every layer recomputed); grad_ckpt true/false is the same as full/none")
+    lora_targets: LoraTargetsName | None = Field(default=None, description="LoRA on q/v, on attention, or on "
+                                                 "every linear layer")
+    lora_modules_to_save: list[LoraExtraName] | None = Field(
+        default=None, max_length=2, description="modules trained in full beside LoRA (head, embeddings)")
+    attention: AttentionName | None = Field(default=None, description="flash (FlashAttention-2), sdpa (PyTorch), "
+                                            "eager (materialises the s x s scores)")
+    loss: LossName | None = Field(default=None, description="full-logits, or chunked / fused cross-entropy "
+                                  "(Liger, Cut CE): no full-vocabulary logits")
+    kbit_upcast: bool | None = Field(default=None, description="QLoRA through PEFT's "
+                                     "prepare_model_for_kbit_training: norms, embeddings and head in fp32")
+    sharding: ShardingName | None = Field(default=None, description="how ZeRO-3-style sharding runs: DeepSpeed, "
+                                          "FSDP (per layer, root unsharded) or FSDP2 (per parameter)")
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -93,9 +124,20 @@ class Workload(BaseModel):
                 self.method = "qlora"
             else:
                 raise ValueError(f"quant_bits={self.quant_bits} only applies to method qlora, not {self.method}")
+        if self.grad_ckpt is not None and self.activation_checkpointing is not None and \
+                self.grad_ckpt != (self.activation_checkpointing != "none"):
+            raise ValueError(f"grad_ckpt={str(self.grad_ckpt).lower()} contradicts activation_checkpointing="
+                             f"{self.activation_checkpointing}; give one of them")
         if self.model is None and self.params_b is None:
             raise ValueError("give a model name (e.g. Qwen2-7B) or a parameter count (params_b, e.g. 7)")
         return self
+
+    @property
+    def checkpointing(self) -> str | None:
+        """The stated activation checkpointing (grad_ckpt true/false read as full/none), None when unset."""
+        if self.activation_checkpointing is not None:
+            return self.activation_checkpointing
+        return None if self.grad_ckpt is None else ("full" if self.grad_ckpt else "none")
 
     @property
     def effective_quant_bits(self) -> int | None:

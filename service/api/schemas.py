@@ -49,7 +49,7 @@ class WorkloadIn(Workload):
     def _numbers(cls, value: object) -> object:
         return json_number(value)
 
-    @field_validator("grad_ckpt", mode="before")
+    @field_validator("grad_ckpt", "kbit_upcast", mode="before")
     @classmethod
     def _boolean(cls, value: object) -> object:
         if value is not None and not isinstance(value, bool):

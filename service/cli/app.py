@@ -25,6 +25,32 @@ from service.cli.serving_cmd import (
 from service.workload import Workload
 
 GpuCount = Annotated[int, typer.Option("--gpus", min=1, max=4096, help="GPUs to shard over")]
+# Training settings (unset: the framework's defaults, stated in the answer)
+Framework = Annotated[Literal["llamafactory", "ms-swift", "torchtune", "axolotl", "trl"] | None,
+                      typer.Option(help="whose defaults fill unset settings (default llamafactory)")]
+Precision = Annotated[Literal["amp-bf16", "pure-bf16", "fp16", "fp8"] | None, typer.Option()]
+OptimizerOpt = Annotated[Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor"] | None, typer.Option()]
+Checkpointing = Annotated[Literal["none", "selective", "full"] | None,
+                          typer.Option("--checkpointing", help="activation checkpointing")]
+LoraTargets = Annotated[Literal["qv", "attn", "all-linear"] | None, typer.Option()]
+LoraSave = Annotated[list[str] | None, typer.Option("--lora-modules-to-save",
+                                                    help="lm_head | embed_tokens, trained in full (repeatable)")]
+AttentionOpt = Annotated[Literal["flash", "sdpa", "eager"] | None, typer.Option()]
+LossOpt = Annotated[Literal["full-logits", "chunked"] | None, typer.Option()]
+KbitUpcast = Annotated[bool | None, typer.Option("--kbit-upcast/--no-kbit-upcast",
+                                                 help="QLoRA through prepare_model_for_kbit_training")]
+ShardingOpt = Annotated[Literal["deepspeed", "fsdp", "fsdp2"] | None, typer.Option()]
+
+
+def _settings(framework: str | None, precision: str | None, optimizer: str | None, checkpointing: str | None,
+              lora_targets: str | None, lora_modules_to_save: list[str] | None, attention: str | None,
+              loss: str | None, kbit_upcast: bool | None, sharding: str | None) -> dict[str, object]:
+    """The training-setting flags that were given (unset ones stay out: the framework decides)."""
+    given = {"framework": framework, "precision": precision, "optimizer": optimizer,
+             "activation_checkpointing": checkpointing, "lora_targets": lora_targets,
+             "lora_modules_to_save": lora_modules_to_save or None, "attention": attention, "loss": loss,
+             "kbit_upcast": kbit_upcast, "sharding": sharding}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _workload(
@@ -80,6 +106,16 @@ def build_app() -> typer.Typer:
         grad_ckpt: Annotated[bool | None, typer.Option("--grad-ckpt/--no-grad-ckpt")] = None,
         zero: Annotated[int | None, typer.Option(min=0, max=3)] = None,
         offload: Annotated[Literal["none", "optimizer", "all"], typer.Option()] = "none",
+        framework: Framework = None,
+        precision: Precision = None,
+        optimizer: OptimizerOpt = None,
+        checkpointing: Checkpointing = None,
+        lora_targets: LoraTargets = None,
+        lora_modules_to_save: LoraSave = None,
+        attention: AttentionOpt = None,
+        loss: LossOpt = None,
+        kbit_upcast: KbitUpcast = None,
+        sharding: ShardingOpt = None,
         samples: Annotated[int | None, typer.Option()] = None,
         avg_tokens: Annotated[int | None, typer.Option()] = None,
         epochs: Annotated[float | None, typer.Option()] = None,
@@ -93,7 +129,9 @@ def build_app() -> typer.Typer:
         from service.planner.estimate import estimate as run_estimate
 
         w = _workload(model, method, bits, seq_len, micro_batch, lora_rank, grad_ckpt, zero, samples,
-                      avg_tokens, epochs, tokens)
+                      avg_tokens, epochs, tokens, None, **_settings(framework, precision, optimizer, checkpointing,
+                                                                    lora_targets, lora_modules_to_save, attention,
+                                                                    loss, kbit_upcast, sharding))
         result = run_estimate(EstimateRequest(w, gpu, gpus, offload), load(prices))
         emit_json(result) if json_out else print_estimate(result)
 
@@ -109,6 +147,16 @@ def build_app() -> typer.Typer:
         lora_rank: Annotated[int | None, typer.Option()] = None,
         grad_ckpt: Annotated[bool | None, typer.Option("--grad-ckpt/--no-grad-ckpt")] = None,
         zero: Annotated[int | None, typer.Option(min=0, max=3)] = None,
+        framework: Framework = None,
+        precision: Precision = None,
+        optimizer: OptimizerOpt = None,
+        checkpointing: Checkpointing = None,
+        lora_targets: LoraTargets = None,
+        lora_modules_to_save: LoraSave = None,
+        attention: AttentionOpt = None,
+        loss: LossOpt = None,
+        kbit_upcast: KbitUpcast = None,
+        sharding: ShardingOpt = None,
         samples: Annotated[int | None, typer.Option()] = None,
         avg_tokens: Annotated[int | None, typer.Option()] = None,
         epochs: Annotated[float | None, typer.Option()] = None,
@@ -157,16 +205,20 @@ def build_app() -> typer.Typer:
                               "objective": objective, "budget_cny": budget_cny}, top=top, json_out=json_out,
                              prices=prices)
             return
+        chosen = _settings(framework, precision, optimizer, checkpointing, lora_targets, lora_modules_to_save,
+                           attention, loss, kbit_upcast, sharding)
         if text:
             from service.cli.ask_cmd import workload_from_text
 
             w = workload_from_text(text)
+            if chosen:  # flags state settings the text does not
+                w = Workload.model_validate({**w.model_dump(exclude_unset=True), **chosen})
         else:
             w = _workload(model, method, bits, seq_len, micro_batch, lora_rank, grad_ckpt, zero, samples,
                           avg_tokens, epochs, tokens, dataset_gb, budget_cny=budget_cny,
                           budget_period=budget_period, deadline_hours=deadline_hours, clouds=cloud or [],
                           billing=billing, objective=objective, gpu_include=gpu_include or [],
-                          gpu_exclude=gpu_exclude or [], gpu_count=gpu_count)
+                          gpu_exclude=gpu_exclude or [], gpu_count=gpu_count, **chosen)
         result = run_plan(w, load(prices), max_price_age_days=get_settings().price_max_age_days)
         emit_json(training_plan(result).model_dump(mode="json")) if json_out else print_plan(result, top)
 

@@ -23,13 +23,24 @@ def print_estimate(r: dict[str, Any]) -> None:
     s = r["strategy"]
     con.print(f"[bold]{m['name']}[/] ({m['params_b']}B) · {s['method']} · {r['gpus']}x {r['gpu']}")
     t = Table("term", "GiB per GPU")
-    for key in ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "overhead_gib"):
+    for key in ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "buffers_gib"):
         t.add_row(key.removesuffix("_gib"), f"{mem[key]:.2f}")
+    t.add_row("allocated", f"{mem['allocated_gib']:.2f}")
+    t.add_row("+ allocator reserve", f"{mem['allocator_gib']:.2f}")
+    t.add_row("reserved", f"{mem['reserved_gib']:.2f}")
+    t.add_row("+ CUDA context, NCCL", f"{mem['runtime_gib']:.2f}")
     t.add_row("[bold]total", f"[bold]{mem['per_gpu_gib']:.2f}")
+    if mem.get("paged_optimizer_gib"):
+        t.add_row("paged optimizer (unified memory)", f"{mem['paged_optimizer_gib']:.2f}")
     con.print(t)
-    verdict = "[green]fits" if r["fits"] else "[red]does not fit"
-    con.print(f"{verdict}[/] in {r['gpu_memory_gib']:g} GiB · {r['throughput_tokens_per_s']:,.0f} tokens/s · "
-              f"{r['training_hours']:,.1f} h")
+    v = r["memory_verdict"]
+    colour = {"fits": "green", "tight": "yellow"}.get(v["status"], "red")
+    con.print(f"[{colour}]{v['status'].replace('_', ' ')}[/] in {v['capacity_gib']:.1f} GiB usable of "
+              f"{r['gpu_memory_gib']:g} GiB (margin {v['margin_gib']:+.1f} GiB, {v['margin_pct']:+.1f} %) · "
+              f"{r['throughput_tokens_per_s']:,.0f} tokens/s · {r['training_hours']:,.1f} h")
+    if v.get("room"):
+        con.print(f"  [bold]room:[/] {v['room']['change']} ({v['room']['setting']}) -> "
+                  f"{v['room']['need_gib']:.1f} GiB")
     for a in r["assumptions"]:
         con.print(f"  [dim]assumes[/] {a}")
     for w in r["warnings"]:

@@ -66,10 +66,31 @@ def grad_accum(micro_batch: int, total_gpus: int) -> tuple[int, int]:
 
 
 def _precision(c: CandidateView, gpu: GpuSpec | None) -> str | None:
-    p = c.strategy.precision
-    if p in ("bf16", "pure_bf16") and gpu is not None and not gpu.supports_bf16:
+    p = {"amp-bf16": "bf16", "pure-bf16": "pure_bf16"}.get(c.strategy.precision, c.strategy.precision)
+    if p in ("bf16", "pure_bf16", "fp8") and gpu is not None and not gpu.supports_bf16:
         return "fp16"  # guard: the planner already picks FP16 on V100/T4
     return None if p == "fp32" else p
+
+
+OPTIM = {"adamw": "adamw_torch", "adamw-8bit": "adamw_bnb_8bit", "paged-adamw-8bit": "paged_adamw_8bit",
+         "adafactor": "adafactor"}  # Hugging Face TrainingArguments.optim names
+FLASH_ATTN = {"flash": "fa2", "sdpa": "sdpa", "eager": "disabled"}  # LLaMA-Factory model_args.flash_attn
+LORA_TARGET = {"qv": "q_proj,v_proj", "attn": "q_proj,k_proj,v_proj,o_proj", "all-linear": "all"}
+
+
+def unsupported(c: CandidateView) -> list[tuple[str, str]]:
+    """Settings the plan was sized with that LLaMA-Factory cannot be told to use, as (English, Chinese)."""
+    s = c.strategy
+    out = []
+    if s.activation_checkpointing == "selective":
+        out.append(("selective activation checkpointing", "选择性激活检查点"))
+    if s.optimizer_in_backward:
+        out.append(("the optimizer stepped inside the backward (torchtune optimizer_in_bwd)",
+                    "反向传播中逐参数更新优化器（torchtune optimizer_in_bwd）"))
+    if s.sharding in ("fsdp", "fsdp2") and s.zero_stage > 0:
+        out.append((f"{s.sharding.upper()} sharding (this bundle drives DeepSpeed)",
+                    f"{s.sharding.upper()} 分片（本启动包使用 DeepSpeed）"))
+    return out
 
 
 def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gpu: GpuSpec | None) -> TrainSettings:
@@ -79,6 +100,13 @@ def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gp
                                  "which trains decoder LLMs.",
                                  "Use the plan's instance and figures with your own training script.")
     s = c.strategy
+    missing = unsupported(c)
+    if missing:
+        raise DocumentInputError(
+            "The plan was sized with " + "; ".join(en for en, _ in missing) + ", which LLaMA-Factory's train.yaml "
+            "cannot express: the bundle would not run what was estimated.",
+            "Plan again with activation_checkpointing full or none, the framework's optimizer, and sharding "
+            "deepspeed (or use the figures with your own launcher).")
     repo = hf_repo(model.id) if model is not None else None
     stage = "pt" if s.method == "pretrain" else "sft"
     ftype = {"qlora": "lora", "pretrain": "full"}.get(s.method, s.method)
@@ -87,12 +115,19 @@ def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gp
     return TrainSettings(
         model_path=repo or PLACEHOLDER_MODEL, model_known=repo is not None, stage=stage, finetuning_type=ftype,
         template=(model.template if model is not None and model.template else "default"),
-        precision=_precision(c, gpu), flash_attn="fa2" if gpu is not None and gpu.supports_flash_attn2 else "sdpa",
+        precision=_precision(c, gpu), flash_attn=_flash_attn(c, gpu),
         micro_batch=s.micro_batch, total_gpus=total, grad_accum=ga, global_batch=global_batch,
         learning_rate=LEARNING_RATE.get(s.method, 1e-5),
         output_dir=f"saves/{view.model.id.lower()}/{ftype}/{stage}",
         deepspeed_file=ds_file_name(s.zero_stage, s.offload) if s.zero_stage > 0 else None,
     )
+
+
+def _flash_attn(c: CandidateView, gpu: GpuSpec | None) -> str:
+    wanted = FLASH_ATTN.get(c.strategy.attention or "flash", "fa2")
+    if wanted == "fa2" and (gpu is None or not gpu.supports_flash_attn2):
+        return "sdpa"
+    return wanted
 
 
 def _yaml_line(key: str, value: object, comment: str) -> str:
@@ -113,14 +148,29 @@ def _sections(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) ->
         model += [("quantization_bit", s.quant_bits or view.job.quant_bits or 4, "QLoRA"),
                   ("quantization_method", "bnb", tr(lang, "bitsandbytes；旧版 LLaMA-Factory 写作 bitsandbytes",
                                                     "bitsandbytes; older LLaMA-Factory releases spell it bitsandbytes"))]
-    model.append(("flash_attn", t.flash_attn, "FlashAttention-2 (Ampere+)" if t.flash_attn == "fa2" else
-                  tr(lang, f"{c.gpu_name} 不支持 FlashAttention-2，用 PyTorch SDPA",
-                     f"{c.gpu_name} has no FlashAttention-2: PyTorch SDPA")))
+    model.append(("flash_attn", t.flash_attn, {
+        "fa2": "FlashAttention-2 (Ampere+)",
+        "disabled": tr(lang, "规划：eager 注意力（显存随序列平方增长）", "as planned: eager attention (s^2 memory)"),
+    }.get(t.flash_attn, tr(lang, "PyTorch SDPA（与规划一致）", "PyTorch SDPA, as planned")
+          if (s.attention or "") == "sdpa" else tr(lang, f"{c.gpu_name} 不支持 FlashAttention-2，用 PyTorch SDPA",
+                                                   f"{c.gpu_name} has no FlashAttention-2: PyTorch SDPA"))))
+    if s.loss == "chunked":
+        model.append(("enable_liger_kernel", True, tr(lang, "规划：融合交叉熵，不生成完整 logits",
+                                                      "as planned: fused cross-entropy, no full logits")))
+    if s.method == "qlora" and s.kbit_upcast:
+        model += [("upcast_layernorm", True, tr(lang, "规划：归一化层 fp32", "as planned: norms in fp32")),
+                  ("upcast_lmhead_output", True, tr(lang, "规划：输出头 fp32", "as planned: head output in fp32"))]
     if not s.grad_ckpt:
         model.append(("disable_gradient_checkpointing", True, tr(lang, "规划：不开梯度检查点", "plan: no checkpointing")))
     method: list[Line] = [("stage", t.stage, ""), ("do_train", True, ""), ("finetuning_type", t.finetuning_type, "")]
     if t.finetuning_type == "lora":
-        method += [("lora_rank", s.lora_rank or 8, ""), ("lora_target", "all", "")]
+        target = LORA_TARGET.get(s.lora_targets or "all-linear", "all")
+        method += [("lora_rank", s.lora_rank or 8, ""),
+                   ("lora_target", target, "" if target == "all" else
+                    tr(lang, "规划的 LoRA 目标（模块名按模型核对）", "as planned (check the module names for this model)"))]
+        if s.lora_modules_to_save:
+            method.append(("additional_target", ",".join(s.lora_modules_to_save),
+                           tr(lang, "规划：这些模块全量训练", "as planned: trained in full")))
     if t.finetuning_type == "freeze":
         method += [("freeze_trainable_layers", 2, tr(lang, "与规划一致：末 2 层", "as planned: last 2 layers")),
                    ("freeze_trainable_modules", "all", "")]
@@ -148,9 +198,15 @@ def _sections(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) ->
         ("num_train_epochs", float(view.job.epochs), ""),
         ("lr_scheduler_type", "cosine", ""), ("warmup_ratio", 0.1, ""),
     ]
-    if t.precision:
-        train.append((t.precision, True, "" if t.precision != "fp16" else
-                      tr(lang, f"{c.gpu_name} 不支持 BF16", f"{c.gpu_name} has no BF16")))
+    if t.precision == "fp8":
+        train += [("bf16", True, ""), ("fp8", True, tr(lang, "规划：FP8 矩阵乘", "as planned: FP8 GEMMs"))]
+    elif t.precision:
+        note = {"fp16": tr(lang, f"{c.gpu_name} 不支持 BF16", f"{c.gpu_name} has no BF16") if (
+                    c.strategy.precision in ("bf16", "amp-bf16")) else "",
+                "pure_bf16": tr(lang, "规划：权重与优化器状态均为 bf16", "as planned: weights and Adam states in bf16")}
+        train.append((t.precision, True, note.get(t.precision, "")))
+    if s.optimizer != "adamw":
+        train.append(("optim", OPTIM.get(s.optimizer, "adamw_torch"), tr(lang, "与规划一致", "as planned")))
     train.append(("ddp_timeout", 180000000, ""))
     return [("model", model), ("method", method), ("dataset", dataset), ("output", output), ("train", train)]
 

@@ -59,6 +59,16 @@ class StrategyView(_View):
     gpus_per_node: int = 1
     nodes: int = 1
     deepspeed: bool = False
+    # Training settings as sized (plans made before issue 22 lack them: the defaults then in force)
+    sharding: str | None = None
+    optimizer: str = "adamw"
+    optimizer_in_backward: bool = False
+    activation_checkpointing: str | None = None
+    attention: str | None = None
+    loss: str = "full-logits"
+    lora_targets: str | None = None
+    lora_modules_to_save: list[str] | None = None
+    kbit_upcast: bool | None = None
 
 
 class MemoryView(_View):

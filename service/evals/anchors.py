@@ -21,8 +21,8 @@ from service.evals.dataset import EVALS_DIR, read_yaml
 
 DEFAULT_ANCHORS = EVALS_DIR / "anchors.yaml"
 Kind = Literal["verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band", "measured_memory",
-               "measured_throughput"]
-MEASURED = ("measured_memory", "measured_throughput")
+               "measured_throughput", "measured_oom"]
+MEASURED = ("measured_memory", "measured_throughput", "measured_oom")
 
 
 class Tolerance(BaseModel):
@@ -61,6 +61,11 @@ class Anchor(BaseModel):
     tolerance: Tolerance
     inputs: dict[str, Any]
     note: str = ""
+    # measured runs (issue 22): the source document (whole sources are held out), what the figure measures
+    # (allocated | reserved | nvidia-smi | peak-unknown), and the figure as the source wrote it
+    source_group: str = ""
+    memory_kind: str | None = None
+    measured: dict[str, Any] | None = None
 
 
 class AnchorFile(BaseModel):
@@ -81,6 +86,7 @@ class AnchorResult:
     tolerance: str
     ok: bool | None  # None: could not be evaluated (see error)
     error: str = ""
+    gated: bool = True  # False: a measured-runs row, reported in docs/validation.md with its error, not gated
 
     @property
     def ratio(self) -> float | None:
@@ -140,47 +146,53 @@ def _engine(a: Anchor, catalog: Catalog) -> float:
     return (mem.weights_gib + mem.gradients_gib + mem.optimizer_gib) * GIB / 1e9
 
 
-def _measured_inputs(a: Anchor, catalog: Catalog) -> tuple[Any, Any, Any, int, int]:
-    from service.catalog.queries import resolve_gpu
-    from service.sizing.types import TrainSetup
+def anchor_case(a: Anchor, catalog: Catalog) -> Any:
+    """A measured anchor as an engine case (service/evals/runs.py): a training-run row (`inputs.run`, settings
+    the row leaves unset from the framework's defaults) or an explicit engine setup (`inputs.setup`)."""
+    from service.evals import runs
 
     i = a.inputs
-    gpu = resolve_gpu(str(i["gpu"]), catalog.gpus)[0]
-    return _model(i, catalog), gpu, TrainSetup(**i["setup"]), int(i.get("gpus", 1)), int(i.get("nodes", 1))
+    if "run" in i:
+        kind = {"measured_memory": "memory", "measured_throughput": "throughput", "measured_oom": "oom"}[a.kind]
+        measured = dict(a.measured or {})
+        measured.setdefault("memory_kind", a.memory_kind)
+        row = runs.RunRow.model_validate({**i["run"], "id": a.id, "source": a.source, "kind": kind,
+                                          "source_group": a.source_group or a.id, "measured": measured,
+                                          "note": a.note})
+        return runs.make_case(row, catalog)
+    return runs.setup_case(a.id, a.source, a.source_group or a.source, a.kind, a.published, a.memory_kind,
+                           i, _model(i, catalog), catalog, role=a.role)
 
 
 def measured_engine(a: Anchor, catalog: Catalog) -> float:
-    """The engine's figure for a measured run: per-GPU memory (GiB) or per-GPU tokens/s."""
-    from service.sizing import memory, throughput
+    """The engine's figure for a measured run, on the row's basis: per-GPU memory (GiB), per-GPU tokens/s, MFU;
+    for an OOM row the per-GPU need (GiB)."""
+    from service.evals.runs import evaluate_case
 
-    m, gpu, setup, gpus, nodes = _measured_inputs(a, catalog)
-    if a.kind == "measured_memory":
-        return float(memory.estimate_memory(m, setup).per_gpu_gib)
-    mem = memory.estimate_memory(m, setup)
-    fraction = mem.trainable_params / max(1.0, m.params_published_b * 1e9)
-    cluster = throughput.Cluster(gpus // nodes, nodes, rdma=True)
-    t = throughput.training_time(m, gpu, setup, 1e9, gpus, trainable_fraction=fraction, cluster=cluster)
-    return t.throughput_tokens_per_s / gpus
+    out = evaluate_case(anchor_case(a, catalog))
+    if out.engine is None:
+        raise LookupError(out.error or "the engine cannot size this row")
+    return out.engine
 
 
 def rule_of_thumb(a: Anchor, catalog: Catalog) -> float:
-    """The one-line rules on the same row. Throughput: 6 x N x tokens at 40 % MFU of the dense BF16 peak.
-    Memory: LLaMA-Factory's README rule, GB per billion parameters: full 18 (sharded over the GPUs under ZeRO-3),
-    LoRA 2, QLoRA 8-bit 1, 4-bit 0.5."""
-    from service.sizing.params import count_params
+    """The one-line rules on the same row (service/evals/runs.py `rule_figure`)."""
+    from service.evals.runs import rule_figure
 
-    m, gpu, setup, gpus, _ = _measured_inputs(a, catalog)
-    n = count_params(m).total
-    if a.kind == "measured_throughput":
-        return float(0.40 * gpu.dense_16bit_tflops * 1e12 / (6 * n))
-    per_b = {"full": 18.0, "pretrain": 18.0, "freeze": 2.0, "lora": 2.0}.get(setup.method)
-    if per_b is None:
-        per_b = 1.0 if setup.quant_bits == 8 else 0.5
-    shard = gpus if setup.zero_stage >= 3 else 1
-    return float(per_b * n / 1024**3 / shard)
+    value = rule_figure(anchor_case(a, catalog))
+    if value is None:
+        raise LookupError("no rule for this row")
+    return value
 
 
 def evaluate_anchor(a: Anchor, catalog: Catalog) -> AnchorResult:
+    from dataclasses import replace
+
+    result = _evaluate_anchor(a, catalog)
+    return result if "run" not in a.inputs else replace(result, gated=False)
+
+
+def _evaluate_anchor(a: Anchor, catalog: Catalog) -> AnchorResult:
     base = (a.id, a.kind, a.role, a.source, a.published)
     try:
         value = _engine(a, catalog)
@@ -188,6 +200,12 @@ def evaluate_anchor(a: Anchor, catalog: Catalog) -> AnchorResult:
         return AnchorResult(*base, None, a.unit, a.tolerance.text(), None, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # an engine failure on one anchor is reported with the others
         return AnchorResult(*base, None, a.unit, a.tolerance.text(), False, f"{type(exc).__name__}: {exc}")
+    if a.kind == "measured_oom":  # never "fits" for a run reported as OOM
+        from service.evals.runs import evaluate_case
+
+        verdict = evaluate_case(anchor_case(a, catalog)).verdict
+        return AnchorResult(*base, value, a.unit, "not 'fits'", verdict != "fits", "" if verdict != "fits" else
+                            "the engine says it fits; the run went out of memory")
     return AnchorResult(*base, value, a.unit, a.tolerance.text(), a.tolerance.holds(value, a.published))
 
 
@@ -203,4 +221,5 @@ def anchor_summary(results: list[AnchorResult]) -> dict[str, Any]:
         k["n"] += 1
         k["ok"] += int(bool(r.ok))
     return {"n": len(results), "evaluated": len(scored), "within_tolerance": sum(1 for r in scored if r.ok),
-            "skipped": len(results) - len(scored), "by_kind": by_kind}
+            "skipped": len(results) - len(scored), "by_kind": by_kind,
+            "report_only": sum(1 for r in results if not r.gated)}

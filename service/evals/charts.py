@@ -57,7 +57,7 @@ def latency_histogram(latencies_s: Sequence[float]) -> str:
 
 def anchor_ratios(anchors: Sequence[dict[str, Any]]) -> str:
     """engine / published per anchor (log scale), with each anchor's tolerance as a grey span."""
-    rows = [a for a in anchors if a.get("ratio") is not None]
+    rows = [a for a in anchors if a.get("ratio") is not None and a.get("gated", True)]  # runs: docs/validation.md
     fig, ax = _figure(7.5, 0.22 * len(rows) + 1.2)
     for y, a in enumerate(rows):
         lo, hi = _band(a["tolerance"])

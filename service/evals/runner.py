@@ -157,7 +157,7 @@ def run_eval(options: RunOptions, settings: Settings, *, catalog: Catalog | None
                   notes=notes)
     if options.anchors_file is not None:
         run.anchors = evaluate_anchors(load_anchors(options.anchors_file), catalog)
-        metrics["anchors_within_tolerance"] = rate([bool(a.ok) for a in run.anchors if a.ok is not None])
+        metrics["anchors_within_tolerance"] = rate([bool(a.ok) for a in run.anchors if a.ok is not None and a.gated])
     if options.retrieval:
         from service.evals.retrieval_fold import retrieval_section
 

@@ -11,6 +11,7 @@ from service.planner.resolve import Job
 from service.planner.strategy import Strategy
 from service.sizing.host import RAM_PER_GPU_MEMORY, VCPU_PER_GPU, Note
 from service.sizing.types import MemoryBreakdown, TimeEstimate
+from service.sizing.verdict import Verdict, card_capacity_gib, fit_verdict
 from service.workload import Workload
 
 
@@ -28,6 +29,7 @@ class Candidate:
     meets_deadline: bool | None
     warnings: tuple[Note, ...]
     quote: Quote | None = None
+    room: dict[str, object] | None = None  # when tight: the setting that gives room (service/planner/room.py)
 
     @property
     def ok(self) -> bool:
@@ -52,6 +54,11 @@ class Candidate:
                 "ram_ok": i.memory_gib >= RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib,
                 "interconnect": link, "rdma": i.rdma, "nodes": self.strategy.nodes}
 
+    def verdict(self) -> Verdict:
+        """The fit on the instance's own GPU memory (a vGPU slice offers less than the card)."""
+        share = card_capacity_gib(self.gpu) / self.gpu.memory_gib
+        return fit_verdict(self.memory.per_gpu_gib, self.inst.gpu_memory_gib * share)
+
     def as_dict(self) -> dict[str, object]:
         i = self.inst
         return {
@@ -61,6 +68,7 @@ class Candidate:
             "instance_source": i.source, "instance_confidence": i.confidence,
             "strategy": self.strategy.as_dict(),
             "memory_per_gpu_gib": round(self.memory.per_gpu_gib, 2), "memory": self.memory.as_dict(),
+            "memory_verdict": {**self.verdict().as_dict(), "room": self.room},
             "host_ram_needed_gib": round(self.memory.host_ram_gib, 1),
             "gpu_memory_gib": i.gpu_memory_gib,
             "training_hours": round(self.hours, 2),
@@ -133,6 +141,7 @@ class PlanResult:
     infeasible_zh: str = ""
     frontier: dict[str, tuple[FrontierPoint, ...]] = field(default_factory=dict)
     options: tuple[Candidate, ...] = field(default=())  # every sized cluster (all node counts), unranked
+    settings_notes: tuple[tuple[str, str], ...] = field(default=())  # framework defaults assumed, (en, zh)
 
     def fastest_within_budget(self) -> Candidate | None:
         fits = [c for c in self.options if c.within_budget is not False]

@@ -25,6 +25,8 @@ from service.planner.costing import (
     quote_notes,
 )
 from service.planner.resolve import Job, resolve_job
+from service.planner.room import room_hint
+from service.planner.settings import framework_note, settings_for
 from service.planner.strategy import Fit, NoFit, choose
 from service.sizing.host import Note, gpu_notes, host_notes
 from service.sizing.throughput import Cluster, training_time
@@ -94,9 +96,19 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
                              f"{confidence_label(inst.confidence, 'en')} sources; confirm them in the console.",
                              f"{inst.instance_type} 的规格来自{confidence_label(inst.confidence, 'zh')}来源，"
                              "请在控制台确认。", "info"))
-    return Candidate(inst, gpu, s, fit.memory, t, hours, line, lines,
+    cand = Candidate(inst, gpu, s, fit.memory, t, hours, line, lines,
                      None if line is None else budget_verdict(line, w.budget_cny, w.budget_period),
                      deadline_verdict(hours, w.deadline_hours), tuple(warnings), q)
+    verdict = cand.verdict()
+    if verdict.status == "fits":
+        return cand
+    room = room_hint(job.model, s.setup, verdict.capacity_gib)
+    tight = Note("memory_tight", f"Tight: {verdict.need_gib:.1f} of {verdict.capacity_gib:.1f} GiB usable per GPU "
+                 f"({verdict.margin_pct:.1f} % margin)." + (f" {room.change[0].upper()}{room.change[1:]} gives "
+                                                            f"room: {room.need_gib:.1f} GiB." if room else ""),
+                 f"显存紧张：每卡 {verdict.need_gib:.1f} / {verdict.capacity_gib:.1f} GiB（余量 {verdict.margin_pct:.1f} %）。"
+                 + (f"{room.change_zh}可腾出空间：约 {room.need_gib:.1f} GiB。" if room else ""))
+    return replace(cand, warnings=(*cand.warnings, tight), room=room.as_dict() if room else None)
 
 
 _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out": "售罄", "limited": "限量"}
@@ -221,7 +233,18 @@ def plan(w: Workload, cat: Catalog, today: date | None = None, max_price_age_day
         cands.append(_rank(sizes, w.objective)[0])
     ranked = _rank(cands, w.objective)
     assumptions = (*filter_notes, *job.assumptions)
+    settings_notes = _settings_notes(w, job, ranked, cat)
     hint, hint_zh = ("", "") if ranked else infeasible_hint(
         w, lambda alt: plan(alt, cat, today, max_price_age_days, frontier=False))
     return PlanResult(w, job, tuple(ranked), tuple(rejected), tuple(assumptions),
-                      tuple(plan_notes(w, job, ranked, options)), hint, hint_zh, _frontier(options), tuple(options))
+                      tuple(plan_notes(w, job, ranked, options)), hint, hint_zh, _frontier(options), tuple(options),
+                      settings_notes)
+
+
+def _settings_notes(w: Workload, job: Job, ranked: list[Candidate], cat: Catalog) -> tuple[tuple[str, str], ...]:
+    """The framework defaults the top pick was sized with (or those of one GPU when nothing fits)."""
+    gpu = ranked[0].gpu if ranked else next((g for g in cat.gpus if g.supports_bf16), cat.gpus[0])
+    n = ranked[0].strategy.total_gpus if ranked else 1
+    stage = ranked[0].strategy.setup.zero_stage if ranked else 0
+    _, notes = settings_for(w, job.method, gpu, n, stage)
+    return (framework_note(w), *((f"{en}.", f"{zh}。") for en, zh in notes))

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec
+from service.planner import settings as training_settings
 from service.planner.resolve import Job
 from service.sizing.memory import estimate_memory
 from service.sizing.throughput import OFFLOAD_SLOWDOWN as OFFLOAD_SLOWDOWN  # re-exported for the documents
@@ -22,10 +23,11 @@ MIN_GPUS_PER_NODE_MULTI = 4  # multi-node plans use whole 4- or 8-GPU servers
 _LABEL_WORDS = {
     "en": {"full": "Full fine-tune", "pretrain": "Pre-training", "freeze": "Freeze (last layers)", "ddp": "DDP",
            "offload_optimizer": "offload optimizer to CPU", "offload_all": "offload all to CPU",
-           "ckpt": "grad checkpointing", "no_ckpt": "no checkpointing", "nodes": "{} nodes"},
+           "ckpt": "grad checkpointing", "no_ckpt": "no checkpointing", "selective": "selective checkpointing",
+           "nodes": "{} nodes"},
     "zh": {"full": "全参微调", "pretrain": "预训练", "freeze": "冻结微调（训练最后几层）", "ddp": "DDP 数据并行",
            "offload_optimizer": "优化器卸载到 CPU", "offload_all": "参数与优化器卸载到 CPU",
-           "ckpt": "梯度检查点", "no_ckpt": "不开梯度检查点", "nodes": "{} 节点"},
+           "ckpt": "梯度检查点", "no_ckpt": "不开梯度检查点", "selective": "选择性激活检查点", "nodes": "{} 节点"},
 }
 
 
@@ -46,11 +48,14 @@ class Strategy:
         lora = {"lora": f"LoRA r{s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r{s.lora_rank}"}
         parts = [lora.get(s.method) or w[s.method]]
         if self.total_gpus > 1:
-            parts.append(f"ZeRO-{s.zero_stage}" if s.zero_stage else w["ddp"])
+            fsdp = {"fsdp": "FSDP", "fsdp2": "FSDP2"}.get(s.sharding)
+            parts.append((fsdp or f"ZeRO-{s.zero_stage}") if s.zero_stage else w["ddp"])
         if s.offload != "none":
             parts.append(w[f"offload_{s.offload}"])
-        parts.append(w["ckpt"] if s.grad_ckpt else w["no_ckpt"])
-        parts.append("BF16" if s.precision in ("bf16", "pure_bf16") else s.precision.upper())
+        parts.append((w["selective"] if s.ckpt_mode == "selective" else w["ckpt"]) if s.grad_ckpt else w["no_ckpt"])
+        parts.append({"bf16": "BF16", "pure_bf16": "pure BF16"}.get(s.precision, s.precision.upper()))
+        if s.optimizer != "adamw":
+            parts.append(s.optimizer.replace("_", "-"))
         if self.nodes > 1:
             parts.append(w["nodes"].format(self.nodes))
         return " + ".join(parts)
@@ -66,7 +71,15 @@ class Strategy:
             "offload": s.offload, "grad_ckpt": s.grad_ckpt, "precision": s.precision,
             "micro_batch": s.micro_batch, "seq_len": s.seq_len,
             "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
-            "gpus_per_node": self.gpus_per_node, "nodes": self.nodes, "deepspeed": s.zero_stage > 0,
+            "gpus_per_node": self.gpus_per_node, "nodes": self.nodes,
+            "deepspeed": s.zero_stage > 0 and s.sharding == "deepspeed",
+            "sharding": s.sharding if s.zero_stage > 0 else None,
+            "optimizer": s.optimizer.replace("_", "-"), "optimizer_in_backward": s.optimizer_in_bwd,
+            "activation_checkpointing": s.checkpointing, "attention": s.attention,
+            "loss": s.loss.replace("_", "-"), "fp32_weights": s.fp32_weights,
+            "lora_targets": s.lora_targets.replace("_", "-") if s.method in ("lora", "qlora") else None,
+            "lora_modules_to_save": list(s.lora_extra) if s.method in ("lora", "qlora") else None,
+            "kbit_upcast": s.kbit_upcast if s.method == "qlora" else None,
         }
 
 
@@ -84,19 +97,32 @@ class NoFit:
 
 
 def base_setup(job: Job, w: Workload, gpu: GpuSpec) -> TrainSetup:
+    """The setup on one GPU: the stated settings, the framework's defaults for the rest."""
     kind = job.model.kind
     default_mb = {"cnn": 32, "vision_transformer": 32, "diffusion": 1, "encoder": 16}.get(kind, 1)
-    # No tensor cores and no usable FP16 math before Volta (P40, P4, K80): train in FP32 at the FP32 rate.
-    precision = "bf16" if gpu.supports_bf16 else ("fp32" if gpu.arch in ("kepler", "pascal") else "fp16")
-    return TrainSetup(
+    s, _ = training_settings.settings_for(w, job.method, gpu, 1, 0)
+    setup = TrainSetup(
         method=job.method,  # type: ignore[arg-type]
         quant_bits=job.quant_bits,
-        precision=precision,  # type: ignore[arg-type]
         seq_len=job.seq_len,
         micro_batch=w.micro_batch or default_mb,
-        grad_ckpt=w.grad_ckpt if w.grad_ckpt is not None else True,
-        lora_rank=w.lora_rank or 8,
+        grad_ckpt=s.grad_ckpt if w.checkpointing is not None else True,
+        ckpt_mode=s.ckpt_mode,
     )
+    setup = training_settings.apply(setup, s, w)
+    if gpu.arch in ("kepler", "pascal"):  # no tensor cores and no usable FP16 math before Volta: FP32
+        setup = replace(setup, precision="fp32")
+    return setup
+
+
+def configured(base: TrainSetup, w: Workload, gpu: GpuSpec | None, n: int, stage: int, off: Offload,
+               ck: bool) -> TrainSetup:
+    """`base` on n GPUs at a ZeRO stage: the framework defaults that depend on them resolved again."""
+    setup = replace(base, n_gpus=n, zero_stage=stage, offload=off, grad_ckpt=ck)
+    if gpu is None or base.precision == "fp32":
+        return setup
+    s, _ = training_settings.settings_for(w, base.method, gpu, n, stage)
+    return training_settings.apply(setup, s, w)
 
 
 Knobs = tuple[int, Offload, bool]  # ZeRO stage, offload, gradient checkpointing
@@ -104,7 +130,7 @@ Knobs = tuple[int, Offload, bool]  # ZeRO stage, offload, gradient checkpointing
 
 def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[Knobs]:
     """Setups (as knobs on `base`) from fastest to most memory-frugal; user-fixed knobs are kept."""
-    ckpts = [w.grad_ckpt] if w.grad_ckpt is not None else [False, True]
+    ckpts = [w.checkpointing != "none"] if w.checkpointing is not None else [False, True]
     sharded = base.method in ("full", "pretrain", "freeze")
     stages: list[int]
     if w.zero_stage is not None:
@@ -130,12 +156,14 @@ def _variants(base: TrainSetup, n: int, w: Workload) -> Iterator[Knobs]:
 # Keyed by the model's identity, holding the model so that its id cannot be reused while cached.
 Sized = tuple[tuple[tuple[TrainSetup, MemoryBreakdown, float], ...], float]
 _MemoTable = dict[tuple[int, bool], Sized]
-_MEMO: dict[tuple[int, TrainSetup, bool | None, int | None], tuple[ModelSpec, _MemoTable]] = {}
+_MEMO: dict[tuple[object, ...], tuple[ModelSpec, _MemoTable]] = {}
 _MEMO_MAX = 64
 
 
-def _memo_for(model: ModelSpec, base: TrainSetup, w: Workload) -> _MemoTable:
-    key = (id(model), base, w.grad_ckpt, w.zero_stage)  # the knobs `_variants` reads besides the base
+def _memo_for(model: ModelSpec, base: TrainSetup, w: Workload, gpu: GpuSpec) -> _MemoTable:
+    # the knobs `_variants` and `configured` read besides the base
+    key = (id(model), base, w.checkpointing, w.zero_stage, w.framework, training_settings.stated(w),
+           gpu.supports_bf16, gpu.supports_flash_attn2)
     hit = _MEMO.get(key)
     if hit is not None and hit[0] is model:
         return hit[1]
@@ -146,13 +174,13 @@ def _memo_for(model: ModelSpec, base: TrainSetup, w: Workload) -> _MemoTable:
     return table
 
 
-def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Workload) -> Sized:
+def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Workload, gpu: GpuSpec) -> Sized:
     """Every variant on n GPUs (multi-node: ZeRO-2/3) with its memory, and the smallest per-GPU need."""
     out = []
     for stage, off, ck in _variants(base, n, w):
         if multi_node and stage < 2 and base.method in ("full", "pretrain", "freeze"):
             continue
-        setup = replace(base, n_gpus=n, zero_stage=stage, offload=off, grad_ckpt=ck)
+        setup = configured(base, w, gpu, n, stage, off, ck)
         mem = estimate_memory(model, setup)
         out.append((setup, mem, mem.per_gpu_gib))
     return tuple(out), min((x[2] for x in out), default=math.inf)
@@ -163,6 +191,9 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] 
     the TCP network's bandwidth); a NoFit with the reason when no size fits."""
     per_node = max(1, math.floor(inst.gpu_count))
     fraction = min(1.0, inst.gpu_count)
+    unsupported = training_settings.check_precision(w, gpu)
+    if unsupported:
+        return NoFit(unsupported, math.inf)
     base = base_setup(job, w, gpu)
     closest = host_short = math.inf
     node_steps = [1] if inst.is_slice else list(NODE_STEPS)
@@ -171,7 +202,7 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] 
             return NoFit(f"has {per_node} GPUs per node; {w.gpu_count} GPUs is not a whole number of nodes",
                          math.inf)
         node_steps = [w.gpu_count // per_node]
-    memo = _memo_for(job.model, base, w)
+    memo = _memo_for(job.model, base, w, gpu)
     usable_gpu = HEADROOM * inst.gpu_memory_gib
     fits: list[Fit] = []
     for nodes in node_steps:
@@ -183,7 +214,7 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] 
         key = (n, nodes > 1)
         sized = memo.get(key)
         if sized is None:
-            sized = memo[key] = _sized(job.model, base, n, nodes > 1, w)
+            sized = memo[key] = _sized(job.model, base, n, nodes > 1, w, gpu)
         variants, floor = sized
         closest = min(closest, floor)
         if floor > usable_gpu:

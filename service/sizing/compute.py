@@ -56,8 +56,10 @@ def flops_per_token(m: ModelSpec, setup: TrainSetup, trainable_fraction: float =
     n = flops_matmul_params(m)
     unit = _attn_unit(m, setup.seq_len) * (1.0 if m.kind == "decoder" else 2.0)
     extra = FLASH_BWD_RECOMPUTE * unit if setup.fused_attention else 0.0
-    if setup.grad_ckpt:
+    if setup.recomputes_layers:
         extra += 2 * n + CAUSAL_ATTN_FWD * unit
+    elif setup.checkpointing == "selective":  # the attention core runs again; the linears do not
+        extra += CAUSAL_ATTN_FWD * unit
     return model_flops_per_token(m, setup, trainable_fraction) + extra
 
 

@@ -1,12 +1,15 @@
-"""GPU memory per device for training, every term reported.
+"""GPU memory per device for training, every term reported, allocated and reserved apart.
 
-Sources (shared/reference/sizing.md): model states from the ZeRO paper and DeepSpeed's estimator (A3:
-mixed-precision AdamW = 2 B weights + 2 B grads + 12 B optimizer = 16 B/param, ZeRO-1/2/3 shard optimizer /
-+grads / +weights, ZeRO-3 gathers the largest layer at 4 B/param); pure bf16 AdamW 8 B/param and 8-bit Adam
-(LLaMA-Factory table B1, Eleuther A1); QLoRA NF4 + double quantisation 4.127 bits/param with embeddings and
-lm_head kept 16-bit (A5); activations per layer after Korthikanti et al. (A2) adapted to SwiGLU and GQA,
-without the s^2 scores when a fused attention kernel runs (A7), layer inputs only under checkpointing (A6);
-logits b*s*V*12 B (fp32 upcast in the loss path); CUDA context 0.9 GiB, NCCL 1.5 GiB, fragmentation 7 % (B8, E1).
+Sources (shared/reference/sizing.md): model states from the ZeRO paper and DeepSpeed (A3: mixed-precision AdamW =
+2 B weights + 2 B grads + 12 B optimizer = 16 B/param; ZeRO-1/2/3 shard optimizer / +grads / +weights); pure bf16
+keeps weights, grads and both Adam moments in bf16 (8 B/param: LLaMA-Factory's table, B1; torch.optim.AdamW keeps
+its state in the parameter's dtype); bitsandbytes 8-bit Adam two 1-byte moments (B8); Hugging Face's Adafactor
+keeps factored second moments and no first moment (~0 B/param); QLoRA NF4 + double quantisation 4.127 bits/param
+with embeddings, head and norms kept 16-bit (A5), fp32 after PEFT's prepare_model_for_kbit_training. Activations
+in service/sizing/activations.py; buffers, allocator reserve and runtime in service/sizing/buffers.py.
+
+DeepSpeed keeps an fp32 master and fp32 moments under every ZeRO stage whatever the model's dtype
+(deepspeed/runtime/zero/stage3.py fp32_partitioned_groups_flat): pure bf16 there is amp-bf16 in memory.
 """
 
 from __future__ import annotations
@@ -14,49 +17,88 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
-from service.sizing.params import ParamCounts, count_params, head_dim, lora_params, shared_expert_width
+from service.sizing import buffers
+from service.sizing.activations import activation_gib
+from service.sizing.params import ParamCounts, count_params, lora_params
 from service.sizing.types import GIB, MemoryBreakdown, Offload, TrainSetup
 
-CUDA_CONTEXT_GIB = 0.9  # torch 2.1 eager on A100 measured 0.92 GB (stas00, sizing.md B8)
-NCCL_GIB = 1.5  # torch.distributed init "expect ~1-2GB" (B8)
-FRAGMENTATION = 0.07  # allocator fragmentation 5-10 % (sizing.md E1)
 NF4_BYTES = 4.127 / 8  # NF4 + double quantisation (A5)
 INT8_BYTES = 1.0 + 0.06  # LLM.int8 weights + ~6 % quantisation overhead (gpu_poor, A5)
-# Logits per token and vocabulary entry in Hugging Face's loss path: the bf16 logits (2 B), their fp32 upcast (4 B),
-# the fp32 log-softmax kept for the backward (4 B) and the bf16 gradient (2 B). Fitted check: the Qwen A100 table's
-# memory growth with context (evals/anchors.yaml) is 11-13 B per vocab entry per token after the layer terms.
-LOGIT_BYTES = 12
-# Non-transformer models (estimates, unverified): stored activations per sample. CNNs: 12.5 MiB per forward
-# GFLOP (ResNet-50, 8.2 GFLOPs at 224 px, ~100 MiB/sample in mixed precision); diffusion UNets at 1024 px:
-# 12 GiB/sample, 3 GiB with checkpointing. Checkpointing keeps ~30 % of CNN activations.
-ACT_MIB_PER_GFLOP = 12.5
-DIFFUSION_ACT_GIB = 12.0
-CKPT_KEEP_NON_TRANSFORMER = 0.3
 UNET_LORA_FRACTION = 0.01  # estimate: rank 8-32 LoRA on a diffusion UNet's attention layers, ~1 % of its weights
 DS_BUFFER_FACTOR = 1.5  # DeepSpeed estimator's additional_buffer_factor for CPU RAM (A3)
+MOMENT_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adafactor": 0.0}  # fp32 / 8-bit / factored
+LORA_TARGET_NAMES = {
+    "qv": frozenset({"q_proj", "v_proj", "q_b_proj", "kv_b_proj"}),
+    "attn": frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa",
+                       "kv_b_proj"}),
+}
+# Re-exported for callers that size overheads
+CUDA_CONTEXT_GIB = buffers.CUDA_CONTEXT_GIB
+NCCL_GIB = buffers.NCCL_GIB
 
 
-def _weight_bytes_per_param(setup: TrainSetup) -> float:
-    return 4.0 if setup.precision == "fp32" else 2.0
+@dataclass(frozen=True)
+class StateBytes:
+    """Bytes per trainable parameter: its weight copy, gradient and optimizer state (master + moments)."""
+
+    weight: float
+    grad: float
+    optim: float
 
 
-def _state_bytes(setup: TrainSetup) -> tuple[float, float]:
-    """(gradient bytes, optimizer bytes) per trainable parameter for full-parameter training."""
-    if setup.precision == "pure_bf16":
-        return 2.0, 4.0  # bf16 grads, two bf16 Adam moments (8 B/param in all with the weights)
+def _pure(setup: TrainSetup) -> bool:
+    """bf16 states really stay bf16: not under DeepSpeed ZeRO, which keeps an fp32 master."""
+    return setup.precision == "pure_bf16" and not (setup.sharding == "deepspeed" and setup.zero_stage >= 1)
+
+
+def state_bytes(setup: TrainSetup) -> StateBytes:
+    """Full-parameter training, per trainable parameter."""
+    moments = MOMENT_BYTES[setup.optimizer]
+    if _pure(setup):
+        return StateBytes(2.0, 2.0, moments / 2 if setup.optimizer == "adamw" else moments)
     if setup.precision == "fp32":
-        return 4.0, 8.0
-    if setup.optimizer == "adamw_8bit":
-        return 2.0, 6.0  # fp32 master 4 + 8-bit moments 2 (Eleuther A1)
-    return 2.0, 12.0  # fp32 master 4 + momentum 4 + variance 4 (ZeRO paper K=12)
+        return StateBytes(4.0, 4.0, moments)
+    if setup.fp32_weights or setup.sharding != "deepspeed" and setup.zero_stage >= 2:
+        return StateBytes(4.0, 4.0, moments)  # fp32 weights and grads, autocast computes in 16 bits
+    return StateBytes(2.0, 2.0, 4.0 + moments)  # 16-bit weights and grads, fp32 master in the optimizer
 
 
-def _frozen_weight_gib(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
+def adapter_bytes(setup: TrainSetup) -> StateBytes:
+    """LoRA adapters (and modules trained beside them): fp32 under amp (PEFT's autocast_adapter_dtype,
+    LLaMA-Factory's upcast of trainable parameters), bf16 under pure bf16."""
+    moments = MOMENT_BYTES[setup.optimizer]
+    if setup.precision == "pure_bf16":
+        return StateBytes(2.0, 2.0, moments / 2 if setup.optimizer == "adamw" else moments)
+    return StateBytes(4.0, 4.0, moments)
+
+
+def _frozen_weight_bytes(c: ParamCounts, setup: TrainSetup) -> float:
+    fp32 = setup.precision == "fp32" or setup.fp32_weights and setup.method in ("lora", "qlora")
     if setup.method != "qlora":
-        return c.total * _weight_bytes_per_param(setup) / GIB
+        return c.total * (4.0 if fp32 else 2.0)
     quant = NF4_BYTES if (setup.quant_bits or 4) == 4 else INT8_BYTES
-    rest = c.total - c.linear  # embeddings, lm_head, norms stay 16-bit
-    return (c.linear * quant + rest * 2.0) / GIB
+    rest_b = 4.0 if setup.kbit_upcast or fp32 else 2.0  # embeddings, lm_head, norms: fp32 after kbit preparation
+    return c.linear * quant + (c.total - c.linear) * rest_b
+
+
+def _gather_bytes(c: ParamCounts, setup: TrainSetup) -> float:
+    """Bytes per parameter ZeRO-3 / FSDP gathers: the compute dtype; a QLoRA base gathers its 4-bit storage
+    (bnb_4bit_quant_storage) for the linears and 16 bits for the rest."""
+    wide = 4.0 if setup.precision == "fp32" else 2.0
+    if setup.method != "qlora":
+        return wide
+    quant = NF4_BYTES if (setup.quant_bits or 4) == 4 else INT8_BYTES
+    return (c.linear * quant + (c.total - c.linear) * wide) / max(1.0, c.total)
+
+
+def extra_module_params(c: ParamCounts, setup: TrainSetup) -> float:
+    """Parameters of the modules trained in full beside LoRA (modules_to_save / additional_target)."""
+    out = 0.0
+    if "embed_tokens" in setup.lora_extra:
+        out += c.embedding
+    if "lm_head" in setup.lora_extra:
+        out += c.lm_head or c.embedding  # tied: the shared matrix
+    return out
 
 
 def trainable_params(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
@@ -68,100 +110,103 @@ def trainable_params(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
         return per_layer * min(setup.freeze_trainable_layers, layers)
     if m.kind in ("cnn", "diffusion"):
         return c.total * UNET_LORA_FRACTION  # no per-layer shapes in the catalog for these
-    return lora_params(c, setup.lora_rank)
+    targets = None if setup.lora_targets == "all_linear" else LORA_TARGET_NAMES[setup.lora_targets]
+    return lora_params(c, setup.lora_rank, targets) + extra_module_params(c, setup)
 
 
-def _decoder_layer_act_bytes(m: ModelSpec, setup: TrainSetup) -> float:
-    """Stored activations of one transformer layer for one micro-batch, 16-bit activations."""
-    s, b = setup.seq_len, setup.micro_batch
-    h = m.hidden_size or 0
-    heads = m.num_heads or 0
-    kv_dim = (m.num_kv_heads or heads) * head_dim(m) if m.mla is None else h
-    if m.mlp == "gelu":
-        mlp = 2 * s * b * h + 2 * 2 * s * b * (m.intermediate_size or 0)  # fc1 input, gelu input + fc2 input
-    elif m.moe is not None:
-        e = m.moe
-        mlp = 2 * s * b * h + 8 * s * b * (e.moe_intermediate_size * e.top_k + shared_expert_width(m))
-    else:
-        mlp = 2 * s * b * h + 8 * s * b * (m.intermediate_size or 0)  # input, gate, up, act(gate), product
-    attn = 2 * s * b * h + 2 * s * b * h + 4 * s * b * kv_dim + 2 * s * b * h  # qkv input, Q, K+V, o input
-    scores = 4 * heads * s * b if setup.fused_attention else 5 * heads * s * s * b  # logsumexp vs s^2 (A2)
-    norms = 4 * s * b * h
-    return float(attn + scores + mlp + norms)
-
-
-def activation_gib(m: ModelSpec, setup: TrainSetup) -> float:
-    if m.kind in ("cnn", "diffusion"):
-        keep = CKPT_KEEP_NON_TRANSFORMER if setup.grad_ckpt else 1.0
-        if m.kind == "diffusion":
-            return setup.micro_batch * DIFFUSION_ACT_GIB * (0.25 if setup.grad_ckpt else 1.0)
-        return setup.micro_batch * (m.gflops_per_sample or 0.0) * ACT_MIB_PER_GFLOP / 1024 * keep
-    layers = m.num_layers or 0
-    per_layer = _decoder_layer_act_bytes(m, setup)
-    h = m.hidden_size or 0
-    s, b = setup.seq_len, setup.micro_batch
-    # with checkpointing: layer inputs + one layer recomputed (A6)
-    stored = layers * 2 * s * b * h + per_layer if setup.grad_ckpt else layers * per_layer
-    logits = s * b * (m.vocab_size or 0) * LOGIT_BYTES if m.kind == "decoder" else 0
-    return (stored + logits) / GIB
+def _offload_host_gib(c: ParamCounts, setup: TrainSetup, trainable: float) -> float:
+    """DeepSpeed CPU RAM x 1.5 buffer (A3): ZeRO-3 with zero.Init params x 16 (optimizer) or 18 (all), the job's
+    total (the planner divides it over nodes); ZeRO-2 (one node here) params x max(4 x GPUs, 16), since every
+    process first builds the fp32 model on the CPU."""
+    factor = 18 if setup.offload == "all" else 16
+    host_bytes = trainable * factor if setup.zero_stage >= 3 else max(4 * max(1, setup.n_gpus) * c.total,
+                                                                      factor * trainable)
+    return host_bytes * DS_BUFFER_FACTOR / GIB
 
 
 def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
-    """Per-GPU memory for one training setup (see module docstring for every constant's source)."""
+    """Per-GPU memory for one training setup (see the module docstrings for every constant's source)."""
     c = count_params(m)
     n = max(1, setup.n_gpus)
     z = setup.zero_stage
     notes: list[str] = []
     trainable = trainable_params(m, c, setup)
-    grad_b, opt_b = _state_bytes(setup)
-    if setup.method in ("lora", "qlora"):
-        grad_b, opt_b = 4.0, 12.0  # adapters kept in fp32: fp32 grads, fp32 weights copy counted in opt
-        notes.append(f"LoRA rank {setup.lora_rank} on all linear layers: {trainable / 1e6:.1f}M trainable")
-
-    weights = _frozen_weight_gib(m, c, setup)
-    grads = trainable * grad_b / GIB
-    optim = trainable * opt_b / GIB
+    adapters = setup.method in ("lora", "qlora")
+    sb = adapter_bytes(setup) if adapters else state_bytes(setup)
+    if adapters:
+        notes.append(f"LoRA rank {setup.lora_rank} on {setup.lora_targets.replace('_', '-')} layers"
+                     + (f" + {', '.join(setup.lora_extra)} trained in full" if setup.lora_extra else "")
+                     + f": {trainable / 1e6:.1f}M trainable")
+    frozen = _frozen_weight_bytes(c, setup)
+    if adapters:
+        weights = frozen + trainable * sb.weight
+    elif setup.method == "freeze":
+        weights = frozen + trainable * (sb.weight - 2.0)  # the trained layers' extra bytes over their bf16 copy
+    else:
+        weights = trainable * sb.weight
+    grads = 0.0 if setup.optimizer_in_bwd else trainable * sb.grad
+    optim = trainable * sb.optim
     host = 0.0
-    if z >= 1:
-        # DeepSpeed keeps an fp32 gradient partition next to the fp32 master and moments (16 B/param sharded),
-        # and the 16-bit gradients whole under ZeRO-1/2 (its estimator's 4 B/param, memory.rst, sizing.md A3)
-        optim = trainable * (opt_b + 4.0) / GIB / n
-    if z >= 3:
+    deepspeed = setup.sharding == "deepspeed"
+    if z >= 1 and deepspeed:
+        # DeepSpeed keeps an fp32 gradient partition next to the fp32 master and moments (memory.rst, A3)
+        optim = trainable * (4.0 + MOMENT_BYTES[setup.optimizer] + 4.0) / n
+        if z == 2 and not adapters:
+            grads = 0.0  # ZeRO-2 reduces the 16-bit gradients bucket by bucket (buffers hold the bucket)
+    elif z >= 2:  # FSDP shards the gradients and optimizer states
+        optim /= n
         grads /= n
     if z >= 3:
-        weights = weights / n + 4 * c.largest_layer / GIB  # gathered fp16 layer + its grads (DeepSpeed)
-        notes.append("ZeRO-3 gathers the largest layer on every GPU (4 B/param)")
+        grads = grads / n if deepspeed else grads
+        weights /= n
+        notes.append(("ZeRO-3" if deepspeed else "FSDP FULL_SHARD") + " gathers parameters unsharded while "
+                     "they compute")
     if setup.offload in ("optimizer", "all"):
-        # DeepSpeed CPU RAM x 1.5 buffer (A3): ZeRO-3 with zero.Init params x 16 (optimizer) or 18 (all), the
-        # job's total (the planner divides it over nodes); ZeRO-2 (one node here) params x max(4 x GPUs, 16),
-        # since every process first builds the fp32 model on the CPU. The fp32 gradients live on the CPU with
-        # the optimizer: DeepSpeed's GPU formulas keep no gradient partition on the GPU under offload.
-        factor = 18 if setup.offload == "all" else 16
-        host_bytes = trainable * factor if z >= 3 else max(4 * n * c.total, factor * trainable)
-        host = host_bytes * DS_BUFFER_FACTOR / GIB
-        optim = 0.0
-        grads = 0.0
+        host = _offload_host_gib(c, setup, trainable)
+        optim = grads = 0.0
         if setup.offload == "all":
-            weights = 4 * c.largest_layer / GIB
+            weights = 0.0
             notes.append("ZeRO-3 offload of parameters and optimizer to CPU RAM: slow, needs fast host memory")
         else:
             notes.append("ZeRO offload of the optimizer to CPU RAM")
 
-    acts = activation_gib(m, setup)
-    overhead = CUDA_CONTEXT_GIB + (NCCL_GIB if n > 1 else 0.0)
+    buf = buffers.sharding_buffers_bytes(m, c, setup, trainable, _gather_bytes(c, setup))
+    if z >= 3 and setup.offload == "all":
+        buf += 4 * c.largest_layer  # DeepSpeed: the gathered 16-bit layer and its gradient
+    buf += buffers.autocast_copy_bytes(m, c, setup)
     if setup.method == "qlora":
-        # dequantised bf16 copy of the largest quantised linear, fwd + bwd (embeddings stay 16-bit: no copy)
+        # dequantised bf16 copy of the largest quantised linear, forward + backward
         largest_quantised = max((x.d_in * x.d_out for x in c.linears), default=c.largest_layer)
-        overhead += 2 * largest_quantised * 2 / GIB
-    overhead += FRAGMENTATION * (weights + grads + optim + acts)
+        buf += 2 * largest_quantised * 2
+    # The optimizer step runs after the backward has freed the activations: its temporaries count only where they
+    # exceed the backward's transients. torch.optim.AdamW's foreach path (_multi_tensor_adamw) builds
+    # _foreach_sqrt(exp_avg_sqs), one temporary as large as the second moments it holds.
+    if (setup.optimizer == "adamw" and not setup.fused_optimizer and not setup.optimizer_in_bwd and optim
+            and not (deepspeed and z >= 1)):
+        moment_b = 2.0 if setup.precision == "pure_bf16" and (adapters or _pure(setup)) else 4.0
+        local = trainable / (n if z >= 2 else 1)
+        buf = max(buf, moment_b * local - activation_gib(m, setup) * GIB)
+    paged = 0.0
+    if setup.optimizer == "paged_adamw_8bit" and optim:
+        # bitsandbytes paged optimizers allocate their states with cudaMallocManaged: outside PyTorch's allocator,
+        # and the driver pages them to CPU RAM when the GPU runs short (QLoRA paper, paged optimizers)
+        paged, optim = optim, 0.0
+        notes.append(f"paged optimizer: {paged / GIB:.1f} GiB of states in unified memory, paged to CPU RAM "
+                     "when the GPU runs short")
+    acts = activation_gib(m, setup)
+    buffers_gib = buf / GIB
+    persistent = (weights + grads + optim) / GIB
     return MemoryBreakdown(
-        weights_gib=weights,
-        gradients_gib=grads,
-        optimizer_gib=optim,
+        weights_gib=weights / GIB,
+        gradients_gib=grads / GIB,
+        optimizer_gib=optim / GIB,
         activations_gib=acts,
-        overhead_gib=overhead,
         trainable_params=trainable,
-        host_ram_gib=host,
+        buffers_gib=buffers_gib,
+        allocator_gib=buffers.allocator_reserve_gib(persistent, acts + buffers_gib),
+        runtime_gib=buffers.runtime_gib(setup),
+        host_ram_gib=host + paged / GIB,
+        paged_gib=paged / GIB,
         notes=tuple(notes),
     )
 

@@ -4,7 +4,7 @@ Per GPU and micro-batch of b*s tokens:
 
     t_gpu   = executed FLOPs / (peak x HFU_MAX[arch] x m / (m + GEMM_HALF_TOKENS))   (+ QLoRA dequantisation)
     t_comm  = ZeRO / data-parallel bytes x (n - 1) / n / link bandwidth
-    t_micro = t_gpu + t_comm - COMM_OVERLAP x min(t_gpu, t_comm) + STEP_OVERHEAD_S
+    t_micro = t_gpu + t_comm - overlap x min(t_gpu, t_comm) + STEP_OVERHEAD_S   (overlap: comm_overlap)
 
 m is the GEMM's row count (tokens in the micro-batch; routed experts see tokens x top_k / experts), so small
 micro-batches and MoE experts run below the large-GEMM efficiency. CPU offload multiplies the time. Pre-training at
@@ -38,7 +38,11 @@ HFU_MAX = {
     "ampere": 0.62,
     "hopper": 0.45,  # estimate: H100 FLOPs grew 3.2x over A100, memory bandwidth 1.6x: a lower share is sustained
     "hopper_light": 0.60,  # estimate: H20 (148 TFLOPS, 4 TB/s) is bandwidth-rich, easy to keep busy
-    "ada": 0.45,  # estimate (L40S / RTX 4090: no published fine-tune HFU in our references)
+    # Ada as Ampere: an RTX 4090 has A100's FLOP-to-byte ratio (164 vs 153 FLOP/B) and cuBLAS reaches 92-96 % of
+    # an Ada card's peak on large GEMMs (L20 HGEMM, 105-115 of 119.5 TFLOPS); the torchtune README's RTX 4090
+    # full and LoRA runs sustain 0.6-0.65 of the dense peak end to end. Bandwidth-starved parts (L40S, 419
+    # FLOP/B) lose their share through the GEMM half-point, which scales with the ridge point below.
+    "ada": 0.62,
     "volta": 0.40,  # estimate: no BF16, no FlashAttention-2 (SDPA memory-efficient kernel)
     "turing": 0.30,  # estimate: T4 is a 70 W card; clocks drop under sustained load
     "pascal": 0.35,  # estimate against the P40's FP32 rate
@@ -47,26 +51,46 @@ HFU_MAX = {
     "ascend": 0.40,  # estimate: Huawei Ascend (CANN); no published fine-tune HFU in our references
     "cdna3": 0.40,  # estimate: AMD MI300X (ROCm); no published fine-tune HFU in our references
 }
-GEMM_HALF_TOKENS = 250.0  # GEMM rows at which efficiency halves (fitted: Qwen-7B/14B LoRA at 256-8192 tokens)
+GEMM_HALF_TOKENS = 250.0  # GEMM rows at which efficiency halves on A100 (fitted: Qwen-7B/14B LoRA, 256-8192 tokens)
+# A GEMM of m rows reads its weights once for 2m FLOPs per weight element: it is bandwidth-bound below the ridge
+# point, peak FLOP/s / memory bytes/s (roofline). The fitted half-point (250 rows on A100, ridge 153 FLOP/B) is
+# carried to other GPUs in proportion to their ridge: 124 rows on an RTX 3090, 268 on a 4090, 480 on an H100.
+A100_RIDGE = 312e12 / 2039e9
+# A card rated at the same peak as its die's highest-power SKU but given less power cannot hold the rated clock
+# under sustained tensor load: dynamic power ~ C V^2 f with V ~ f in the DVFS range, so f ~ P^(1/3). A100 PCIe
+# (250 / 300 W) against A100 SXM (400 W): 0.86 / 0.91 of the rated 312 TFLOPS.
+DVFS_EXPONENT = 1 / 3
 STEP_OVERHEAD_S = 0.06  # per micro-batch: Python, hooks, loss, optimizer bookkeeping (fitted)
 # bitsandbytes NF4 dequantisation, per billion quantised params per forward/backward pass, on A100 (2039 GB/s):
 # fitted on the Qwen Q-LoRA vs LoRA rows (1.8B/7B/14B: 28-32 ms per 1e9 params per micro-batch of 3 passes).
 QLORA_DEQUANT_S_PER_GPARAM = 0.0098
 A100_BW_GB_S = 2039.0
+# Of that, the bytes: reading 0.5 B of NF4 and writing 2 B of bf16 per parameter, 2.5 GB per billion, which take
+# 1.2 ms on A100 and follow the GPU's bandwidth; the rest (kernel launches, per-block absmax lookups) does not,
+# and is kept as measured on A100.
+DEQUANT_BYTES_PER_PARAM = 2.5
 NCCL_EFFICIENCY = 0.8  # bus bandwidth NCCL reaches of the link rate (nccl-tests on NVLink / InfiniBand, estimate)
 PCIE_GB_S = {3: 12.0, 4: 24.0, 5: 48.0}  # usable one-way x16 bandwidth between GPUs through the host (estimate)
 RDMA_GBPS_PER_GPU = 200.0  # HCC / RDMA clusters: one 200 Gb/s port per GPU (Tencent HCC 1.6T per 8 GPUs)
+# NVLink-4 (Hopper) systems pair each GPU with a 400 Gb/s NDR port (DGX H100: 8 x 400 Gb/s; Tencent HCC H800 3.2T per
+# 8 GPUs); NVLink-3 systems with 200 Gb/s HDR (DGX A100: 8 x 200 Gb/s)
+RDMA_GBPS_PER_GPU_NVLINK4 = 400.0
 TCP_GBPS_DEFAULT = 25.0  # VPC network of a GPU instance when the catalog lists none (estimate)
 # ZeRO-3 fetches parameters module by module: one all-gather per weight tensor per pass, each paying a launch and
 # synchronisation latency (tens of microseconds for small NCCL messages, nccl-tests; estimate). Negligible for a
 # dense 8B (224 tensors), seconds for an MoE with 128 experts x 48 layers (18k tensors): measured ZeRO-3 MoE
 # training runs ~4x slower than ZeRO-2 on 8x A800 (issue 12).
-GATHER_LATENCY_S = 50e-6
+GATHER_LATENCY_S = 75e-6
 # DeepSpeed ZeRO-3 handles the gradients of its partition on every micro-step (reduce-scatter buckets, copies into
 # the fp32 partition): fitted on the Qwen full-parameter rows (1.8B on 1 GPU, 7B on 2, jointly with the terms above: 0.06 s per billion
 # trainable parameters held per GPU, per micro-batch, on A100; frozen LoRA bases add nothing).
 Z3_GRAD_S_PER_GPARAM = 0.06
 COMM_OVERLAP = 0.8  # share of the shorter of compute / communication hidden behind the other (prefetch; estimate)
+# DeepSpeed ZeRO-3 fetches ahead only stage3_prefetch_bucket_size parameters: Hugging Face's "auto" sets it to
+# 0.9 x hidden^2 (transformers integrations/deepspeed.py), a small share of a decoder layer (~7 % for Llama-7B
+# or 70B), so most of each layer's gather waits in line; FSDP's backward prefetch fetches the whole next unit.
+# LLaMA-Factory's DeepSpeed configs (and the bundle's) set overlap_comm false: gradient reductions do not overlap.
+DS_PREFETCH_HIDDEN_SQ = 0.9
 OFFLOAD_SLOWDOWN = {"none": 1.0, "optimizer": 1.5, "all": 3.0}  # estimates: PCIe-bound CPU Adam / param swaps
 NON_TRANSFORMER_MFU = 0.30  # estimate for CNN / diffusion UNet training (convolutions, data loading)
 IMAGES_PER_VCPU_S = 150.0  # estimate: JPEG decode + random-resized-crop per CPU core (why DALI decodes on GPU)
@@ -85,11 +109,32 @@ class Cluster:
 
 def hfu_max(gpu: GpuSpec, calibration: float = 1.0) -> float:
     key = "hopper_light" if gpu.arch == "hopper" and gpu.dense_16bit_tflops < 300 else gpu.arch
-    return HFU_MAX[key] * calibration
+    return HFU_MAX[key] * calibration * power_share(gpu)
 
 
-def _gemm_eff(rows: float) -> float:
-    return rows / (rows + GEMM_HALF_TOKENS) if rows > 0 else 0.0
+# A rated peak shared by the SKUs of one die, and the board power of the SKU that holds it (A100 / A800 SXM4)
+POWER_REFERENCE_W = {("ampere", 312.0): 400.0}
+
+
+def power_share(gpu: GpuSpec) -> float:
+    """Sustained share of the rated peak for a SKU given less power than its die's reference (DVFS_EXPONENT)."""
+    ref = POWER_REFERENCE_W.get((gpu.arch, float(gpu.dense_16bit_tflops)))
+    return 1.0 if ref is None else min(1.0, (gpu.tdp_w / ref) ** DVFS_EXPONENT)
+
+
+def dequant_s_per_gparam(gpu: GpuSpec) -> float:
+    """NF4 dequantisation seconds per billion quantised parameters per pass (see QLORA_DEQUANT_S_PER_GPARAM)."""
+    memory_part = DEQUANT_BYTES_PER_PARAM / A100_BW_GB_S  # seconds per 1e9 params on A100
+    return QLORA_DEQUANT_S_PER_GPARAM - memory_part + DEQUANT_BYTES_PER_PARAM / gpu.mem_bw_gb_s
+
+
+def gemm_half_rows(gpu: GpuSpec) -> float:
+    ridge = gpu.dense_16bit_tflops * 1e12 / (gpu.mem_bw_gb_s * 1e9)
+    return GEMM_HALF_TOKENS * ridge / A100_RIDGE
+
+
+def _gemm_eff(rows: float, half: float = GEMM_HALF_TOKENS) -> float:
+    return rows / (rows + half) if rows > 0 else 0.0
 
 
 def link_gb_s(gpu: GpuSpec, cl: Cluster) -> float:
@@ -97,23 +142,40 @@ def link_gb_s(gpu: GpuSpec, cl: Cluster) -> float:
     if cl.nodes > 1:
         if cl.rdma:  # the catalog lists an RDMA instance's fabric bandwidth (e.g. 3200 Gb/s per 8 GPUs)
             per_gpu = (cl.network_gbps or 0) / max(1, cl.gpus_per_node)
-            return max(per_gpu, RDMA_GBPS_PER_GPU) / 8 * NCCL_EFFICIENCY
+            floor = RDMA_GBPS_PER_GPU_NVLINK4 if gpu.nvlink_gb_s >= 900 else RDMA_GBPS_PER_GPU
+            return max(per_gpu, floor) / 8 * NCCL_EFFICIENCY
         return (cl.network_gbps or TCP_GBPS_DEFAULT) / 8 / max(1, cl.gpus_per_node) * NCCL_EFFICIENCY
     if gpu.nvlink_gb_s > 0:
         return gpu.nvlink_gb_s / 2 * NCCL_EFFICIENCY
     return PCIE_GB_S.get(gpu.pcie_gen, 24.0) * NCCL_EFFICIENCY
 
 
+def comm_overlap(m: ModelSpec, setup: TrainSetup) -> float:
+    """Share of the communication hidden behind compute (see COMM_OVERLAP, DS_PREFETCH_HIDDEN_SQ)."""
+    if setup.sharding != "deepspeed" or setup.zero_stage == 0 or setup.model_parallel > 1:
+        return COMM_OVERLAP  # torch DDP / FSDP / Megatron overlap their collectives with the backward
+    if setup.zero_stage < 3:
+        return 0.0
+    c = count_params(m)
+    layer = (c.total - c.embedding - c.lm_head) / max(1, m.num_layers or 1)
+    return min(COMM_OVERLAP, DS_PREFETCH_HIDDEN_SQ * (m.hidden_size or 0) ** 2 / max(1.0, layer))
+
+
 def comm_bytes_per_micro(m: ModelSpec, setup: TrainSetup, trainable: float) -> float:
-    """Bytes each GPU moves per micro-batch: ZeRO-3 gathers every parameter (MoE: every expert) for the forward,
-    again for the recomputed forward and the backward; gradients are reduced in BF16 every micro-step."""
+    """Bytes each GPU moves per micro-batch. ZeRO-3 / FSDP gather every parameter (MoE: every expert) twice: for
+    the forward, and for the backward, whose recomputed forward runs just before it on the same gathered layer.
+    ZeRO-2 / FSDP reduce-scatter the BF16 gradients every micro-step; DDP, ZeRO-0/1 and Megatron all-reduce them
+    once per optimizer step (no_sync / the accumulation boundary): 1 / grad_accum of it per micro-batch. Tensor
+    and pipeline parallelism leave each GPU 1 / model_parallel of the parameters."""
     n = max(1, setup.n_gpus)
     if n == 1:
         return 0.0
-    grads = 2.0 * trainable * (2 if setup.zero_stage < 2 else 1)  # all-reduce moves twice a reduce-scatter
+    mp = max(1, setup.model_parallel)
+    if setup.zero_stage < 2:
+        return 2.0 * 2.0 * trainable / mp / max(1, setup.grad_accum)  # all-reduce moves twice a reduce-scatter
+    grads = 2.0 * trainable / mp
     if setup.zero_stage >= 3 and setup.offload != "all":
-        passes = 3 if setup.grad_ckpt else 2
-        return passes * 2.0 * count_params(m).total + grads
+        return 2 * 2.0 * count_params(m).total / mp + grads
     return grads
 
 
@@ -124,26 +186,28 @@ def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction
     peak = gpu.dense_16bit_tflops * 1e12 * gpu_fraction * hfu_max(gpu, calibration)
     flops = flops_per_token(m, setup, trainable_fraction)
     share = expert_flops_share(m)
+    half = gemm_half_rows(gpu)
     if share:
         e = m.moe
         assert e is not None
         expert_rows = tokens_mb * e.top_k / e.num_experts
-        dense_part = flops * (1 - share) / _gemm_eff(tokens_mb)
-        t_gpu = tokens_mb * (dense_part + flops * share / _gemm_eff(expert_rows)) / peak
+        dense_part = flops * (1 - share) / _gemm_eff(tokens_mb, half)
+        t_gpu = tokens_mb * (dense_part + flops * share / _gemm_eff(expert_rows, half)) / peak
     else:
-        t_gpu = tokens_mb * flops / (peak * _gemm_eff(tokens_mb))
+        t_gpu = tokens_mb * flops / (peak * _gemm_eff(tokens_mb, half))
+    t_gpu /= 1.0 - setup.pipeline_bubble
     if setup.method == "qlora":
-        passes = 3 if setup.grad_ckpt else 2
-        t_gpu += QLORA_DEQUANT_S_PER_GPARAM * count_params(m).linear / 1e9 * passes * A100_BW_GB_S / gpu.mem_bw_gb_s
+        passes = 3 if setup.recomputes_layers else 2
+        t_gpu += dequant_s_per_gparam(gpu) * count_params(m).linear / 1e9 * passes
     trainable = trainable_fraction * count_params(m).total
     t_comm = comm_bytes_per_micro(m, setup, trainable) * (setup.n_gpus - 1) / setup.n_gpus / (
         link_gb_s(gpu, cl) * 1e9) if setup.n_gpus > 1 else 0.0
     if setup.n_gpus > 1 and setup.zero_stage >= 3:
         tensors = sum(x.count for x in count_params(m).linears)
-        t_comm += GATHER_LATENCY_S * tensors * (3 if setup.grad_ckpt else 2)
+        t_comm += GATHER_LATENCY_S * tensors * 2
     if setup.zero_stage >= 3 and setup.offload == "none":
         t_gpu += Z3_GRAD_S_PER_GPARAM * trainable / max(1, setup.n_gpus) / 1e9 * A100_BW_GB_S / gpu.mem_bw_gb_s
-    t_micro = t_gpu + t_comm - COMM_OVERLAP * min(t_gpu, t_comm) + STEP_OVERHEAD_S
+    t_micro = t_gpu + t_comm - comm_overlap(m, setup) * min(t_gpu, t_comm) + STEP_OVERHEAD_S
     return tokens_mb / t_micro, flops, (t_gpu + STEP_OVERHEAD_S) / t_micro
 
 
@@ -184,7 +248,7 @@ def training_time(
         return _estimate(per_sample * samples, per_sample, per_sample, samples, rate, mfu, scaling, slow, notes)
     model_flops = model_flops_per_token(m, setup, trainable_fraction)
     per_gpu, executed, comm_eff = _node_time(m, gpu, setup, trainable_fraction, cl, gpu_fraction, calibration)
-    rate = per_gpu * total_gpus * scaling / slow
+    rate = steady = per_gpu * total_gpus * scaling / slow
     src = (f"node model: HFU {hfu_max(gpu, calibration):.2f} on large GEMMs for {gpu.arch}, "
            f"{setup.micro_batch * setup.seq_len} tokens per micro-batch, communication efficiency {comm_eff:.2f}")
     if total_gpus >= CLUSTER_SCALE_GPUS:  # 3D-parallel clusters: never above the published at-scale MFU
@@ -194,12 +258,13 @@ def training_time(
             rate, src = cap, f"capped at the published cluster-scale MFU: {prior.source}"
     achieved = rate * model_flops / (total_gpus * peak) if total_gpus and peak else 0.0
     return _estimate(executed * tokens, executed, model_flops, tokens, rate, MfuPrior(round(achieved, 4), src),
-                     scaling * comm_eff, slow, ())
+                     scaling * comm_eff, slow, (), steady)
 
 
 def _estimate(flops: float, per_token: float, model_per_token: float, units: float, rate: float, mfu: MfuPrior,
-              scaling: float, slow: float, notes: tuple[str, ...]) -> TimeEstimate:
+              scaling: float, slow: float, notes: tuple[str, ...], steady: float | None = None) -> TimeEstimate:
     seconds = units / rate if rate > 0 else math.inf
     return TimeEstimate(flops_total=flops, flops_per_token=per_token, tokens_total=units,
                         throughput_tokens_per_s=rate, hours=seconds / 3600, mfu=mfu, scaling_efficiency=scaling,
-                        notes=notes, model_flops_per_token=model_per_token, offload_slowdown=slow)
+                        notes=notes, model_flops_per_token=model_per_token, offload_slowdown=slow,
+                        steady_tokens_per_s=rate if steady is None else steady)

@@ -9,6 +9,9 @@ CANDIDATE_KEYS = {"cloud", "instance_type", "gpu", "gpu_count", "nodes", "vcpus"
                   "memory_per_gpu_gib", "gpu_memory_gib", "training_hours", "cost_cny", "billing", "price",
                   "within_budget", "meets_deadline", "warnings"}
 MEMORY_KEYS = {"per_gpu_gib", "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "overhead_gib"}
+# Issue 22: allocated and reserved apart, with the terms between them (keys added, none removed)
+MEMORY_DETAIL_KEYS = {"allocated_gib", "reserved_gib", "buffers_gib", "allocator_gib", "runtime_gib",
+                      "paged_optimizer_gib"}
 
 
 def _json(result):  # type: ignore[no-untyped-def]
@@ -21,9 +24,15 @@ def test_estimate_json(cli) -> None:
     assert {"model", "memory", "gpu_memory_gib", "fits", "throughput_tokens_per_s", "training_hours",
             "assumptions", "warnings"} <= set(out)
     assert out["model"]["id"] == "Qwen2-7B"
-    assert set(out["memory"]) == MEMORY_KEYS
-    parts = sum(out["memory"][k] for k in MEMORY_KEYS - {"per_gpu_gib"})
-    assert abs(parts - out["memory"]["per_gpu_gib"]) < 0.05  # the total is the sum of the reported terms
+    mem = out["memory"]
+    assert set(mem) == MEMORY_KEYS | MEMORY_DETAIL_KEYS
+    parts = sum(mem[k] for k in MEMORY_KEYS - {"per_gpu_gib"})
+    assert abs(parts - mem["per_gpu_gib"]) < 0.05  # the total is the sum of the reported terms
+    assert abs(mem["reserved_gib"] - mem["allocated_gib"] - mem["allocator_gib"]) < 0.05
+    assert abs(mem["per_gpu_gib"] - mem["reserved_gib"] - mem["runtime_gib"]) < 0.05
+    v = out["memory_verdict"]
+    assert v["status"] == out["verdict"] == "fits" and v["margin_gib"] > 0
+    assert any("LLaMA-Factory" in a for a in out["assumptions"])  # the framework defaults are stated
     assert out["gpu_memory_gib"] == 80 and out["fits"] is True
     assert out["throughput_tokens_per_s"] > 0 and out["training_hours"] > 0
     assert all(isinstance(a, str) for a in out["assumptions"])

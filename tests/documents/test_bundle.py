@@ -50,7 +50,7 @@ def test_every_file_parses(plan_name: str, lang: str, plans: dict[str, Any], cat
 
 # (plan, instance or None for the top pick, expected precision flag, flash_attn)
 PRECISION = [
-    ("qwen_lora", None, "bf16", "fa2"),  # Tencent A100
+    ("qwen_lora", None, "bf16", "sdpa"),  # Tencent A100: LLaMA-Factory's default, SDPA (its flash kernel)
     ("qwen_lora", "p.n1v100.2xlarge", "fp16", "sdpa"),  # JD V100: no BF16, no FlashAttention-2
     ("t4_qlora", None, "fp16", "sdpa"),  # T4
 ]
@@ -154,3 +154,51 @@ def test_non_llm_model_is_refused(plans: dict[str, Any], catalog: Catalog) -> No
     p = {**plans["qwen_lora"], "model": {**plans["qwen_lora"]["model"], "id": "ResNet-50", "kind": "cnn"}}
     with pytest.raises(DocumentInputError, match="LLaMA-Factory"):
         build_launch_bundle(p, catalog, "en")
+
+
+# Issue 22: the bundle runs what was estimated. (workload settings, train.yaml keys they must produce)
+SETTINGS = [
+    # pure bf16, 8-bit AdamW, FlashAttention-2, fused cross-entropy
+    ({"method": "full", "precision": "pure-bf16", "optimizer": "adamw-8bit", "attention": "flash",
+      "loss": "chunked"},
+     {"pure_bf16": True, "optim": "adamw_bnb_8bit", "flash_attn": "fa2", "enable_liger_kernel": True}),
+    # LoRA on q/v with the head trained in full, eager attention
+    ({"lora_targets": "qv", "lora_modules_to_save": ["lm_head"], "attention": "eager"},
+     {"lora_target": "q_proj,v_proj", "additional_target": "lm_head", "flash_attn": "disabled"}),
+    # QLoRA through kbit preparation, paged 8-bit AdamW, no checkpointing
+    ({"method": "qlora", "kbit_upcast": True, "optimizer": "paged-adamw-8bit", "activation_checkpointing": "none"},
+     {"upcast_layernorm": True, "upcast_lmhead_output": True, "optim": "paged_adamw_8bit",
+      "disable_gradient_checkpointing": True}),
+]
+
+
+@pytest.mark.parametrize(("settings", "keys"), SETTINGS)
+def test_train_yaml_carries_the_estimated_settings(settings: dict[str, Any], keys: dict[str, Any],
+                                                   catalog: Catalog) -> None:
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+    from service.workload import Workload
+
+    from .conftest import TODAY
+
+    model = "qwen2-1.5b" if settings.get("method") == "full" else "qwen2-7b"  # a full 7B outgrows one A100 40G
+    w = Workload(model=model, samples=10_000, gpu_count=1, gpu_include=["A100"], **settings)
+    p = plan_to_dict(plan(w, catalog, today=TODAY))
+    cfg = yaml.safe_load(build_launch_bundle(p, catalog, "en", 0).files["train.yaml"])
+    for key, value in keys.items():
+        assert cfg.get(key) == value, key
+
+
+def test_settings_llamafactory_cannot_express_are_refused(catalog: Catalog) -> None:
+    # Selective checkpointing has no LLaMA-Factory switch: the bundle says so instead of running something else.
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+    from service.workload import Workload
+
+    from .conftest import TODAY
+
+    w = Workload(model="qwen2-7b", samples=10_000, gpu_count=1, gpu_include=["A100"],
+                 activation_checkpointing="selective")
+    p = plan_to_dict(plan(w, catalog, today=TODAY))
+    with pytest.raises(DocumentInputError, match="selective"):
+        build_launch_bundle(p, catalog, "en", 0)

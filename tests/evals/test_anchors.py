@@ -24,15 +24,31 @@ def results(catalog: Catalog) -> list[anchors_mod.AnchorResult]:
 def test_the_anchor_file_covers_the_published_sets(results: list[anchors_mod.AnchorResult]) -> None:
     kinds = {r.kind for r in results}
     assert kinds == {"verl_flops", "gpu_hours", "deepspeed_states", "llamafactory_band", "measured_memory",
-                     "measured_throughput"}
+                     "measured_throughput", "measured_oom"}
     assert len({r.id for r in results}) == len(results)
     assert {r.role for r in results if r.kind == "gpu_hours"} == {"calibration", "validation"}
 
 
+def _runs() -> set[str]:
+    """Anchors folded from the measured-runs collection (scripts/import_training_runs.py): reported with their
+    errors in docs/validation.md, failures included, rather than gated one by one."""
+    return {a.id for a in load_anchors() if "run" in a.inputs}
+
+
 def test_every_anchor_within_its_tolerance(results: list[anchors_mod.AnchorResult]) -> None:
-    outside = [(r.id, r.engine, r.published, r.tolerance, r.error) for r in results if r.ok is not True]
+    gated = [r for r in results if r.id not in _runs()]
+    outside = [(r.id, r.engine, r.published, r.tolerance, r.error) for r in gated if r.ok is not True]
     assert outside == []
-    assert anchor_summary(results)["within_tolerance"] == len(results)
+    assert anchor_summary(gated)["within_tolerance"] == len(gated)
+
+
+def test_every_measured_run_is_sized_or_says_why(results: list[anchors_mod.AnchorResult]) -> None:
+    runs = [r for r in results if r.id in _runs()]
+    assert {r.id for r in results if not r.gated} == _runs()  # reported, not gated
+    assert len(runs) >= 100
+    assert all(r.engine is not None or r.error for r in runs)
+    # the rows the engine cannot size at all stay few (tensor / pipeline parallel memory, missing figures)
+    assert sum(r.engine is None for r in runs) <= 0.1 * len(runs)
 
 
 @pytest.mark.parametrize(

@@ -74,13 +74,16 @@ def test_config_head_dim_shared_expert_and_mla(tmp_path: Path) -> None:
 
 
 def test_deadline_sizes_the_cluster(catalog) -> None:
-    # Issue 12 acceptance: the 6-hour Llama-3-8B job gets a multi-node pick that meets it; fastest uses more GPUs.
+    # Issue 12 acceptance: the 6-hour Llama-3-8B job gets a multi-node pick that meets it; fastest uses at least as
+    # many GPUs. (Issue 22: ZeRO-2 keeps no whole 16-bit gradients, so it fits A100 40GB from 16 GPUs and scales
+    # near-linearly over RDMA; costs then tie within 0.5 % across sizes and the cheapest pick is also the fastest.)
     w = dict(model="llama-3-8b", method="full", tokens=1e9, epochs=1, seq_len=4096, deadline_hours=6)
     cheap = plan(Workload(**w), catalog, today=TODAY)
     top = cheap.candidates[0]
     assert top.strategy.nodes > 1 and top.meets_deadline and top.hours <= 6
     fast = plan(Workload(**w, objective="fastest"), catalog, today=TODAY)
-    assert fast.candidates[0].strategy.total_gpus > top.strategy.total_gpus
+    assert fast.candidates[0].strategy.total_gpus >= top.strategy.total_gpus
+    assert fast.candidates[0].hours <= top.hours
     d = plan_to_dict(cheap)
     assert d["frontier"] and d["cheapest_within_deadline"]["hours"] <= 6
     for points in d["frontier"].values():

@@ -81,7 +81,7 @@ def test_gpu_count_must_be_whole_nodes(catalog) -> None:
         assert c.strategy.total_gpus == 16
         assert c.strategy.nodes > 1 or c.inst.gpu_count == 16
         if c.strategy.nodes > 1:
-            assert c.strategy.setup.zero_stage == 3  # only ZeRO-3 spans nodes
+            assert c.strategy.setup.zero_stage >= 2  # only ZeRO-2/3 span nodes (ZeRO-2 fits 40 GB from 16 GPUs)
 
 
 # --------------------------------------------------------------------------------------------- strategy

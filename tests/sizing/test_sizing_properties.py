@@ -20,11 +20,14 @@ setups = st.builds(
     quant_bits=st.sampled_from([4, 8]),
     n_gpus=st.integers(1, 64),
     zero_stage=st.integers(0, 3),
-    precision=st.sampled_from(["bf16", "fp16", "pure_bf16", "fp32"]),
+    precision=st.sampled_from(["bf16", "fp16", "pure_bf16", "fp32", "fp8"]),
     seq_len=st.integers(16, 32_768),
     micro_batch=st.integers(1, 16),
     grad_ckpt=st.booleans(),
-    fused_attention=st.booleans(),
+    attention=st.sampled_from(["flash", "sdpa", "eager"]),
+    loss=st.sampled_from(["full_logits", "chunked"]),
+    ckpt_mode=st.sampled_from(["full", "selective"]),
+    sharding=st.sampled_from(["deepspeed", "fsdp", "fsdp2"]),
     lora_rank=st.sampled_from([4, 8, 16, 64]),
 )
 quick = settings(max_examples=60, deadline=None)
@@ -43,7 +46,9 @@ def test_memory_grows_with_parameters(setup: TrainSetup, layers: int, extra: int
 def test_memory_grows_with_sequence_length(model, setup: TrainSetup, name: str, more: int) -> None:
     m = model(name)
     longer = replace(setup, seq_len=setup.seq_len + more)
-    assert estimate_memory(m, longer).per_gpu_gib > estimate_memory(m, setup).per_gpu_gib
+    # Never falls; may stay flat when the optimizer step's temporaries (torch AdamW foreach) outweigh the backward's
+    # activations (issue 22: the two peaks do not coincide).
+    assert estimate_memory(m, longer).per_gpu_gib >= estimate_memory(m, setup).per_gpu_gib
 
 
 @quick
@@ -51,7 +56,7 @@ def test_memory_grows_with_sequence_length(model, setup: TrainSetup, name: str, 
 def test_memory_grows_with_micro_batch(model, setup: TrainSetup, name: str, more: int) -> None:
     m = model(name)
     bigger = replace(setup, micro_batch=setup.micro_batch + more)
-    assert estimate_memory(m, bigger).per_gpu_gib > estimate_memory(m, setup).per_gpu_gib
+    assert estimate_memory(m, bigger).per_gpu_gib >= estimate_memory(m, setup).per_gpu_gib  # flat: see above
 
 
 @quick
@@ -77,4 +82,9 @@ def test_qlora_below_lora_below_full(model, setup: TrainSetup, name: str, bits: 
     full = estimate_memory(m, replace(setup, method="full")).per_gpu_gib
     lora = estimate_memory(m, replace(setup, method="lora")).per_gpu_gib
     qlora = estimate_memory(m, replace(setup, method="qlora", quant_bits=bits)).per_gpu_gib
-    assert qlora < lora < full
+    assert qlora < lora
+    # Full training above LoRA, except for MoE models under ZeRO-2 (found by hypothesis: Qwen3-30B-A3B on 17
+    # GPUs): LoRA on every expert of 128 is billions of adapter parameters at 16 B each, unsharded, while ZeRO-2
+    # spreads the full model's optimizer over the GPUs and keeps no whole gradients.
+    if m.moe is None or stage < 2:
+        assert lora < full

@@ -1,0 +1,280 @@
+"""Write docs/validation.md: every measured training run beside the engine, fitcheck-llm and the one-line rule.
+
+The matrix is generated, never edited: CI runs this script and compares its output with the committed file
+(tests/evals/test_validation_report.py). With --runs it evaluates any file in the training-runs format instead
+(e.g. runs kept outside the repo) and prints the same report.
+
+Usage: python scripts/validation_report.py [--anchors evals/anchors.yaml] [--runs FILE] [--out docs/validation.md]
+       python scripts/validation_report.py --check   (exit 1 when docs/validation.md is stale)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from service.catalog.loader import load_catalog  # noqa: E402
+from service.evals.anchors import DEFAULT_ANCHORS, load_anchors  # noqa: E402
+from service.evals.runs import HELD_OUT_PERCENT, RunRow  # noqa: E402
+from service.evals.validation import (  # noqa: E402
+    GROUPS,
+    SHARDED_UNDER_LIMIT,
+    Row,
+    oom_violations,
+    rows_from_anchors,
+    rows_from_runs,
+    sharded_under,
+    stats,
+)
+
+OUT = REPO / "docs" / "validation.md"
+SERVING_BEGIN = "<!-- BEGIN serving section (docs/validation-serving.md, folded in by the integrator) -->"
+SERVING_END = "<!-- END serving section -->"
+
+
+def _fitcheck_version() -> str:
+    try:
+        return version("fitcheck-llm")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{x * 100:+.1f} %"
+
+
+def _num(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "n/a"
+    if unit == "MFU":
+        return f"{x:.3f}"
+    return f"{x:,.1f}" if abs(x) >= 10 else f"{x:.2f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def conditions(r: Row) -> str:
+    row, s = r.case.row, r.case.setup
+    gpu = r.case.gpu.id if r.case.gpu else f"{row.gpu} (not in catalog)"
+    head = f"{row.model} · {gpu} x{row.gpus}" + (f" ({row.nodes} nodes)" if row.nodes > 1 else "")
+    if s is None:
+        return head
+    shard = ""
+    if row.gpus > 1 or s.offload != "none":
+        shard = {"deepspeed": f"ZeRO-{s.zero_stage}", "fsdp": "FSDP", "fsdp2": "FSDP2"}[s.sharding] \
+            if s.zero_stage else "DDP"
+        shard += f", offload {s.offload}" if s.offload != "none" else ""
+    method = s.method + (f" {s.quant_bits}-bit" if s.method == "qlora" else "") + (
+        f" r{s.lora_rank} {s.lora_targets.replace('_', '-')}" if s.method in ("lora", "qlora") else "")
+    parts = [method, shard, s.precision.replace("_", "-"), s.optimizer.replace("_", "-"),
+             f"ckpt {s.checkpointing}", s.attention, s.loss.replace("_", "-"), f"s{s.seq_len} x b{s.micro_batch}",
+             row.framework or ""]
+    return head + " · " + ", ".join(p for p in parts if p)
+
+
+def _summary_table(title: str, rows: list[Row], peer: bool) -> list[str]:
+    out = [f"**{title}**", ""]
+    head = "| rows | split | ours MAE | ours median | ours bias | ours worst | rule MAE |"
+    sep = "|---|---|---|---|---|---|---|"
+    if peer:
+        head += " fitcheck rows | fitcheck MAE | ours MAE on them |"
+        sep += "---|---|---|"
+    out += [head, sep]
+    for split in ("all", "fitted", "held-out"):
+        sub = [r for r in rows if split == "all" or r.case.split == split]
+        ours = stats([e for r in sub if (e := r.ours_err) is not None])
+        if ours is None:
+            continue
+        rule = stats([e for r in sub if (e := r.rule_err) is not None])
+        line = (f"| {ours.n} | {split} | {ours.mae:.1f} % | {ours.median:.1f} % | {ours.bias:+.1f} % | "
+                f"{ours.worst:.1f} % | {rule.mae if rule else 0:.1f} % |")
+        if peer:
+            both = [r for r in sub if r.peer_err is not None and r.ours_err is not None]
+            p = stats([e for r in both if (e := r.peer_err) is not None])
+            o = stats([e for r in both if (e := r.ours_err) is not None])
+            line += (f" {p.n} | {p.mae:.1f} % | {o.mae:.1f} % |" if p and o else " 0 | | |")
+        out.append(line)
+    return out + [""]
+
+
+def _group_table(rows: list[Row], key: str) -> list[str]:
+    by: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        by[GROUPS[key](r)].append(r)
+    out = [f"| {key} | rows | ours MAE | ours bias | held-out rows | held-out MAE | rule MAE |",
+           "|---|---|---|---|---|---|---|"]
+    for g in sorted(by):
+        errs = [e for r in by[g] if (e := r.ours_err) is not None]
+        s = stats(errs)
+        if s is None:
+            continue
+        held = stats([e for r in by[g] if r.case.split == "held-out" and (e := r.ours_err) is not None])
+        rule = stats([e for r in by[g] if (e := r.rule_err) is not None])
+        out.append(f"| {g} | {s.n} | {s.mae:.1f} % | {s.bias:+.1f} % | {held.n if held else 0} | "
+                   f"{f'{held.mae:.1f} %' if held else ''} | {f'{rule.mae:.1f} %' if rule else ''} |")
+    return out + [""]
+
+
+def _source(r: Row) -> str:
+    src = r.case.row.source
+    url = src.split(" ")[0]
+    return f"[{r.case.row.source_group}]({url})" if url.startswith("http") else _cell(src)
+
+
+def _measured_text(r: Row) -> str:
+    m = r.case.row.measured
+    as_written = f"{m.value:g} {m.unit}" if m.value is not None and m.unit else ""
+    kind = {"allocated": "allocated", "reserved": "reserved", "device": "nvidia-smi"}.get(r.case.basis, "")
+    if r.is_memory and r.case.row.measured.memory_kind == "peak-unknown":
+        kind = "peak, kind not stated (vs device total)"
+    norm = _num(r.case.measured, "MFU" if r.case.basis == "mfu" else "")
+    return f"{as_written} {kind} = {norm}".strip()
+
+
+def _why(r: Row) -> str:
+    return r.ours.error or r.case.na
+
+
+def memory_rows(rows: list[Row]) -> list[str]:
+    out = ["| id | split | source | conditions | measured (as written = GiB/GPU) | ours GiB | ours err | "
+           "fitcheck GiB | fitcheck err | rule GiB | rule err | assumed (framework defaults, unstated settings) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        peer = _num(r.peer.gib) if r.peer.gib is not None else f"n/a: {r.peer.reason}"
+        ours = _num(r.ours.engine) if r.ours.engine is not None else f"n/a: {_why(r)}"
+        out.append(f"| {r.id} | {r.case.split} | {_source(r)} | {_cell(conditions(r))} | {_measured_text(r)} | "
+                   f"{_cell(ours)} | {_pct(r.ours_err)} | {_cell(peer)} | {_pct(r.peer_err)} | {_num(r.rule)} | "
+                   f"{_pct(r.rule_err)} | {_cell('; '.join(r.case.assumed))} |")
+    return out + [""]
+
+
+def throughput_rows(rows: list[Row]) -> list[str]:
+    out = ["| id | split | source | conditions | measured (as written = per GPU) | ours | ours err | rule | rule err | "
+           "assumed |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        unit = "MFU" if r.case.basis == "mfu" else ""
+        ours = _num(r.ours.engine, unit) if r.ours.engine is not None else f"n/a: {_why(r)}"
+        out.append(f"| {r.id} | {r.case.split} | {_source(r)} | {_cell(conditions(r))} | {_measured_text(r)} | "
+                   f"{_cell(ours)} | {_pct(r.ours_err)} | {_num(r.rule, unit)} | {_pct(r.rule_err)} | "
+                   f"{_cell('; '.join(r.case.assumed))} |")
+    return out + [""]
+
+
+def oom_rows(rows: list[Row]) -> list[str]:
+    out = ["| id | split | source | conditions | card GiB usable | ours need GiB | ours verdict | fitcheck | rule verdict |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ours = f"{_num(r.ours.engine)}" if r.ours.engine is not None else f"n/a: {_why(r)}"
+        verdict = r.ours.verdict or "n/a"
+        if verdict == "fits":
+            verdict = "**fits (wrong: the run went out of memory)**"
+        peer = (f"{_num(r.peer.gib)} GiB, {r.peer.verdict}" if r.peer.gib is not None else f"n/a: {r.peer.reason}")
+        out.append(f"| {r.id} | {r.case.split} | {_source(r)} | {_cell(conditions(r))} | "
+                   f"{_num(r.case.capacity_gib)} | {_cell(ours)} | {verdict} | {_cell(peer)} | "
+                   f"{r.rule_verdict() or 'n/a'} |")
+    return out + [""]
+
+
+def render(rows: list[Row], origin: str) -> str:
+    mem = [r for r in rows if r.is_memory]
+    thr = [r for r in rows if r.is_throughput]
+    oom = [r for r in rows if r.is_oom]
+    held = sum(1 for r in rows if r.case.split == "held-out")
+    out = [
+        "# Validation matrix: training memory and throughput",
+        "",
+        f"Generated by `scripts/validation_report.py` from `{origin}`; do not edit by hand (CI regenerates it and "
+        "fails on any difference). Every measured run is listed, failures included.",
+        "",
+        "- **Split**: the rows held out of fitting were fixed by source before any constant was set: sha1 of the "
+        f"row's source group, first 8 hex digits, mod 100 < {HELD_OUT_PERCENT} (`service/evals/runs.py`). "
+        f"{held} of {len(rows)} rows are held out. No constant was tuned on them.",
+        "- **Memory** is compared on the row's own basis: `allocated` (torch max_memory_allocated) with the engine's "
+        "allocated, `reserved` (max_memory_reserved) with its reserved, `nvidia-smi` with reserved + CUDA context + "
+        "NCCL; a peak whose kind the source does not state is compared with the device total (what nvidia-smi shows). Units as written: GB and MB "
+        "are 10^9 and 10^6 bytes, GiB and MiB 2^30 and 2^20.",
+        "- **Throughput** is tokens/s per GPU (aggregate rates divided by the GPU count; s/it converted with the "
+        "stated global batch) or MFU where the source gives MFU.",
+        "- **Settings** a row leaves unset are filled with its framework's defaults, read from the framework's "
+        "source (`service/sizing/frameworks.py`); the last column lists every one assumed.",
+        f"- **fitcheck-llm** {_fitcheck_version()} (PyPI), called offline with the row's architecture "
+        "(`service/evals/peers.py`); it sizes one GPU, so multi-GPU rows are n/a.",
+        "- **Rule**: memory, LLaMA-Factory's README rule (GB per billion parameters: full 18, pure bf16 8, sharded "
+        "under ZeRO-3; LoRA 2; QLoRA 8-bit 1, 4-bit 0.5); throughput, 6 x N FLOPs per token at 40 % MFU.",
+        "- **Error** = (estimate - measured) / measured. MAE = mean |error|.",
+        "",
+        "## Summary",
+        "",
+    ]
+    out += _summary_table("Memory per GPU", mem, peer=True)
+    out += _summary_table("Throughput per GPU", thr, peer=False)
+    violations = oom_violations(rows)
+    under = sharded_under(rows)
+    peer_oom = sum(1 for r in oom if r.peer.verdict and r.peer.verdict != "does_not_fit")
+    out += [
+        f"**Runs reported out of memory**: {len(oom)}; the engine says *fits* for {len(violations)}"
+        + (f" ({', '.join(r.id for r in violations)})" if violations else "")
+        + f"; fitcheck does not call {peer_oom} of the single-GPU ones does_not_fit; the rule says fits for "
+        f"{sum(1 for r in oom if r.rule_verdict() == 'fits')}.",
+        "",
+        f"**Sharded rows (ZeRO-2/3, FSDP) under-estimated by more than {-SHARDED_UNDER_LIMIT:.0%}**: {len(under)}"
+        + (f" ({', '.join(r.id for r in under)})" if under else "") + ".",
+        "",
+        f"Rows the engine cannot size: {sum(1 for r in rows if r.ours.engine is None)} (reason in each row).",
+        "",
+    ]
+    for title, sub in (("Memory", mem), ("Throughput", thr)):
+        out += [f"## {title} by group", ""]
+        for key in GROUPS:
+            out += _group_table(sub, key)
+    out += ["## Memory rows", ""] + memory_rows(mem)
+    out += ["## Throughput rows", ""] + throughput_rows(thr)
+    out += ["## Out-of-memory rows", ""] + oom_rows(oom)
+    out += ["## Serving", "", SERVING_BEGIN, "",
+            "_The serving validation (docs/validation-serving.md) is folded in here by the integrator._", "",
+            SERVING_END, ""]
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--anchors", type=Path, default=DEFAULT_ANCHORS)
+    parser.add_argument("--runs", type=Path, help="a training-runs file to evaluate instead of the anchors")
+    parser.add_argument("--out", type=Path, default=None, help=f"default {OUT.relative_to(REPO)}; '-' = stdout")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the committed matrix is stale")
+    args = parser.parse_args()
+    catalog = load_catalog(REPO / "knowledge")
+    if args.runs:
+        runs = [RunRow.model_validate(r) for r in yaml.safe_load(args.runs.read_text(encoding="utf-8"))["runs"]]
+        text = render(rows_from_runs(runs, catalog), args.runs.name)
+    else:
+        origin = str(args.anchors.resolve().relative_to(REPO)) if args.anchors.resolve().is_relative_to(REPO) \
+            else args.anchors.name
+        text = render(rows_from_anchors(load_anchors(args.anchors), catalog), origin)
+    if args.check:
+        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+        if current != text:
+            print(f"{OUT.relative_to(REPO)} is stale: run python scripts/validation_report.py", file=sys.stderr)
+            return 1
+        return 0
+    out = args.out or (OUT if not args.runs else Path("-"))
+    if str(out) == "-":
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
