@@ -11,6 +11,7 @@ Usage: python scripts/validation_report.py [--anchors evals/anchors.yaml] [--run
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import defaultdict
 from importlib.metadata import PackageNotFoundError, version
@@ -36,7 +37,7 @@ from service.evals.validation import (  # noqa: E402
 )
 
 OUT = REPO / "docs" / "validation.md"
-SERVING_BEGIN = "<!-- BEGIN serving section (docs/validation-serving.md, folded in by the integrator) -->"
+SERVING_BEGIN = "<!-- BEGIN serving section (service/evals/serving_matrix.py over evals/serving_runs.yaml) -->"
 SERVING_END = "<!-- END serving section -->"
 
 
@@ -240,10 +241,19 @@ def render(rows: list[Row], origin: str) -> str:
     out += ["## Memory rows", ""] + memory_rows(mem)
     out += ["## Throughput rows", ""] + throughput_rows(thr)
     out += ["## Out-of-memory rows", ""] + oom_rows(oom)
-    out += ["## Serving", "", SERVING_BEGIN, "",
-            "_The serving validation (docs/validation-serving.md) is folded in here by the integrator._", "",
-            SERVING_END, ""]
+    out += ["## Serving", "", SERVING_BEGIN, "", serving_section(), SERVING_END, ""]
     return "\n".join(out)
+
+
+def serving_section(runs_path: Path = REPO / "evals" / "serving_runs.yaml") -> str:
+    """The serving engine against the measured serving runs (service/evals/serving_matrix.py), its headings one
+    level down so it sits under '## Serving'."""
+    from service.evals.serving_matrix import evaluate, render_markdown
+    from service.evals.serving_rows import load_runs
+
+    checks, skipped = evaluate(load_runs(runs_path), load_catalog(REPO / "knowledge"))
+    text = render_markdown(checks, skipped, str(runs_path.resolve().relative_to(REPO)))
+    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", text, flags=re.M)
 
 
 def main() -> int:

@@ -84,6 +84,16 @@ class TrainingStrategy(_Out):
     gpus_per_node: int
     nodes: int
     deepspeed: bool = Field(description="DeepSpeed is used (ZeRO stage above 0)")
+    sharding: Literal["deepspeed", "fsdp", "fsdp2"] | None = Field(description="who shards (ZeRO stage above 0)")
+    optimizer: Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor"]
+    optimizer_in_backward: bool = Field(description="the optimizer steps inside the backward (no full grads held)")
+    activation_checkpointing: Literal["none", "selective", "full"]
+    attention: Literal["flash", "sdpa", "eager"]
+    loss: Literal["full-logits", "chunked"] = Field(description="chunked: a fused cross-entropy, no full logits")
+    fp32_weights: bool = Field(description="weights kept in fp32 (the residual stream in fp32 too)")
+    lora_targets: Literal["qv", "attn", "all-linear"] | None
+    lora_modules_to_save: list[str] | None = Field(description="trained in full beside the adapters (lm_head ...)")
+    kbit_upcast: bool | None = Field(description="QLoRA: prepare_model_for_kbit_training's fp32 norms and head")
 
 
 class MemoryTerms(_Out):
@@ -94,7 +104,35 @@ class MemoryTerms(_Out):
     gradients_gib: float
     optimizer_gib: float
     activations_gib: float
-    overhead_gib: float
+    overhead_gib: float = Field(description="buffers + allocator reserve + runtime")
+    allocated_gib: float = Field(description="weights + gradients + optimizer + activations + buffers "
+                                             "(torch.cuda.max_memory_allocated)")
+    reserved_gib: float = Field(description="allocated + the caching allocator's reserve (max_memory_reserved)")
+    buffers_gib: float = Field(description="ZeRO-3/FSDP gathers and buckets, autocast copies, dequantised weights")
+    allocator_gib: float = Field(description="the caching allocator's block rounding and fragmentation")
+    runtime_gib: float = Field(description="outside the allocator: CUDA context, NCCL buffers")
+    paged_optimizer_gib: float = Field(description="paged optimizer states (evicted to CPU RAM under pressure)")
+
+
+class Room(_Out):
+    """The cheapest setting that gives room when the fit is tight or short."""
+
+    setting: str = Field(description="the workload field and value, e.g. loss=chunked")
+    change: str
+    change_zh: str
+    need_gib: float
+
+
+class MemoryVerdict(_Out):
+    """Does it fit: the need (reserved + runtime) against what the instance's GPU offers."""
+
+    status: Literal["fits", "tight", "does_not_fit"]
+    need_gib: float
+    capacity_gib: float = Field(description="what PyTorch can use on the GPU")
+    margin_gib: float = Field(description="capacity - need; negative: short by")
+    margin_pct: float
+    basis: str
+    room: Room | None
 
 
 class HostCheck(_Out):
@@ -128,6 +166,7 @@ class TrainingCandidate(_Out):
     strategy: TrainingStrategy
     memory_per_gpu_gib: float
     memory: MemoryTerms
+    memory_verdict: MemoryVerdict
     host_ram_needed_gib: float = Field(description="host RAM for CPU offload (whole job)")
     gpu_memory_gib: float = Field(description="one GPU's memory")
     training_hours: float = Field(description="wall-clock hours, CPU-offload slowdown included")

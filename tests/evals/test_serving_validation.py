@@ -1,9 +1,9 @@
-"""The serving validation table: the committed docs/validation-serving.md is what the engine gives now, and the
-row mapping behaves (model names, releases, the held-out split)."""
+"""The serving validation table (the serving section of docs/validation.md, whose staleness
+tests/evals/test_validation_report.py checks): it covers the measured rows, and the row mapping behaves (model
+names, releases, the held-out split)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -20,19 +20,11 @@ def catalog() -> Catalog:
     return load_catalog(REPO / "knowledge")
 
 
-def _script():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("serving_validation", REPO / "scripts" / "serving_validation.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_committed_table_equals_the_generated_one() -> None:
-    script = _script()
-    committed = (REPO / "docs" / "validation-serving.md").read_text(encoding="utf-8")
-    assert committed == script.build(REPO / "evals" / "serving_runs.yaml"), (
-        "docs/validation-serving.md is stale: run python scripts/serving_validation.py")
+def test_the_matrix_has_the_serving_section_with_every_kind_of_check() -> None:
+    text = (REPO / "docs" / "validation.md").read_text(encoding="utf-8")
+    section = text.split("## Serving", 1)[1]
+    for figure in ("weights", "KV", "start", "tok"):
+        assert figure in section, figure
 
 
 def _run(**fields: object) -> ServingRun:

@@ -67,7 +67,7 @@ def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
 
 
 def render_feasibility(art: Artifact, ph: Artifact, pick: Artifact | None = None) -> str:
-    key = "feas_yes" if art["fits"] else "feas_no"
+    key = "feas_tight" if art.get("verdict") == "tight" else "feas_yes" if art["fits"] else "feas_no"
     lines = [str(ph[key]).format(count=art["gpu_count"], gpu=art["gpu_name"], memory=f"{art['gpu_memory_gib']:g}",
                                  model=art["model"]["name"], method=_method(art, ph), need=art["per_gpu_gib"],
                                  usable=art["usable_gib"]),

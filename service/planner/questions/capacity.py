@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate
-from service.planner.questions.fit import gpu_for, short_name
-from service.planner.strategy import HEADROOM
+from service.planner.questions.fit import gpu_for, short_name, usable_gib
 from service.workload import DEFAULT_SEQ_LEN, Workload
 
 Artifact = dict[str, Any]
@@ -64,7 +63,7 @@ def _model_size(cat: Catalog, w: Workload, gpu: str, n: int, method: str) -> Art
     """The largest catalog decoder that fits, the smallest that does not, and the size between them where the
     per-GPU memory (linear in the parameter count between the two) reaches the usable memory."""
     base = w.model_copy(update={"params_b": None, "method": method, "quant_bits": 4 if method == "qlora" else None})
-    usable = HEADROOM * gpu_for(cat, gpu)[0].memory_gib
+    usable = usable_gib(gpu_for(cat, gpu)[0])
     below: tuple[Any, Artifact] | None = None
     above: tuple[Any, Artifact] | None = None
     fitting: list[Artifact] = []
@@ -106,7 +105,7 @@ def capacity(cat: Catalog, w: Workload, gpu: str, count: int = 1, target: Target
     g, said = gpu_for(cat, gpu)
     out: Artifact = {"kind": "capacity", "target": target, "gpu": g.id, "gpu_name": short_name(g.id),
                      "gpu_count": count, "gpu_memory_gib": g.memory_gib,
-                     "usable_gib": round(HEADROOM * g.memory_gib, 1), "workload": w.model_dump(),
+                     "usable_gib": usable_gib(g), "workload": w.model_dump(),
                      "assumptions": [said[0]] if said else [], "assumptions_zh": [said[1]] if said else []}
     if target == "model_size":
         methods = (w.method,) if method_stated else METHODS_SHOWN

@@ -14,8 +14,7 @@ from pydantic import BaseModel, Field
 
 from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate
-from service.planner.questions.fit import gpu_for, short_name
-from service.planner.strategy import HEADROOM
+from service.planner.questions.fit import gpu_for, short_name, usable_gib
 from service.workload import DEFAULT_SEQ_LEN, Workload
 
 Artifact = dict[str, Any]
@@ -200,7 +199,7 @@ def diagnose(cat: Catalog, w: Workload | None, gpu: str, count: int, obs: Observ
     g, said = gpu_for(cat, gpu)
     head = {"kind": "diagnose", "observation": obs.model_dump(exclude_none=True), "gpu": g.id,
             "gpu_name": short_name(g.id), "gpu_count": count, "gpu_memory_gib": g.memory_gib,
-            "usable_gib": round(HEADROOM * g.memory_gib, 1)}
+            "usable_gib": usable_gib(g)}
     found_rule = rule(cat, gpu, obs, engine, mentions_bf16)
     if found_rule is not None or w is None:
         return {**head, "sized": False, **(found_rule or {"expected": None, "causes": [], "fixes": []}),

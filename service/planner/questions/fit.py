@@ -13,13 +13,18 @@ from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec
 from service.planner.estimate import EstimateRequest, estimate
-from service.planner.strategy import HEADROOM
+from service.sizing.verdict import CARD_USABLE, card_capacity_gib
 from service.workload import Workload
 
 Artifact = dict[str, Any]
 COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64)  # any count in one server, whole servers beyond
 # GPUs a 'least memory' answer sizes on when no GPU is named: a 24 GiB card, 48, 80 and 96 GiB data-centre cards.
 REFERENCE_GPUS = ("RTX-4090", "L20", "A100-80G-SXM", "H20")
+
+
+def usable_gib(g: GpuSpec) -> float:
+    """What PyTorch can use on the card (service/sizing/verdict.py): the fit verdict's capacity."""
+    return round(card_capacity_gib(g), 1)
 
 
 def _zh_assumptions(cat: Catalog, w: Workload) -> list[str]:
@@ -111,8 +116,10 @@ def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact
     fits_with = [] if out["fits"] else _changes(cat, w, g.id, count, kind)
     return {
         "kind": "feasibility", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_count": count, "fits": out["fits"],
+        "verdict": out.get("verdict", "fits" if out["fits"] else "does_not_fit"),
+        "memory_verdict": out.get("memory_verdict"),
         "per_gpu_gib": out["memory"]["per_gpu_gib"], "gpu_memory_gib": g.memory_gib,
-        "usable_gib": round(HEADROOM * g.memory_gib, 1), "memory": out["memory"],
+        "usable_gib": usable_gib(g), "memory": out["memory"],
         "gpus_needed": None if needed is None else needed["gpus"],
         "needed_per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"],
         "training_hours": out["training_hours"], "strategy": out["strategy"], "model": out["model"],
@@ -132,7 +139,7 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
         shown = needed or _sized(cat, w, g.id, COUNTS[-1])
         return {
             "kind": "min_gpus", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
-            "usable_gib": round(HEADROOM * g.memory_gib, 1), "gpus_needed": None if needed is None else needed["gpus"],
+            "usable_gib": usable_gib(g), "gpus_needed": None if needed is None else needed["gpus"],
             "gpu_count": None if needed is None else needed["gpus"], "fits": needed is not None,
             "per_gpu_gib": shown["memory"]["per_gpu_gib"], "memory": shown["memory"],
             "single_gpu_gib": one["memory"]["per_gpu_gib"], "strategy": shown["strategy"],
@@ -152,7 +159,7 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
     return {
         "kind": "min_gpus", "gpu": None, "gpu_count": None, "gpus_needed": None, "fits": None,
         "single_gpu_gib": one["memory"]["per_gpu_gib"], "per_gpu_gib": one["memory"]["per_gpu_gib"],
-        "min_memory_gib": round(one["memory"]["per_gpu_gib"] / HEADROOM, 1), "memory": one["memory"],
+        "min_memory_gib": round(one["memory"]["per_gpu_gib"] / CARD_USABLE["hbm"], 1), "memory": one["memory"],
         "strategy": one["strategy"], "model": one["model"], "options": options,
         "assumptions": one["assumptions"], "assumptions_zh": _zh_assumptions(cat, w), "workload": w.model_dump(),
     }

@@ -24,7 +24,7 @@ from service.sizing.serving.weights import attention_dims_per_gpu, estimate_weig
 @dataclass(frozen=True)
 class Efficiency:
     """Achieved fractions of the datasheet and fixed costs. Fitted on the load rows of evals/serving_runs.yaml
-    (docs/validation-serving.md gives the fit and its held-out error)."""
+    (the serving section of docs/validation.md gives the fit and its held-out error)."""
 
     bandwidth: float = 0.80  # of mem_bw_gb_s, streaming weights in decode
     kv_bandwidth: float = 0.70  # of mem_bw_gb_s, paged-attention reads of the KV cache (gathers by block)
