@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 Method = Literal["full", "lora", "qlora", "freeze", "pretrain"]
+StageName = Literal["sft", "dpo", "orpo", "simpo", "kto", "rm", "ppo", "grpo"]
 BillingChoice = Literal["on_demand", "monthly", "spot"]
 Objective = Literal["cheapest", "fastest", "balanced"]
 CloudName = Literal["tencent", "jdcloud"]
@@ -97,6 +98,9 @@ class Workload(BaseModel):
                                      "prepare_model_for_kbit_training: norms, embeddings and head in fp32")
     sharding: ShardingName | None = Field(default=None, description="how ZeRO-3-style sharding runs: DeepSpeed, "
                                           "FSDP (per layer, root unsharded) or FSDP2 (per parameter)")
+    stage: StageName | None = Field(default=None, description="the training objective: sft (default), dpo, orpo, "
+                                    "simpo, kto, rm (reward model), ppo, grpo; preference stages run two sequences "
+                                    "a sample, dpo/kto/ppo/grpo keep a frozen reference model (knowledge/lexicon.yaml)")
 
     @field_validator("kind", mode="before")
     @classmethod

@@ -33,6 +33,9 @@ class Job:
     assumptions: tuple[str, ...] = field(default=())
     assumptions_zh: tuple[str, ...] = field(default=())
     seq_len_stated: bool = False  # the user gave --seq-len: sequences are that long (packed to the cutoff)
+    stage: str = "sft"  # the training objective (knowledge/lexicon.yaml stages)
+    seqs: int = 1  # sequences a sample runs per step: 2 for preference pairs (chosen + rejected)
+    frozen_copies: int = 0  # frozen models beside the policy: the reference (full fine-tune), reward, value
 
     @property
     def tokens_total(self) -> float:
@@ -210,9 +213,35 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
     elif w.epochs is None:
         notes.append((f"Epochs assumed {epochs:g}.", f"训练轮数假设为 {epochs:g} 轮。"))
     samples, tokens = _dataset(w, model, seq, notes)
-    return Job(model, method, w.effective_quant_bits, seq, tokens, epochs, samples,
+    stage, seqs, copies = _stage(w, method, notes)
+    return Job(model, method, w.effective_quant_bits, seq, tokens * seqs, epochs, samples,
                tuple(en for en, _ in notes), tuple(zh for _, zh in notes),
-               seq_len_stated=w.seq_len is not None and model.kind == "decoder")
+               seq_len_stated=w.seq_len is not None and model.kind == "decoder", stage=stage, seqs=seqs,
+               frozen_copies=copies)
+
+
+def _stage(w: Workload, method: str, notes: list[tuple[str, str]]) -> tuple[str, int, int]:
+    """The objective's memory model (knowledge/lexicon.yaml): preference stages (DPO, ORPO, SimPO, a reward model)
+    run the chosen and the rejected answer of each pair in one step (TRL's concatenated forward), so a sample is
+    two sequences; DPO, KTO, PPO and GRPO keep a frozen reference model — a second copy of the weights for a full
+    fine-tune, the base with the adapter switched off for LoRA; PPO also holds reward and value models."""
+    from service.lexicon import lexicon
+
+    stage = w.stage or "sft"
+    spec = lexicon().stages[stage]
+    full = method in ("full", "freeze", "pretrain")
+    copies = (1 if spec.ref_model and full else 0) + spec.models
+    if stage != "sft":
+        parts_en = [f"{spec.en}: {spec.seqs} sequence(s) per sample"]
+        parts_zh = [f"{spec.zh}：每条样本 {spec.seqs} 条序列"]
+        if copies:
+            parts_en.append(f"{copies} frozen model(s) beside the policy (reference / reward / value)")
+            parts_zh.append(f"另有 {copies} 个冻结模型（参考 / 奖励 / 价值模型）")
+        elif spec.ref_model:
+            parts_en.append("the reference is the base model with the adapter off (no second copy)")
+            parts_zh.append("参考模型即关闭 adapter 的基座（不另占一份权重）")
+        notes.append(("; ".join(parts_en) + ".", "；".join(parts_zh) + "。"))
+    return stage, spec.seqs, copies
 
 
 def _dataset(w: Workload, model: ModelSpec, seq: int, notes: list[tuple[str, str]]) -> tuple[float, float]:

@@ -105,9 +105,10 @@ def base_setup(job: Job, w: Workload, gpu: GpuSpec) -> TrainSetup:
         method=job.method,  # type: ignore[arg-type]
         quant_bits=job.quant_bits,
         seq_len=job.seq_len,
-        micro_batch=w.micro_batch or default_mb,
+        micro_batch=(w.micro_batch or default_mb) * job.seqs,  # a preference pair is two sequences
         grad_ckpt=s.grad_ckpt if w.checkpointing is not None else True,
         ckpt_mode=s.ckpt_mode,
+        frozen_copies=job.frozen_copies,
     )
     setup = training_settings.apply(setup, s, w)
     if gpu.arch in ("kepler", "pascal"):  # no tensor cores and no usable FP16 math before Volta: FP32

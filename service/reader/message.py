@@ -69,7 +69,7 @@ MAX_CHARS = 4000
 ALL_CLOUDS = ("tencent", "jdcloud")
 # Slots that only narrow the search; on their own, in a plain question, they are not a workload.
 _SOFT = frozenset({"clouds", "gpu_include", "gpu_exclude", "billing", "objective", "method", "quant_bits",
-                   "gpu_count", "zero_stage", "micro_batch", "lora_rank"})
+                   "gpu_count", "zero_stage", "micro_batch", "lora_rank", "stage"})
 _DATA_SIZE = ("samples", "tokens", "dataset_gb")
 
 _QUESTION = re.compile(
@@ -264,6 +264,8 @@ def parse_message(
         notes.append(("user_price", (quoted,)))
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)
+    if "stage" in extra:
+        slots["stage"] = extra["stage"]  # 'DPO对齐', 'ORPO': the objective's memory model
     if "max_model_len" in extra and "seq_len" not in slots:
         slots["seq_len"] = extra["max_model_len"]  # '4k上下文': the context, whichever kind of job it is
     deadline, work = find_deadline_hours(work)

@@ -8,7 +8,8 @@ from typing import Any
 
 from service.reader.message import ParsedMessage
 
-_WORKLOAD_KEYS = ("model", "params_b", "method", "quant_bits", "samples", "tokens", "epochs", "avg_tokens_per_sample",
+_WORKLOAD_KEYS = ("model", "params_b", "method", "stage", "quant_bits", "samples", "tokens", "epochs",
+                  "avg_tokens_per_sample",
                   "dataset_gb", "seq_len", "micro_batch", "zero_stage", "lora_rank", "budget_cny", "budget_period",
                   "deadline_hours", "clouds", "billing", "objective")
 _EXTRA_KEYS = ("gpu_memory_gb", "observed", "weights", "kv_dtype", "engine", "concurrency", "request_rate",

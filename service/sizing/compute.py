@@ -60,6 +60,7 @@ def flops_per_token(m: ModelSpec, setup: TrainSetup, trainable_fraction: float =
         extra += 2 * n + CAUSAL_ATTN_FWD * unit
     elif setup.checkpointing == "selective":  # the attention core runs again; the linears do not
         extra += CAUSAL_ATTN_FWD * unit
+    extra += setup.frozen_copies * 2 * n  # a reference / reward model's forward on every token
     return model_flops_per_token(m, setup, trainable_fraction) + extra
 
 

@@ -170,6 +170,11 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         else:
             notes.append("ZeRO offload of the optimizer to CPU RAM")
 
+    if setup.frozen_copies:
+        copies = setup.frozen_copies * c.total * 2.0  # bf16 reference / reward / value models, forward only
+        weights += copies / n if z >= 3 else copies
+        notes.append(f"{setup.frozen_copies} frozen model cop{'y' if setup.frozen_copies == 1 else 'ies'} "
+                     "(reference / reward) held beside the policy")
     buf = buffers.sharding_buffers_bytes(m, c, setup, trainable, _gather_bytes(c, setup))
     if z >= 3 and setup.offload == "all":
         buf += 4 * c.largest_layer  # DeepSpeed: the gathered 16-bit layer and its gradient

@@ -57,6 +57,9 @@ class TrainSetup:
     sharding: Sharding = "deepspeed"
     freeze_trainable_layers: int = 2  # LLaMA-Factory default for method=freeze
     grad_accum: int = 1  # micro-batches per optimizer step on each GPU (DDP reduces gradients once per step)
+    # frozen 16-bit models held beside the policy and run forward only: DPO/KTO's reference model for a full
+    # fine-tune (LoRA reads the base with the adapter off instead), PPO's reward and value models
+    frozen_copies: int = 0
     model_parallel: int = 1  # tensor x pipeline parallel degree (Megatron-style runs): each GPU holds 1/mp
     pipeline_bubble: float = 0.0  # idle share of a pipeline step, (pp - 1) / (micro-batches + pp - 1)
 

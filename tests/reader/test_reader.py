@@ -38,7 +38,7 @@ SLOT_CASES = [
      {"model": "qwen2-7b", "samples": 100_000, "budget_cny": 3000.0, "budget_period": "month"}),
     # --- model names and aliases ---
     ("qwen2 7b lora", {"model": "qwen2-7b", "method": "lora"}),  # spaced alias
-    ("Qwen2-7B-Instruct 做 SFT", {"model": "qwen2-7b"}),  # -Instruct suffix falls back to the base model
+    ("Qwen2-7B-Instruct 做 SFT", {"model": "qwen2-7b", "stage": "sft"}),  # -Instruct falls back to the base model
     ("千问2-7B 微调", {"model": "qwen2-7b"}),  # Chinese family name
     ("通义千问2-7B", {"model": "qwen2-7b"}),  # long Chinese family name
     ("Llama3-70B", {"model": "llama3-70b"}),  # dashed
