@@ -48,6 +48,7 @@ class TrainSettings:
     learning_rate: float
     output_dir: str
     deepspeed_file: str | None
+    pref_loss: str | None = None
 
     @property
     def dataset_file(self) -> str:
@@ -56,6 +57,13 @@ class TrainSettings:
     @property
     def example_file(self) -> str:
         return f"{DATA_DIR}/{DATASET}.example.jsonl"
+
+
+# The plan's objective -> LLaMA-Factory's stage and, for the preference stages, its pref_loss
+LF_STAGE: dict[str, tuple[str, str | None]] = {"sft": ("sft", None), "dpo": ("dpo", "sigmoid"),
+                                                "orpo": ("dpo", "orpo"), "simpo": ("dpo", "simpo"),
+                                                "kto": ("kto", None), "rm": ("rm", None), "ppo": ("ppo", None)}
+PAIRWISE = ("dpo", "orpo", "simpo", "rm")
 
 
 def grad_accum(micro_batch: int, total_gpus: int) -> tuple[int, int]:
@@ -107,8 +115,13 @@ def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gp
             "cannot express: the bundle would not run what was estimated.",
             "Plan again with activation_checkpointing full or none, the framework's optimizer, and sharding "
             "deepspeed (or use the figures with your own launcher).")
+    objective = view.workload.stage or "sft"
+    if objective not in LF_STAGE:
+        raise DocumentInputError(f"LLaMA-Factory has no {objective.upper()} trainer: the bundle would not run what "
+                                 "was estimated.", "Use TRL (GRPOTrainer) with the plan's figures.")
     repo = hf_repo(model.id) if model is not None else None
-    stage = "pt" if s.method == "pretrain" else "sft"
+    stage = "pt" if s.method == "pretrain" else LF_STAGE[objective][0]
+    pairs = 2 if objective in PAIRWISE else 1  # the plan sized two sequences per pair: the yaml counts pairs
     ftype = {"qlora": "lora", "pretrain": "full"}.get(s.method, s.method)
     total = s.gpus_per_node * s.nodes
     ga, global_batch = grad_accum(s.micro_batch, total)
@@ -116,7 +129,8 @@ def train_settings(view: PlanView, c: CandidateView, model: ModelSpec | None, gp
         model_path=repo or PLACEHOLDER_MODEL, model_known=repo is not None, stage=stage, finetuning_type=ftype,
         template=(model.template if model is not None and model.template else "default"),
         precision=_precision(c, gpu), flash_attn=_flash_attn(c, gpu),
-        micro_batch=s.micro_batch, total_gpus=total, grad_accum=ga, global_batch=global_batch,
+        micro_batch=max(1, s.micro_batch // pairs), total_gpus=total, grad_accum=ga, global_batch=global_batch,
+        pref_loss=LF_STAGE[objective][1],
         learning_rate=LEARNING_RATE.get(s.method, 1e-5),
         output_dir=f"saves/{view.model.id.lower()}/{ftype}/{stage}",
         deepspeed_file=ds_file_name(s.zero_stage, s.offload) if s.zero_stage > 0 else None,
@@ -163,6 +177,8 @@ def _sections(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) ->
     if not s.grad_ckpt:
         model.append(("disable_gradient_checkpointing", True, tr(lang, "规划：不开梯度检查点", "plan: no checkpointing")))
     method: list[Line] = [("stage", t.stage, ""), ("do_train", True, ""), ("finetuning_type", t.finetuning_type, "")]
+    if t.pref_loss is not None:
+        method.append(("pref_loss", t.pref_loss, tr(lang, "与规划的目标一致", "the planned objective")))
     if t.finetuning_type == "lora":
         target = LORA_TARGET.get(s.lora_targets or "all-linear", "all")
         method += [("lora_rank", s.lora_rank or 8, ""),

@@ -151,6 +151,7 @@ class ModelView(_View):
 class WorkloadView(_View):
     model: str | None = None
     method: str = "lora"
+    stage: str | None = None
     samples: int | None = None
     avg_tokens_per_sample: int | None = None
     dataset_gb: float | None = None

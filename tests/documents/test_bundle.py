@@ -16,8 +16,11 @@ from service.catalog.loader import Catalog
 from service.documents.bundle import LaunchBundle, build_launch_bundle, bundle_as_zip
 from service.documents.errors import DocumentInputError
 from service.documents.llamafactory import PLACEHOLDER_MODEL, grad_accum
+from service.planner.plan import plan
+from service.planner.report import plan_to_dict
+from service.workload import Workload
 
-from .conftest import index_of
+from .conftest import TODAY, index_of
 
 PLANS = ["qwen_lora", "llama70_full", "t4_qlora"]
 
@@ -175,11 +178,6 @@ SETTINGS = [
 @pytest.mark.parametrize(("settings", "keys"), SETTINGS)
 def test_train_yaml_carries_the_estimated_settings(settings: dict[str, Any], keys: dict[str, Any],
                                                    catalog: Catalog) -> None:
-    from service.planner.plan import plan
-    from service.planner.report import plan_to_dict
-    from service.workload import Workload
-
-    from .conftest import TODAY
 
     model = "qwen2-1.5b" if settings.get("method") == "full" else "qwen2-7b"  # a full 7B outgrows one A100 40G
     w = Workload(model=model, samples=10_000, gpu_count=1, gpu_include=["A100"], **settings)
@@ -191,14 +189,29 @@ def test_train_yaml_carries_the_estimated_settings(settings: dict[str, Any], key
 
 def test_settings_llamafactory_cannot_express_are_refused(catalog: Catalog) -> None:
     # Selective checkpointing has no LLaMA-Factory switch: the bundle says so instead of running something else.
-    from service.planner.plan import plan
-    from service.planner.report import plan_to_dict
-    from service.workload import Workload
-
-    from .conftest import TODAY
 
     w = Workload(model="qwen2-7b", samples=10_000, gpu_count=1, gpu_include=["A100"],
                  activation_checkpointing="selective")
     p = plan_to_dict(plan(w, catalog, today=TODAY))
     with pytest.raises(DocumentInputError, match="selective"):
         build_launch_bundle(p, catalog, "en", 0)
+
+
+@pytest.mark.parametrize("objective, lf_stage, pref_loss", [("dpo", "dpo", "sigmoid"), ("orpo", "dpo", "orpo"),
+                                                            ("kto", "kto", None), ("sft", "sft", None)])
+def test_train_yaml_runs_the_planned_objective(objective: str, lf_stage: str, pref_loss: str | None,
+                                               catalog: Catalog) -> None:
+    p = plan_to_dict(plan(Workload(model="qwen2-7b", stage=objective, gpu_count=1), catalog, today=TODAY))
+    b = build_launch_bundle(p, catalog, "en", 0)  # type: ignore[arg-type]
+    cfg = yaml.safe_load(b.files["train.yaml"])
+    assert cfg["stage"] == lf_stage
+    assert cfg.get("pref_loss") == pref_loss
+    planned = p["candidates"][0]["strategy"]["micro_batch"]
+    pairs = 2 if objective in ("dpo", "orpo") else 1
+    assert cfg["per_device_train_batch_size"] == max(1, planned // pairs)
+
+
+def test_grpo_is_refused_with_the_trainer_to_use(catalog: Catalog) -> None:
+    p = plan_to_dict(plan(Workload(model="qwen2-7b", stage="grpo", gpu_count=1), catalog, today=TODAY))
+    with pytest.raises(DocumentInputError, match="GRPO"):
+        build_launch_bundle(p, catalog, "en", 0)  # type: ignore[arg-type]
