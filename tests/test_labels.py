@@ -55,6 +55,7 @@ def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: st
     found = [p for p in INTERNAL if re.search(p, chinese_answer)]
     assert found == [], found
     assert "¥28.64/小时" in chinese_answer and "置信度 官方" in chinese_answer  # GT4 list price (价格总览)
+    assert "显存紧张" in chinese_answer  # why the cheaper 16 x A10 is not the pick, in Chinese
     # citations are section titles linking to the knowledge page, not slugs
     assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
 

@@ -111,7 +111,7 @@ def _verdicts(plan: Artifact, c: Artifact, ph: Artifact) -> list[str]:
     return out
 
 
-def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
+def _alternatives(plan: Artifact, ph: Artifact, lang: str) -> list[str]:
     by_type = {c["instance_type"]: c for c in plan["candidates"]}
     out = [ph["alt_title"]]
     for kind in ("cheaper", "faster"):
@@ -121,6 +121,10 @@ def _alternatives(plan: Artifact, ph: Artifact) -> list[str]:
             out.append(ph[f"alt_{kind}"].format(instance=itype, gpus=f"{c['gpu_count']:g} × {c['gpu']}",
                                                 hours=_n(c["training_hours"]),
                                                 cost=_money(c["total_cost_cny"], ph)))
+    why = (plan.get("pick_reasons") or {}).get(plan["candidates"][0]["cloud"])
+    if why and why["instance_type"] == plan["candidates"][0]["instance_type"]:
+        out.append(ph["alt_why"].format(instance=why["instance_type"],
+                                        reason=_msg(why, lang)))
     w = plan["workload"]
     for key, given, ref in (("alt_fastest_budget", w.get("budget_cny"), plan.get("fastest_within_budget")),
                             ("alt_cheapest_deadline", w.get("deadline_hours"), plan.get("cheapest_within_deadline"))):
@@ -171,7 +175,7 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
     lines = [title, ""]
     lines += _pick_rows(plan, ph) + [""] + _verdicts(plan, top, ph) + [""]
     lines += _memory(top, ph) + [""] + _time(top, ph) + [""] + _cost(top, ph) + [""]
-    lines += _alternatives(plan, ph) + [""]
+    lines += _alternatives(plan, ph, lang) + [""]
     codes: dict[str, Artifact] = {}
     for n in top["warnings"]:
         codes.setdefault(n["code"], n)

@@ -115,6 +115,14 @@ _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out
 
 
 COST_TIE = 0.005  # costs within 0.5 % of each other tie: the faster goes first
+# A tight fit (under 5 % margin: verdict.py) is costed this much dearer when ranking by cost: memory estimates are
+# off by 10-20 % on unseen runs (docs/validation.md), so a tight fit may OOM and cost a re-run on a bigger card
+TIGHT_PREMIUM = 0.15
+
+
+def ranking_cost(c: Candidate) -> float:
+    """The cost the cheapest ordering compares: the total, with TIGHT_PREMIUM added to a tight fit."""
+    return c.total_cny * (1 + TIGHT_PREMIUM) if c.verdict().status != "fits" else c.total_cny
 
 
 def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
@@ -133,13 +141,13 @@ def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
             return (False, not c.ok, s, c.total_cny)
         return sorted(cands, key=score)
     # cheapest: by cost; a run of options within COST_TIE of the run's cheapest is a tie, ordered by hours
-    by_cost = sorted(cands, key=lambda c: (not c.priced, not c.ok, c.total_cny, c.hours))
+    by_cost = sorted(cands, key=lambda c: (not c.priced, not c.ok, ranking_cost(c), c.hours))
     out: list[Candidate] = []
     group: list[Candidate] = []
     for c in by_cost:
         head = group[0] if group else None
         if head is not None and (c.ok != head.ok or c.priced != head.priced
-                                 or c.total_cny > head.total_cny * (1 + COST_TIE)):
+                                 or ranking_cost(c) > ranking_cost(head) * (1 + COST_TIE)):
             out += sorted(group, key=lambda x: x.hours)
             group = []
         group.append(c)

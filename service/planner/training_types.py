@@ -19,7 +19,7 @@ from service.sizing.types import Method, Offload, Precision
 from service.workload import Workload
 
 ModelKind = Literal["decoder", "encoder", "vision_transformer", "cnn", "diffusion"]
-PickCode = Literal["published_price", "cheaper_misses_deadline", "faster_misses_deadline", "cheaper_over_budget",
+PickCode = Literal["published_price", "cheaper_tight", "cheaper_misses_deadline", "faster_misses_deadline", "cheaper_over_budget",
                    "faster_over_budget", "cost_tie", "balanced", "ranked"]
 
 

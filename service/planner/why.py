@@ -4,7 +4,7 @@
 
 Only clouds whose pick is neither get an entry. The reason is the ranking rule that put the pick first
 (planner/plan.py: _rank, _prefer_published): a published price preferred over an estimate within ESTIMATE_TIE, a
-cheaper option that misses the deadline or the budget, costs that tie (the faster goes first), or the balanced
+tight fit costed TIGHT_PREMIUM dearer, a cheaper option that misses the deadline or the budget, costs that tie (the faster goes first), or the balanced
 objective. Every figure comes from the candidates themselves.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from service.labels import confidence_label
 from service.planner.candidate import Candidate, PlanResult
-from service.planner.plan import COST_TIE, ESTIMATE_TIE
+from service.planner.plan import COST_TIE, ESTIMATE_TIE, TIGHT_PREMIUM
 
 _TRUST = {"official": 0, "user": 0, "third_party": 1, "estimate": 2}
 
@@ -50,6 +50,16 @@ def _reason(pick: Candidate, cheapest: Candidate, fastest: Candidate, objective:
     if objective == "fastest":
         return ("ranked", f"{p} is ranked first by time among the options that fit the budget and deadline.",
                 f"{p} 在满足预算和期限的方案中按时长排第一。")
+    tight = cheapest.verdict()
+    if tight.status != "fits" and pick.verdict().status == "fits" and \
+            pick.total_cny <= cheapest.total_cny * (1 + TIGHT_PREMIUM):
+        need, cap = f"{tight.need_gib:.1f}", f"{tight.capacity_gib:.1f}"
+        return ("cheaper_tight",
+                f"{c} is {_cny(pick.total_cny - cheapest.total_cny)} cheaper ({_cny(cheapest.total_cny)}) but tight on "
+                f"memory ({need} of {cap} GiB per GPU); estimates run 10-20 % off, so it may OOM. {p} has room "
+                f"and costs under {TIGHT_PREMIUM:.0%} more.",
+                f"{c} 便宜 {_cny(pick.total_cny - cheapest.total_cny)}（{_cny(cheapest.total_cny)}），但显存紧张（每卡 "
+                f"{need} / {cap} GiB），显存估算误差约 10-20 %，可能 OOM；{p} 显存有余量，贵不到 {TIGHT_PREMIUM:.0%}。")
     if _trust(cheapest) > _trust(pick) and pick.total_cny <= cheapest.total_cny * (1 + ESTIMATE_TIE):
         kind = cheapest.cost.price.confidence if cheapest.cost is not None else "estimate"
         tie = f"{ESTIMATE_TIE:.0%}"

@@ -61,7 +61,7 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
     tencent = top.picks()["tencent"]
     assert f"¥{tencent.total_cny:,.0f}" in str(blocks[0]) and "腾讯云" in str(blocks[0])
     # the pick is neither Tencent's cheapest nor its fastest option: its field says why, in Chinese
-    assert "优先选有公开价格" in blocks[0]["fields"][0]["text"]
+    assert "显存紧张" in blocks[0]["fields"][0]["text"]
 
     # a follow-up in the thread continues the same session
     harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.2", "thread_ts": "70.1",

@@ -47,8 +47,11 @@ def _fig(out: Artifact) -> Artifact:
             "strategy": out["strategy"]}
 
 
+TERMS = ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "overhead_gib")  # parts, not totals
+
+
 def _dominant(mem: dict[str, float]) -> str:
-    terms = {k: v for k, v in mem.items() if k != "per_gpu_gib"}
+    terms = {k: mem[k] for k in TERMS if k in mem}
     return max(terms, key=lambda k: terms[k]).removesuffix("_gib")
 
 
