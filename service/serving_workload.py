@@ -43,8 +43,9 @@ class ServingWorkload(BaseModel):
                             description="pin one GPU type, e.g. L20 or H800; None = every GPU the clouds rent")
     gpus: int | None = Field(default=None, ge=1, le=64, description="GPUs per replica (tensor parallel); "
                              "None = the fewest that meet the target")
-    weights: WeightsChoice = Field(default="bf16", description="weight dtype: bf16/fp16, fp8, int8 (W8A8), "
-                                   "int4 (AWQ/GPTQ), mxfp4 (gpt-oss)")
+    weights: WeightsChoice | None = Field(default=None, description="weight dtype: bf16/fp16, fp8, int8 (W8A8), "
+                                          "int4 (AWQ/GPTQ), mxfp4 (gpt-oss); None = the dtype the model ships in "
+                                          "(bf16; fp8 for DeepSeek-V3/R1)")
     kv_dtype: KvChoice = Field(default="auto", description="KV-cache dtype; auto = the model's 16-bit dtype")
     engine: EngineChoice = "vllm"
     mem_fraction: float | None = Field(default=None, gt=0, le=1, description="vLLM gpu_memory_utilization / "

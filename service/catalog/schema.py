@@ -224,6 +224,8 @@ class ModelSpec(_Row):
                                            "config's, or vLLM's product with a linear RoPE factor")
     vision_params_b: float | None = Field(default=None, gt=0, description="vision-language: the vision tower's "
                                           "parameters, billions (loaded by a serving engine next to the LLM)")
+    released_dtype: Literal["bf16", "fp8"] = Field(default="bf16", description="the dtype the official weights ship "
+                                                  "in (DeepSeek-V3/R1: fp8): what a serving engine loads unless told")
     params_published_b: float = Field(gt=0, description="published parameter count, billions")
     active_params_b: float | None = Field(default=None, description="MoE: parameters active per token")
     # Non-transformer models: compute per sample and the input the figure refers to.

@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @guarded
     def inference(model: ModelOpt, gpu: Annotated[str, typer.Option("--gpu", help="GPU, e.g. L20, A10, H800")],
-                  gpus: GpusOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "auto",
+                  gpus: GpusOpt = None, weights: WeightsOpt | None = None, kv_dtype: KvOpt = "auto",
                   engine: EngineOpt = "vllm", mem_fraction: FracOpt = None, max_model_len: LenOpt = None,
                   input_tokens: InOpt = None, output_tokens: OutOpt = None, concurrency: ConcOpt = None,
                   request_rate: RateOpt = None, ttft_ms: TtftOpt = None, tpot_ms: TpotOpt = None,
@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
     @app.command("plan-serving")
     @guarded
     def plan_serving(model: ModelOpt, gpu: Annotated[str | None, typer.Option("--gpu", help="pin one GPU")] = None,
-                     gpus: GpusOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "auto",
+                     gpus: GpusOpt = None, weights: WeightsOpt | None = None, kv_dtype: KvOpt = "auto",
                      engine: EngineOpt = "vllm", mem_fraction: FracOpt = None, max_model_len: LenOpt = None,
                      input_tokens: InOpt = None, output_tokens: OutOpt = None, concurrency: ConcOpt = None,
                      request_rate: RateOpt = None, ttft_ms: TtftOpt = None, tpot_ms: TpotOpt = None,

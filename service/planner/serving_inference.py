@@ -8,6 +8,7 @@ meet the target (the sizing). Memory figures are reported even when the engine d
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from pydantic import Field
@@ -16,7 +17,13 @@ from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.errors import InvalidInputError
 from service.planner.serving_launch import launch
-from service.planner.serving_size import resolve_serving_model, setup_and_target, size_on
+from service.planner.serving_size import (
+    context_note,
+    released_weights,
+    resolve_serving_model,
+    setup_and_target,
+    size_on,
+)
 from service.planner.serving_types import Launch, ModelRef, ServingSizing, _Out
 from service.serving_workload import ServingWorkload
 from service.sizing.serving.engines import engine_defaults, engine_memory, kv_layout
@@ -54,6 +61,12 @@ class InferenceResult(_Out):
     meets_limits: bool | None
     headroom: str | None
     sizing: ServingSizing | None
+    context_lowered_from: int | None = Field(
+        default=None, description="the model's context, when the pool does not hold it and max_model_len was "
+        "lowered to what it holds (no context was asked for)")
+    min_gpus_for_weights: int | None = Field(
+        default=None, description="when no replica of up to 8 GPUs serves it: the GPUs the weights alone fill at "
+        "the engine's memory fraction (several nodes, pipeline parallel; KV cache comes on top)")
     launch: Launch | None
     assumptions: list[str]
     assumptions_zh: list[str]
@@ -65,6 +78,8 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
                                 "Pass --gpu, or use `plan-serving` to search every GPU the clouds rent.")
     m, notes = resolve_serving_model(w, cat.models)
     gpu, gpu_note = resolve_gpu(w.gpu, cat.gpus)
+    w, released = released_weights(w, m)
+    notes += released
     setup, target, defaults = setup_and_target(w, m)
     notes += defaults + ([(gpu_note, gpu_note)] if gpu_note else [])
     sized = size_on(m, gpu, w, w.gpus or max(TP_DEGREES[:4]))
@@ -74,13 +89,20 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         where = f"{w.gpus} GPUs per replica" if w.gpus else "replicas of 1-8 GPUs"
         notes.append((f"Not served by {where}: {sized}", f"无法承载（{where}）：{sized}"))
         starts, reason = mem.starts, mem.starts_reason if not mem.starts else sized
+        weights_total = engine_memory(m, gpu, replace(setup, tp=1)).weights_gib
+        lowered = None
+        min_weights = math.ceil(weights_total / (mem.device_total_gib * mem.mem_fraction)) if w.gpus is None else None
         perf_fields: dict[str, object] = {"output_tokens_per_s": None, "ttft_ms": None, "tpot_ms": None,
                                           "meets_limits": False, "headroom": None, "max_concurrency_at_load": None}
         out_launch = None
         replicas = 0
     else:
         tp = sized.gpus_per_replica
-        mem = engine_memory(m, gpu, replace(setup, tp=tp))
+        mem = engine_memory(m, gpu, replace(setup, tp=tp, max_model_len=sized.max_model_len,
+                                            mem_fraction=setup.mem_fraction))
+        lowered = setup.max_model_len if sized.max_model_len < (setup.max_model_len or 0) else None
+        if lowered:
+            notes.append(context_note(lowered, sized.max_model_len))
         starts, reason = True, mem.starts_reason
         perf_fields = {"output_tokens_per_s": sized.output_tokens_per_s, "ttft_ms": sized.ttft_ms,
                        "tpot_ms": sized.tpot_ms, "meets_limits": sized.meets_limits, "headroom": sized.headroom,
@@ -89,6 +111,7 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         out_launch = launch(m, sized, 1, sized.replicas, tp * sized.replicas, sglang,
                             unsupported("sglang", gpu, sized.weights, sized.kv_dtype))
         replicas = sized.replicas
+        min_weights = None
     kv = kv_layout(m, replace(setup, tp=tp))
     return InferenceResult(
         model=ModelRef(id=m.id, name=m.name, params_b=m.params_published_b, active_params_b=m.active_params_b,
@@ -99,7 +122,8 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 3), kv_capacity_tokens=mem.kv_capacity_tokens,
         max_concurrency=round(mem.max_concurrency, 2), max_model_len_fits=mem.max_model_len_fits,
         starts=starts, starts_reason=reason, input_tokens=target.input_tokens, output_tokens=target.output_tokens,
-        sizing=None if isinstance(sized, str) else sized, launch=out_launch,
+        sizing=None if isinstance(sized, str) else sized, launch=out_launch, min_gpus_for_weights=min_weights,
+        context_lowered_from=lowered,
         assumptions=[en for en, _ in notes], assumptions_zh=[zh for _, zh in notes],
         **perf_fields,
     )

@@ -28,7 +28,13 @@ from service.planner.costing import (
     quote_notes,
 )
 from service.planner.serving_launch import launch
-from service.planner.serving_size import cost_per_million, resolve_serving_model, setup_and_target, size_on
+from service.planner.serving_size import (
+    cost_per_million,
+    released_weights,
+    resolve_serving_model,
+    setup_and_target,
+    size_on,
+)
 from service.planner.serving_types import (
     ModelRef,
     NoteOut,
@@ -162,6 +168,8 @@ def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
     """Every instance on the chosen clouds sized, costed (24x7) and ranked for `w` (module docstring)."""
     today = today or date.today()
     m, notes = resolve_serving_model(w, cat.models)
+    w, released = released_weights(w, m)
+    notes += released
     _, _, defaults = setup_and_target(w, m)
     notes += defaults
     pinned = _gpu_family(w.gpu, cat) if w.gpu else set()

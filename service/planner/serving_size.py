@@ -44,6 +44,25 @@ def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> 
     return spec, notes
 
 
+def released_weights(w: ServingWorkload, m: ModelSpec) -> tuple[ServingWorkload, Notes]:
+    """Weights not stated: the dtype the model ships in (DeepSeek-R1's FP8 checkpoint is what people serve)."""
+    if w.weights is not None:
+        return w, []
+    dtype = m.released_dtype
+    if dtype == "bf16":
+        return w.model_copy(update={"weights": dtype}), []
+    return w.model_copy(update={"weights": dtype}), [
+        (f"{m.name} ships {dtype.upper()} weights: sized on them (ask for bf16 to size a BF16 copy).",
+         f"{m.name} 官方发布的就是 {dtype.upper()} 权重：按此估算（要按 BF16 副本估算请说明）。")]
+
+
+def context_note(full: int, launched: int) -> tuple[str, str]:
+    return (f"The KV pool does not hold the model's full context ({full:,} tokens): launched with --max-model-len "
+            f"{launched:,}, the longest it holds; the figures are at that limit.",
+            f"KV 缓存装不下模型的完整上下文（{full:,} tokens）：按 --max-model-len {launched:,}（能装下的最长值）启动，"
+            "以上数字按此上限计算。")
+
+
 def setup_and_target(w: ServingWorkload, m: ModelSpec) -> tuple[ServingSetup, ServingTarget, Notes]:
     """Engine setup and target load, every default stated."""
     notes: Notes = []
@@ -64,7 +83,7 @@ def setup_and_target(w: ServingWorkload, m: ModelSpec) -> tuple[ServingSetup, Se
     if w.concurrency is None and w.request_rate is None:
         notes.append(("No load given: one replica, sized to start, with the concurrency it holds.",
                       "未给出负载：按能启动的最少 GPU 部署单副本，并给出其可承载的并发。"))
-    setup = ServingSetup(engine=w.engine, weights=w.weights, kv_dtype=w.kv_dtype, tp=w.gpus or 1,
+    setup = ServingSetup(engine=w.engine, weights=w.weights or m.released_dtype, kv_dtype=w.kv_dtype, tp=w.gpus or 1,
                          mem_fraction=w.mem_fraction, max_model_len=max_len)
     return setup, ServingTarget(inp, out, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms), notes
 
@@ -84,7 +103,8 @@ def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica
     if w.gpus is not None and w.gpus > max_gpus_per_replica:
         got: ServingSizing | str = f"a replica of {w.gpus} GPUs does not fit in one {max_gpus_per_replica}-GPU node"
     else:
-        d = size_deployment(m, gpu, target, setup, max_gpus_per_replica, fixed_tp=w.gpus is not None)
+        d = size_deployment(m, gpu, target, setup, max_gpus_per_replica, fixed_tp=w.gpus is not None,
+                            shorter_context_ok=w.max_model_len is None)
         got = d if isinstance(d, str) else sizing_out(m, gpu, d, target)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()  # rare; a single call, safe next to readers in other threads

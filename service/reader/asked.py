@@ -14,7 +14,7 @@ def _c(pattern: str) -> re.Pattern[str]:
 
 
 _TARGETS = [
-    ("context", _c(r"最长|多长|最大(?:的)?(?:上下文|长度|序列|context|ctx|seq)|上下文(?:最多|最长|能开多|能到多)|"
+    ("context", _c(r"最长(?!时间)|多长(?!时)|最大(?:的)?(?:上下文|长度|序列|context|ctx|seq)|上下文(?:最多|最长|能开多|能到多)|"
                    r"(?<![A-Za-z])(?:longest|max(?:imum)?\s+(?:context|ctx|seq(?:uence)?(?:\s+len(?:gth)?)?|input length|tokens?)"
                    r"|how long (?:a |of a )?(?:context|sequence)|context_size that|support longer|更长的输入)")),
     ("batch", _c(r"(?:最大|最多|多大|max(?:imum)?|largest|biggest|what|good)\s*(?:的)?\s*(?:micro[\s_-]*)?(?:batch|bs|批)"

@@ -14,6 +14,8 @@ _NEGATED = _c(
     r"(?:不用|不要|不想|别用|别|不做|不是|而不是|代替|替代|换掉|从|(?<![A-Za-z])(?:instead of|rather than|not|no|don'?t"
     r"|do not|without|from|switch from|replace))\s*(?:用|做|use|using|do|doing)?\s*$"
 )
+# 'lora is not the best option', 'LoRA不行', 'lora 不考虑': negated by what follows it
+_NEGATED_AFTER = _c(r"^\s*(?:(?:is|was|are)\s+not|isn'?t|wasn'?t|won'?t|doesn'?t|is\s+no\s+good|不行|不合适|不考虑|不够用|效果不好)")
 _METHODS = [
     ("qlora", _c(r"(?<![A-Za-z])q-?lora(?![A-Za-z])")),
     ("lora", _c(r"(?<![A-Za-z])lora(?![A-Za-z])")),
@@ -43,7 +45,8 @@ def read_method(text: str) -> MethodRead:
     mentions: list[tuple[int, str]] = []
     for method, pattern in _METHODS:
         for m in pattern.finditer(text):
-            if not _NEGATED.search(text[max(0, m.start() - 14) : m.start()]):
+            if not _NEGATED.search(text[max(0, m.start() - 14) : m.start()]) and not _NEGATED_AFTER.search(
+                    text[m.end() : m.end() + 24]):
                 mentions.append((m.start(), method))
     bits: int | None = None
     for m in _BITS.finditer(text):

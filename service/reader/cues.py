@@ -55,8 +55,9 @@ CUES: dict[str, re.Pattern[str]] = {
                        rf"{_W}(?:how much (?:vram|gpu memory|memory|gpu)|vram (?:needed|required|requirement)|"
                        rf"memory requirements?|least vram|minimum (?:vram|hardware|gpu|requirements?)|requirements?){_E}"),
     "least": _c(rf"至少|最少|最低|起码|{_W}(?:at least|minimum|min|least|lowest){_E}"),
-    "largest": _c(rf"多大的模型|多大模型|最大(?:能)?(?:训|跑|放|部署|上)?|最长|多长|最多|上限|能训多大|能跑多大|哪些模型|什么样的模型|"
-                  rf"{_W}(?:largest|biggest|longest|max(?:imum)?|how (?:big|large|long)|which models?|what size){_E}"),
+    "largest": _c(rf"多大的模型|多大模型|最大(?:能)?(?:训|跑|放|部署|上)?|最长(?!时间)|多长(?!时)|最多|上限|能训多大|能跑多大|哪些模型|"
+                  rf"什么样的模型|{_W}(?:largest|biggest|longest|max(?:imum)?|how (?:big|large)|which models?|what size|"
+                  rf"how long (?:a |of a |can (?:the |a )?)?(?:context|sequence|input|prompt)){_E}"),
     "compare": _c(rf"对比|比较|比一比|相比|哪个|哪家|哪种|哪一个|哪款|还是|区别|差别|差异|选哪|比呢|跟.{{1,12}}比|"
                   rf"{_W}(?:vs\.?|versus|compare[ds]?|comparison|which (?:one|is|gpu|cloud)|better|or (?:a|an|the)?\s*\w+\?|"
                   rf"difference between){_E}"),
@@ -64,7 +65,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "save": _c(rf"省多少|能省|省下|节省|节约|便宜多少|贵多少|多花|差多少|少用几张|能少|快多少|慢多少|快几|能快|提速多少|"
                rf"{_W}(?:how much (?:faster|slower|cheaper|more|less|"
                rf"would i save|do i save|can i save)|save|savings?|instead){_E}"),
-    "plan": _c(rf"预算|租|配置|推荐|方案|选型|怎么选|选什么|用什么机器|什么机器|机型|实例|估算|估计|成本|费用|多少钱|多久|多长时间|"
+    "plan": _c(rf"预算|租|配置|推荐|方案|选型|怎么选|选什么|用什么机器|什么机器|机型|实例|估算|估计|成本|费用|多少钱|多久|多长时(?:间)?|"
                rf"{_W}(?:budget|rent|recommend\w*|instance|which (?:machine|instance|gpu should)|estimate|cost|how long|"
                rf"what should i (?:use|rent|get)|plan){_E}"),
     "fact": _c(rf"支持|有没有|有吗|是否有|卖|售|提供|计费|包月|按量|竞价|地域|区域|可用区|带宽|rdma|nvlink|fp8|bf16|cuda|关机|扣费|"

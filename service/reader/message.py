@@ -43,11 +43,13 @@ from service.reader.knobs import find_micro_batch, find_zero_stage
 from service.reader.names import (
     STRONG_INCLUDE,
     NameHit,
+    compose_model,
     find_clouds,
     find_gpus,
     find_models,
     model_mentions,
     other_clouds,
+    plain_name,
     stances,
 )
 from service.reader.observe import find_observation
@@ -106,7 +108,14 @@ _NOTES = {
 }
 # A minus sign before a number that starts a value ("预算-500", "budget -500", "= -5"), not a range ("3000-5000")
 # or a name ("Qwen2-7B", "Llama-2", "4-bit").
-_NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−]\s?\d[\d,.]*(?:\s?[kKwW万千])?")
+# '-3000', '预算-5000': a negative figure. Not a list bullet ('- 2x 3090') nor an exit code or signal ('exitcode: -9')
+_NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−]\d[\d,.]*(?:\s?[kKwW万千])?")
+_NOT_A_FIGURE = re.compile(r"(?:exit\s*code|exitcode|return\s*code|returncode|code|signal|errno|rc|status)\s*[:=：]?\s*$",
+                           re.IGNORECASE)
+
+
+def _negatives(text: str) -> list[re.Match[str]]:
+    return [m for m in _NEGATIVE.finditer(text) if not _NOT_A_FIGURE.search(text[max(0, m.start() - 16):m.start()])]
 
 
 # '4xH100', '8*A100': a count glued to a GPU name reads as the count and the name ('8x7B' is a model, not this)
@@ -171,7 +180,7 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
             if "-" in m.group(1) or m.group(0).startswith("http"):  # 'A10/A100', 'LoRA/QLoRA' are not repos
                 notes.append(("unknown_repo", (m.group(1),)))
     if models:
-        slots["model"] = models[0].value
+        slots["model"] = models[0].value if models[0].known else plain_name(models[0].value)
         names = list(dict.fromkeys(h.value for h in models))
         if len(names) > 1:
             notes.append(("several_models", (", ".join(names), names[0])))
@@ -241,9 +250,9 @@ def parse_message(
     slots: dict[str, object] = {}
     notes: list[tuple[str, tuple[object, ...]]] = []
 
-    for m in _NEGATIVE.finditer(text):
+    for m in _negatives(text):
         notes.append(("negative", (m.group(0).strip(),)))
-    text = _NEGATIVE.sub(lambda m: " " * len(m.group(0)), text)
+        text = text[:m.start()] + " " * len(m.group(0)) + text[m.end():]
     text, approx = approximate_amounts(text)
     notes += approx
     named = _Named()
@@ -264,6 +273,9 @@ def parse_message(
         notes.append(("user_price", (quoted,)))
     rate, work = find_usd_cny_rate(work)
     work = _read_sizes(work, slots)
+    if "model" not in slots and named.mention is not None and isinstance(size := slots.get("params_b"), float | int):
+        slots["model"] = compose_model(named.mention, float(size), model_aliases)  # 'Llama2 ... 70B'
+        del slots["params_b"]
     if "stage" in extra:
         slots["stage"] = extra["stage"]  # 'DPO对齐', 'ORPO': the objective's memory model
     if "max_model_len" in extra and "seq_len" not in slots:

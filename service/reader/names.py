@@ -130,6 +130,22 @@ def model_mentions(text: str, taken: list[NameHit]) -> list[NameHit]:
     return sorted(out, key=lambda h: h.start)
 
 
+_PACKAGING = re.compile(r"[-_]hf$", re.IGNORECASE)  # 'llama-7b-hf': the Hugging Face export, the same model
+
+
+def plain_name(name: str) -> str:
+    """An unknown model's name without its packaging suffix ('llama-7b-hf' -> 'llama-7b')."""
+    return _PACKAGING.sub("", name)
+
+
+def compose_model(mention: str, params_b: float, aliases: Mapping[str, str]) -> str:
+    """A family named without its size and a size stated apart ('Llama2 ... 70B', '7B LLaVA'): the catalog's model
+    when the two name one ('Llama-2-70B'), else the family with the size as one name ('LLaVA-7B', sized by it)."""
+    base = _SUFFIX.sub("", mention.strip())
+    name = f"{base}-{params_b:g}B"
+    return _lookup_model(normalize(name), aliases) or name
+
+
 def _with_suffix(text: str, h: NameHit) -> NameHit:
     """'Llama-3.2-11B' + '-Vision': the suffix says the kind, so it stays with the name."""
     m = _SUFFIX.match(text, h.end)

@@ -48,6 +48,8 @@ _MEM_USED = [
 _SLOW = _c(r"很慢|太慢|好慢|变慢|慢了|慢出|慢得|速度慢|非常慢|特别慢|慢\d|(?<![A-Za-z])(?:slow(?:er|ly|s)?|dropped from|drops? to)(?![A-Za-z])"
            r"|首字(?:延迟|时间)?\s*(?:要|长|高|达)")
 _TOKENS_S = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
+_DROPPED_TO = _c(r"(?:dropped|drops?|fell|falls?|went down|降到|掉到|降至|掉至)\s*(?:from\s*\d+(?:\.\d+)?\s*k?\s*)?(?:to|到|至)?\s*"
+                 r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>k(?![A-Za-z]))?")
 _ZH_SMALL = {"半": 0.5, "a": 1.0, "an": 1.0}
 
 
@@ -91,6 +93,7 @@ def _conditional_oom(text: str) -> bool:
 def find_observation(text: str) -> tuple[Observed | None, str]:
     """The first kind of observation the text reports, with its figures; the text with them blanked."""
     memory = None
+    oom = _OOM.search(text) is not None and not _conditional_oom(text)  # before blanking: '升到80G后报错' is an OOM
     for pattern in _MEM_USED:
         if (m := pattern.search(text)) is not None:
             memory = float(m.group("n"))
@@ -98,7 +101,7 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
             break
     if _HOST.search(text):
         return Observed("host_oom", memory_gb=_host_gb(text)), text
-    if _OOM.search(text) and not _conditional_oom(text):
+    if oom:
         return Observed("oom", memory_gb=memory), text
     util = _UTIL.search(text)
     if util is not None:
@@ -113,6 +116,8 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
         return Observed("memory", memory_gb=memory), text
     if _SLOW.search(text):
         tps = _TOKENS_S.search(text)
+        if tps is None and re.search(r"tokens?\s*/\s*s|tok/s|tps", text, re.IGNORECASE):
+            tps = _DROPPED_TO.search(text)  # 'tokens/s dropped from 3500 to 1200': what it runs at now
         value = None if tps is None else float(tps.group("n")) * (1000 if tps.group("k") else 1)
         return Observed("slow", tokens_per_s=value), text
     return None, text

@@ -158,7 +158,7 @@ def find_lora_rank(text: str) -> tuple[int | None, str]:
 
 _EPOCHS = [
     _c(N + r"\s*(?:个)?\s*(?:轮|遍|epochs?(?![A-Za-z]))(?!\s*对话|次对话)"),
-    _c(r"(?:(?<![A-Za-z])(?:epochs?|num_train_epochs)|训练轮数|轮数)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA),
+    _c(r"(?:(?<![A-Za-z])(?:epochs?|num_train_epochs|num_epochs|n_epochs)|训练轮数|轮数)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA),
 ]
 
 

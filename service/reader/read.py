@@ -18,7 +18,7 @@ from typing import Any, Literal
 from service.reader.classify import TypeModel, default_model
 from service.reader.cues import features
 from service.reader.message import ParsedMessage, parse_message
-from service.reader.slots import for_type, question_slots
+from service.reader.slots import for_type, question_slots, with_defaults
 
 SURE = 0.6
 MARGIN = 0.25
@@ -73,6 +73,6 @@ class Reader:
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
         (top, p1), (second, p2) = ranked[0], ranked[1]
         sure = p1 >= SURE and p1 - p2 >= MARGIN
-        return Reading(text=text, language=parsed.language, parsed=parsed, slots=for_type(slots, top), scores=probs,
+        return Reading(text=text, language=parsed.language, parsed=parsed, slots=with_defaults(for_type(slots, top), top), scores=probs,
                        type=top, confidence="sure" if sure else "unsure",
                        alternative=None if sure or p2 < ALSO else second, own_slots=for_type(own, top))

@@ -14,6 +14,7 @@ _WORKLOAD_KEYS = ("model", "params_b", "method", "stage", "quant_bits", "samples
                   "deadline_hours", "clouds", "billing", "objective")
 _EXTRA_KEYS = ("gpu_memory_gb", "observed", "weights", "kv_dtype", "engine", "concurrency", "request_rate",
                "input_tokens", "output_tokens", "max_model_len", "ttft_ms", "tpot_ms", "target", "stage", "fact")
+ONE_CARD_TYPES = ("feasibility", "diagnose", "capacity")  # a GPU named without a count is one card
 SERVING_KEYS = ("weights", "kv_dtype", "engine", "concurrency", "request_rate", "input_tokens", "output_tokens",
                 "max_model_len", "ttft_ms", "tpot_ms")
 
@@ -58,3 +59,12 @@ def for_type(slots: dict[str, Any], qtype: str) -> dict[str, Any]:
     if qtype != "capacity":
         out.pop("target", None)
     return out
+
+
+def with_defaults(slots: dict[str, Any], qtype: str) -> dict[str, Any]:
+    """The conversation's slots with what the question type assumes when a slot is unsaid: a GPU named without a
+    count is one card for a fit, a diagnosis or a capacity question ('I have a 4090', 'OOM on an A100'), as the
+    engine checks it."""
+    if qtype in ONE_CARD_TYPES and "gpu" in slots and "gpu_count" not in slots:
+        return {**slots, "gpu_count": 1}
+    return slots

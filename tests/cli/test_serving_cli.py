@@ -27,11 +27,22 @@ def test_inference_json_has_the_contract_fields(cli) -> None:  # type: ignore[no
 
 
 def test_inference_says_why_it_does_not_start(cli) -> None:  # type: ignore[no-untyped-def]
-    # Llama-3.1-8B's 131,072-token default context on one 24 GB A10: the pool holds ~40k tokens
-    out = _json(cli("inference", "--model", "Llama-3.1-8B", "--gpu", "A10", "--gpus", "1", "--json"))
+    # Llama-3.1-8B's 131,072-token context asked for on one 24 GB A10: the pool holds ~40k tokens
+    out = _json(cli("inference", "--model", "Llama-3.1-8B", "--gpu", "A10", "--gpus", "1", "--max-model-len",
+                    "131072", "--json"))
     assert out["starts"] is False and "--max-model-len" in out["starts_reason"]
     assert out["weights_gib_per_gpu"] > 14 and 0 < out["max_model_len_fits"] < 131_072
     assert out["output_tokens_per_s"] is None
+
+
+def test_an_unasked_context_is_lowered_to_what_the_pool_holds(cli) -> None:  # type: ignore[no-untyped-def]
+    # the same card with no context asked: launched with the longest --max-model-len the pool holds, as an
+    # operator would, and the answer says so
+    out = _json(cli("inference", "--model", "Llama-3.1-8B", "--gpu", "A10", "--gpus", "1", "--json"))
+    assert out["starts"] is True and out["max_model_len"] < 131_072
+    assert out["max_model_len"] <= out["max_model_len_fits"] < out["max_model_len"] + 1024
+    assert f"--max-model-len {out['max_model_len']:,}" in " ".join(out["assumptions"])
+    assert f"--max-model-len {out['max_model_len']}" in out["launch"]["vllm"]
 
 
 def test_int4_on_one_card(cli) -> None:  # type: ignore[no-untyped-def]

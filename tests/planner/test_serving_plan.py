@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 
@@ -131,3 +132,25 @@ def test_launch_bundle_files(catalog: Catalog) -> None:
     assert set(b.files) == {"serve_vllm.sh", "serve_sglang.sh", "bench.sh", "README.md"}
     assert b.files["serve_vllm.sh"].startswith("#!/usr/bin/env bash") and "vllm serve" in b.files["serve_vllm.sh"]
     assert "--random-input-len 1000" in b.files["bench.sh"] and "--max-concurrency 8" in b.files["bench.sh"]
+
+
+def test_deepseek_r1_is_served_in_the_fp8_it_ships_in(catalog: Catalog) -> None:
+    from service.planner.serving_inference import inference
+
+    r = inference(ServingWorkload(model="DeepSeek-R1", gpu="H20", gpus=8), catalog)
+    assert r.weights == "fp8" and any("FP8" in a for a in r.assumptions)
+    assert r.weights_gib_per_gpu < 96  # 671B at one byte over 8 cards; BF16 (~157 GiB per card) would not start
+    bf16 = inference(ServingWorkload(model="DeepSeek-R1", gpu="H20", gpus=8, weights="bf16"), catalog)
+    assert bf16.weights == "bf16" and not bf16.starts  # asked for: kept
+
+
+def test_more_than_one_node_says_how_many_gpus_the_weights_fill(catalog: Catalog) -> None:
+    from service.planner.serving_inference import inference
+
+    r = inference(ServingWorkload(model="DeepSeek-R1", gpu="A100-80G", weights="bf16"), catalog)
+    assert r.sizing is None and r.min_gpus_for_weights is not None
+    total = r.weights_gib_per_gpu * r.gpus  # sized on one card: the whole weights
+    # the weights over each card's budget (its memory x the engine's fraction): more than the 80 GB alone gives
+    assert 8 < math.ceil(total / 80) <= r.min_gpus_for_weights <= math.ceil(total / (78 * r.mem_fraction))
+    pinned = inference(ServingWorkload(model="DeepSeek-R1", gpu="A100-80G", gpus=8, weights="bf16"), catalog)
+    assert pinned.min_gpus_for_weights is None  # a count was given: that count is answered

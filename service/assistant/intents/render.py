@@ -110,7 +110,8 @@ def render_min_gpus(art: Artifact, ph: Artifact) -> str:
     if art["gpus_needed"] is None:
         lines = [str(ph["min_none"]).format(gpu=art["gpu_name"], model=model, method=method, one=art["single_gpu_gib"])]
     else:
-        lines = [str(ph["min_yes"]).format(n=art["gpus_needed"], gpu=art["gpu_name"], model=model, method=method,
+        key = "min_one" if art["gpus_needed"] == 1 else "min_yes"
+        lines = [str(ph[key]).format(n=art["gpus_needed"], gpu=art["gpu_name"], model=model, method=method,
                                            zero=art["strategy"]["zero_stage"], need=art["per_gpu_gib"],
                                            usable=art["usable_gib"], one=art["single_gpu_gib"]),
                  _memory_line(art, ph)]

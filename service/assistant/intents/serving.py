@@ -4,6 +4,7 @@ quantised model starts on a card, tokens/s, latency and ¥ per million tokens ('
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,7 +34,7 @@ class ServingArgs(ServingWorkload):
 
 
 def _run(ctx: Any, args: ServingArgs) -> Artifact:
-    w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}))
+    w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}, exclude_unset=True))
     cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
     out: Artifact = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
                      "said": said}
@@ -147,9 +148,17 @@ def _render(art: Artifact, ph: Phrases) -> str:
         sized = inf.get("sizing")
         if sized and not w.get("gpus"):  # 'how many H800s': the count first
             lines.append(_need(sized, inf["model"]["name"], ph))
+        elif inf.get("min_gpus_for_weights"):  # 'how many A100s for the full R1': more than one node
+            n = inf["min_gpus_for_weights"]
+            lines.append(str(ph["srv_multi_node"]).format(
+                n=n, nodes=math.ceil(n / 8), gpu=inf["gpu_name"], model=inf["model"]["name"],
+                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
+                total=_n(inf["weights_gib_per_gpu"] * inf["gpus"], 0)))
         else:
-            key = "srv_pinned_yes" if inf["starts"] else "srv_pinned_no"
-            lines.append(str(ph[key]).format(
+            key = "srv_pinned_no" if not inf["starts"] else "srv_pinned_short" if inf.get("context_lowered_from") \
+                else "srv_pinned_yes"
+            lines.append(str(ph[key]).format(full=f"{inf.get('context_lowered_from') or 0:,}",
+                                             ctx_f=f"{inf['max_model_len']:,}",
                 count=inf["gpus"], gpu=inf["gpu_name"], model=inf["model"]["name"],
                 weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
                 engine=ph["engine_names"].get(inf["engine"], inf["engine"]), conc=_n(inf["max_concurrency"], 1),
@@ -157,6 +166,8 @@ def _render(art: Artifact, ph: Phrases) -> str:
                 at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
         if sized:
             lines.append(_figures(sized, ph, loaded))
+        elif inf.get("min_gpus_for_weights"):
+            pass  # one node holds no replica: per-GPU figures of a single card say nothing
         else:
             lines.append(str(ph["srv_memory_only"]).format(weights=inf["weights_gib_per_gpu"],
                                                            kv=inf["kv_cache_gib_per_gpu"],
@@ -184,8 +195,10 @@ def _result(art: Artifact) -> dict[str, Any]:
     top = plan["candidates"][0] if plan and plan["candidates"] else None
     s = (inf or {}).get("sizing") or (top["sizing"] if top else None) or {}
     out = {"gpu": (inf or {}).get("gpu") or s.get("gpu"), "gpus_per_replica": s.get("gpus_per_replica") or
-           (inf or {}).get("gpus"), "replicas": s.get("replicas"), "total_gpus": s.get("total_gpus"),
-           "starts": (inf or {}).get("starts", bool(top)), "max_concurrency": s.get("max_concurrency") or
+           (inf or {}).get("gpus"), "replicas": s.get("replicas"),
+           "total_gpus": s.get("total_gpus") or (inf or {}).get("min_gpus_for_weights"),
+           "starts": (inf or {}).get("starts", bool(top)),
+           "min_gpus_for_weights": (inf or {}).get("min_gpus_for_weights"), "max_concurrency": s.get("max_concurrency") or
            (inf or {}).get("max_concurrency"), "kv_capacity_tokens": s.get("kv_capacity_tokens") or
            (inf or {}).get("kv_capacity_tokens"), "output_tokens_per_s": s.get("output_tokens_per_s"),
            "ttft_ms": s.get("ttft_ms"), "tpot_ms": s.get("tpot_ms"),

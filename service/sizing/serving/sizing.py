@@ -134,8 +134,10 @@ def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: S
 
 def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: ServingSetup = ServingSetup(),
                     max_gpus_per_replica: int = 8, fixed_tp: bool = False,
-                    eff: Efficiency = EFFICIENCY) -> DeploymentSize | str:
+                    eff: Efficiency = EFFICIENCY, shorter_context_ok: bool = False) -> DeploymentSize | str:
     """GPUs per replica x replicas for `target` on `gpu` (module docstring). `fixed_tp`: only `setup.tp`.
+    `shorter_context_ok`: the context was not asked for, so a pool too small for the model's full context is
+    launched with the longest --max-model-len it holds (at least one request), as an operator would.
     Returns the reason when no degree up to `max_gpus_per_replica` works."""
     degrees = (setup.tp,) if fixed_tp else tuple(d for d in TP_DEGREES if d <= max_gpus_per_replica)
     rejected: list[tuple[int, str]] = []
@@ -149,6 +151,8 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         mem = engine_memory(m, gpu, s)
         if not mem.starts and mem.graph_capture_fails and setup.mem_fraction is None:
             s, mem = _room_for_graphs(m, gpu, s, mem)
+        if not mem.starts and shorter_context_ok:
+            s, mem = _room_for_requests(m, gpu, s, mem, target.input_tokens + target.output_tokens)
         if not mem.starts:
             rejected.append((tp, mem.starts_reason))
             continue
@@ -168,6 +172,23 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
     if best is None:
         return "; ".join(f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in rejected) or "no valid degree"
     return replace(best[1], memory_tp=memory_tp, rejected=tuple(rejected))
+
+
+CONTEXT_STEP = 1024  # a lowered --max-model-len is rounded down to this
+# nor lowered below this: a pool of a few thousand tokens starts but serves little (Qwen2.5-72B int4 on one L20
+# holds ~2k tokens); such a card is reported as not starting, with the length it would take
+MIN_USEFUL_CONTEXT = 8192
+
+
+def _room_for_requests(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory,
+                       request_tokens: int) -> tuple[ServingSetup, EngineMemory]:
+    """The pool holds a request but not the model's full context: the longest --max-model-len it holds."""
+    fits = mem.max_model_len_fits
+    if s.max_model_len is None or fits >= s.max_model_len or fits < max(request_tokens, MIN_USEFUL_CONTEXT):
+        return s, mem
+    shorter = replace(s, max_model_len=max(request_tokens, fits // CONTEXT_STEP * CONTEXT_STEP))
+    lowered = engine_memory(m, gpu, shorter)
+    return (shorter, lowered) if lowered.starts else (s, mem)
 
 
 def _room_for_graphs(m: ModelSpec, gpu: GpuSpec, s: ServingSetup,
