@@ -50,7 +50,7 @@ def _also(reading: dict[str, Any], ph: Artifact) -> list[str]:
 
 def _knowledge(arts: dict[str, list[Artifact]], passages: list[Artifact], ph: Artifact) -> list[str]:
     fact = next((a for a in arts.get("lookup_fact", []) if a.get("answer") is not None or a.get("rules")
-                 or a.get("cloud_gpus") or a.get("rows")), None)
+                 or a.get("cloud_gpus") or a.get("rows") or a.get("unlisted")), None)
     lines: list[str] = []
     if fact is not None and "error" not in fact:
         lines.append(render_fact(fact, ph))

@@ -40,6 +40,7 @@ class Lexicon(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     clouds: Clouds
+    regions: dict[str, Entry]
     methods: dict[str, Entry]
     stages: dict[str, Stage]
     billing: dict[str, Entry]
@@ -64,6 +65,23 @@ class Lexicon(BaseModel):
                     found.append((m.start(), code))
                     break
         return [code for _, code in sorted(found)]
+
+
+    def region_in(self, text: str) -> str | None:
+        """The first city or area the text names ('广州', 'Shanghai', 'cn-north-1'), as its code."""
+        found = []
+        for code, e in self.regions.items():
+            for name in e.names:
+                m = re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z0-9])", text, re.IGNORECASE)
+                if m:
+                    found.append((m.start(), code))
+                    break
+        return min(found)[1] if found else None
+
+    def region_rows(self, code: str) -> list[str]:
+        """The catalog's region names for one city ('guangzhou' -> ['Guangzhou', 'cn-south-1'])."""
+        e = self.regions[code]
+        return [e.en] + [n for n in e.names if n.startswith("cn-")]
 
 
 def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:

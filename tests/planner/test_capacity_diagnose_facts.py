@@ -135,3 +135,19 @@ def test_price_of_a_price_on_request_gpu_says_so(catalog: Catalog) -> None:
     assert out is not None and out["answer"] in ("on_request", "yes")
     if out["answer"] == "on_request":
         assert out["on_request"]
+
+
+def test_regions_of_a_named_family_and_a_city(catalog: Catalog) -> None:
+    # '腾讯云哪些区能买到GT4 广州有吗': GT4's own regions, and yes with the Guangzhou zones
+    out = catalog_fact(catalog, "regions", clouds=["tencent"], family_name="gt4", place="guangzhou")
+    assert out is not None and out["instance_family"] == "GT4" and [r["family"] for r in out["rows"]] == ["GT4"]
+    gt4 = next(r for r in catalog.instances if r.family == "GT4")
+    assert out["answer"] == "yes" and out["place_regions"] == sorted(
+        z for z in (gt4.regions or "").split(";") if z.startswith("Guangzhou"))
+    far = catalog_fact(catalog, "regions", clouds=["tencent"], family_name="GT4", place="mumbai")
+    assert far is not None and far["answer"] == "no"
+
+
+def test_regions_the_catalog_does_not_list_are_said_unlisted(catalog: Catalog) -> None:
+    out = catalog_fact(catalog, "regions", "H800", ["tencent"])
+    assert out is not None and out["rows"] == [] and "HCCPNV5" in out["unlisted"] and out["answer"] is None

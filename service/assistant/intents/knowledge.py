@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from service.assistant.intents.base import Artifact, Ask, Phrases, QuestionType
+from service.lexicon.data import lexicon
 from service.planner.questions.facts import FACTS, catalog_fact
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
@@ -21,29 +22,41 @@ class FactArgs(BaseModel):
                                              "memory | bandwidth | tflops | cuda | rdma | billing | regions | price | list")
     gpu: str | None = Field(default=None, description="the GPU asked about, e.g. A100, H20, 4090")
     clouds: list[Literal["tencent", "jdcloud"]] = Field(default_factory=list, description="empty: both clouds")
+    family: str | None = Field(default=None, max_length=24, description="an instance family named (GT4, PNV4)")
+    place: str | None = Field(default=None, max_length=24, description="a city asked about (a lexicon region code)")
     exact: bool = Field(default=False, description="the user named the variant (A100 80G): match it exactly")
     question: str | None = None
     also: str | None = None
 
 
 def _run(ctx: Any, args: FactArgs) -> Artifact:
-    out = catalog_fact(ctx.catalog, args.fact, args.gpu, list(args.clouds), args.exact)
+    out = catalog_fact(ctx.catalog, args.fact, args.gpu, list(args.clouds), args.exact, args.family, args.place)
     return out if out is not None else {"kind": "fact", "fact": args.fact, "answer": None, "unknown": True}
+
+
+_LIST_ASKED = re.compile(r"哪些|什么(?:卡|gpu|显卡|型号|实例|机型)|有啥|(?<![A-Za-z])(?:which|what) (?:gpus|cards|instances)",
+                         re.IGNORECASE)
+# an instance family as the clouds write it: GT4, PNV4, HCCPNV5, GN10Xp, BMGNV4 (capitals, then a digit)
+_FAMILY_NAMED = re.compile(r"(?<![A-Za-z0-9])(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[a-z]{0,2}(?![A-Za-z0-9])")
 
 
 def _route(a: Ask) -> dict[str, Any] | None:
     fact = a.reading.slots.get("fact")
     gpus = a.reading.parsed.subject.gpus
     clouds = [c for c in a.reading.slots.get("clouds") or [] if c in ("tencent", "jdcloud")]
-    if fact is None and (gpus or clouds) and a.reading.parsed.extra.get("fact") is None and clouds and not gpus:
-        fact = "list"
+    if fact is None and clouds and not gpus and _LIST_ASKED.search(a.text):
+        fact = "list"  # '腾讯云有哪些卡': the GPUs a cloud rents
     if fact is None or (fact in _NEEDS_GPU and not gpus):
         return None
     if fact == "sells" and not gpus and not clouds:
         return None
     raw = a.text.lower()
     exact = bool(gpus) and bool(re.search(r"\d+\s*g", raw))
-    return {"fact": fact, "gpu": gpus[0] if gpus else None, "clouds": clouds, "exact": exact}
+    out: dict[str, Any] = {"fact": fact, "gpu": gpus[0] if gpus else None, "clouds": clouds, "exact": exact}
+    if fact == "regions":
+        named = _FAMILY_NAMED.search(a.text)
+        out.update({"family": named.group(0) if named else None, "place": lexicon().region_in(a.text)})
+    return out
 
 
 def _names(items: list[str], ph: Phrases) -> str:
@@ -60,6 +73,23 @@ def _instances(rows: list[Artifact], ph: Phrases, n: int = 6) -> str:
                    f"{r['gpu']}）" if ph["hours_unit"] == "小时" else
                    f"{ph['cloud_names'].get(r['cloud'], r['cloud'])} {r['instance_type']} ({r['gpu_count']:g} x "
                    f"{r['gpu']})" for r in rows[:n]], ph)
+
+
+_ZH_NUM = "零一二三四五六七八九十"
+
+
+def zone_label(zone: str, zh: bool) -> str:
+    """'Guangzhou-3' -> '广州三区' and 'cn-north-1' -> 'cn-north-1（北京）' for a Chinese reader; as is otherwise."""
+    zone = zone.strip()
+    if not zh:
+        return zone
+    for e in lexicon().regions.values():
+        if zone.lower().startswith("cn-") and zone.lower() in e.names:
+            return f"{zone}（{e.zh}）"
+        if zone.lower().startswith(e.en.lower()):
+            n = zone[len(e.en):].lstrip("-")
+            return e.zh + (f"{_ZH_NUM[int(n)]}区" if n.isdigit() and int(n) <= 10 else "")
+    return zone
 
 
 def render_fact(art: Artifact, ph: Phrases) -> str:
@@ -104,8 +134,20 @@ def render_fact(art: Artifact, ph: Phrases) -> str:
         rules = [str(t["billing_rule"]).format(cloud=ph["cloud_names"].get(c, c), family=_names(fams, ph), ratio=ratio)
                  for (c, ratio, _), fams in groups.items()]
         return "\n".join([str(t["billing_first"]).format(cloud=clouds), *rules])
-    return str(t["regions"]).format(cloud=clouds, instances=_names(
-        [f"{r['instance_type']}: {r['regions']}" for r in art.get("rows", [])[:6]], ph))
+    if not art.get("rows"):
+        return str(t["regions_unlisted"]).format(cloud=clouds, families=_names(art.get("unlisted") or [], ph))
+    listed = str(t["regions"]).format(cloud=clouds, instances=_names(
+        [f"{r['family']}（{'、'.join(zone_label(z, True) for z in r['regions'].split(';'))}）"
+         if ph["hours_unit"] == "小时" else f"{r['family']} ({r['regions'].replace(';', ', ')})"
+         for r in art.get("rows", [])[:6]], ph))
+    if art.get("answer") in ("yes", "no"):
+        place = lexicon().regions[art["place"]]
+        first = str(t[f"regions_{art['answer']}"]).format(
+            place=place.zh if ph["hours_unit"] == "小时" else place.en,
+            what=art.get("instance_family") or art.get("gpu_family") or clouds,
+            zones=_names([zone_label(z, ph["hours_unit"] == "小时") for z in art.get("place_regions") or []], ph))
+        return f"{first}\n{listed}"
+    return listed
 
 
 def passage_body(p: Artifact) -> str:

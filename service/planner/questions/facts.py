@@ -13,6 +13,7 @@ from service.catalog.loader import Catalog
 from service.catalog.queries import best_price, gpu_family, resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow
 from service.errors import AdvisorError
+from service.lexicon.data import lexicon
 
 Artifact = dict[str, Any]
 Fact = Literal["sells", "supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth",
@@ -115,8 +116,26 @@ def _price(cat: Catalog, g: GpuSpec | None, clouds: list[str]) -> Artifact:
     return {"answer": answer, "rows": rows[:8], "on_request": on_request[:8]}
 
 
+def _regions(rows: list[InstanceRow], place: str | None) -> Artifact:
+    """The regions of `rows`, by family (one line per family: its sizes share them), and whether `place` (a
+    lexicon region code: 'guangzhou') is among them."""
+    by_family: dict[str, Artifact] = {}
+    for r in rows:
+        if r.regions:
+            by_family.setdefault(r.family, {"cloud": r.cloud, "family": r.family, "regions": r.regions,
+                                            "source": r.source})
+    unlisted = sorted({r.family for r in rows if not r.regions} - set(by_family))
+    out: Artifact = {"answer": None, "rows": list(by_family.values())[:8], "place": place, "unlisted": unlisted[:8]}
+    if place is not None and by_family:
+        names = [n.lower() for n in lexicon().region_rows(place)]
+        hits = sorted({reg.strip() for r in rows for reg in (r.regions or "").split(";")
+                       if any(reg.strip().lower().startswith(n) for n in names)})
+        out.update({"answer": "yes" if hits else "no", "place_regions": hits})
+    return out
+
+
 def catalog_fact(cat: Catalog, fact: Fact, gpu: str | None = None, clouds: list[str] | None = None,
-                 exact: bool = False) -> Artifact | None:
+                 exact: bool = False, family_name: str | None = None, place: str | None = None) -> Artifact | None:
     """The fact asked about a GPU and/or clouds; None when the catalog cannot answer it (an unknown GPU for a
     GPU fact): the caller answers from the guide instead. `exact`: the user named the variant ('A100 80G')."""
     clouds = [c for c in (clouds or []) if c in CLOUDS]
@@ -152,4 +171,5 @@ def catalog_fact(cat: Catalog, fact: Fact, gpu: str | None = None, clouds: list[
     if fact == "price":
         return {**base, **_price(cat, g, clouds)}
     regions = [r for r in _live(cat) if (not clouds or r.cloud in clouds) and (g is None or family(r.gpu) == family(g.id))]
-    return {**base, "answer": None, "rows": [_inst(r) for r in regions if r.regions][:12]}
+    named = [r for r in regions if family_name and r.family.lower() == family_name.lower()]
+    return {**base, "instance_family": named[0].family if named else None, **_regions(named or regions, place)}

@@ -1,0 +1,38 @@
+"""Catalog facts open the answer (issue 20): regions of a named family and a city, and no GPU list for a
+question that is not about the GPUs a cloud rents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.assistant.service import build_assistant
+from tests.api.conftest import make_settings
+from tests.web.conftest import GuideRetriever
+
+
+@pytest.fixture(scope="module")
+def assistant(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    settings = make_settings(Path(tmp_path_factory.mktemp("facts")))
+    return build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir))
+
+
+def _first(assistant: Any, text: str) -> str:
+    return str(assistant.ask(text).answer_markdown).splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("腾讯云哪些区能买到GT4 广州有吗", "有。广州有 GT4：广州三区、广州四区、广州六区。"),
+    ("京东云的V100在北京有吗", "有。北京有 V100：cn-north-1（北京）。"),
+    ("which regions have H800 on tencent", "Tencent Cloud publishes no region list for HCCPNV5"),
+])
+def test_regions_open_with_the_answer(assistant: Any, text: str, first: str) -> None:
+    assert _first(assistant, text).startswith(first)
+
+
+def test_a_billing_question_naming_a_cloud_is_not_answered_with_its_gpu_list(assistant: Any) -> None:
+    # was '腾讯云目前的 GPU 实例有：A10、A100、…': any cloud name without a GPU became 'which GPUs does it rent'
+    assert "GPU 实例有" not in _first(assistant, "腾讯云按量计费的GPU机器 关机了还扣钱吗")
+    assert _first(assistant, "腾讯云有哪些卡").startswith("腾讯云目前的 GPU 实例有")
