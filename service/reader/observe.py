@@ -50,6 +50,7 @@ _SLOW = _c(r"很慢|太慢|好慢|变慢|慢了|慢出|慢得|速度慢|非常�
 _TOKENS_S = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
 _DROPPED_TO = _c(r"(?:dropped|drops?|fell|falls?|went down|降到|掉到|降至|掉至)\s*(?:from\s*\d+(?:\.\d+)?\s*k?\s*)?(?:to|到|至)?\s*"
                  r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>k(?![A-Za-z]))?")
+HIGH_UTIL_PCT = 90.0  # '利用率100%，但是很慢': the complaint is the speed, not the utilisation
 _ZH_SMALL = {"半": 0.5, "a": 1.0, "an": 1.0}
 
 
@@ -106,7 +107,10 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
     util = _UTIL.search(text)
     if util is not None:
         raw = util.group("n") or util.group("m")
-        return Observed("util", util_pct=float(raw) if raw else None), blank(text, util.start(), util.end())
+        pct = float(raw) if raw else None
+        if pct is not None and pct >= HIGH_UTIL_PCT and _SLOW.search(text):
+            return Observed("slow", util_pct=pct), blank(text, util.start(), util.end())  # busy and still slow
+        return Observed("util", util_pct=pct), blank(text, util.start(), util.end())
     for pattern in _HOURS:
         if (m := pattern.search(text)) is not None and (hours := _hours(m)) is not None:
             return Observed("hours", hours=hours), blank(text, m.start(), m.end())

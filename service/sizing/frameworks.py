@@ -125,6 +125,16 @@ class Stated:
     sharding: str | None = None
 
 
+# Chinese names for the setting values a Chinese answer shows (codes stay in the English text and the plan's JSON)
+_ZH = {"adamw": "AdamW", "full": "完整", "selective": "选择性", "none": "不开", "all_linear": "全部线性",
+       "sdpa": "SDPA", "flash": "FlashAttention-2", "eager": "PyTorch 朴素实现", "full_logits": "完整输出层（全词表一次算出）",
+       "chunked": "分块计算（Liger）"}
+
+
+def _zh(value: str) -> str:
+    return _ZH.get(value, value.replace("_", "-"))
+
+
 def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, *, method: str, n_gpus: int,
                      zero_stage: int, supports_bf16: bool = True, supports_flash: bool = True
                      ) -> tuple[Settings, list[tuple[str, str]]]:
@@ -157,26 +167,27 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
         optimizer = fw.optimizer_full_single if full_single else fw.optimizer
         in_bwd = full_single and fw.optimizer_in_bwd_full_single
         note(f"optimizer {optimizer.replace('_', '-')}" + (", stepped inside the backward" if in_bwd else ""),
-             f"优化器 {optimizer.replace('_', '-')}" + ("，在反向传播中逐参数更新" if in_bwd else ""))
+             f"优化器 {_zh(optimizer)}" + ("，在反向传播中逐参数更新" if in_bwd else ""))
     ckpt = stated.checkpointing or fw.checkpointing
     if stated.checkpointing is None:
-        note(f"activation checkpointing {ckpt}", f"激活检查点 {ckpt}")
+        note(f"activation checkpointing {ckpt}; a plan turns it off where memory allows (see its strategy)",
+             f"激活检查点：{_zh(ckpt)}；显存有余时方案会关掉以提速（见训练策略）")
     adapters = method in ("lora", "qlora")
     targets = TARGET_NAMES[stated.lora_targets] if stated.lora_targets else fw.lora_targets
     rank = stated.lora_rank or fw.lora_rank
     if adapters and stated.lora_targets is None:
-        note(f"LoRA on {targets.replace('_', '-')} layers", f"LoRA 作用于 {targets.replace('_', '-')} 层")
+        note(f"LoRA on {targets.replace('_', '-')} layers", f"LoRA 作用于{_zh(targets)}层")
     if adapters and stated.lora_rank is None:
         note(f"LoRA rank {rank}", f"LoRA 秩 {rank}")
     attention: Attention = stated.attention if stated.attention in ("flash", "sdpa", "eager") else fw.attention  # type: ignore[assignment]
     if stated.attention is None:
-        note(f"attention {attention}", f"注意力实现 {attention}")
+        note(f"attention {attention}", f"注意力实现：{_zh(attention)}")
     if attention == "flash" and not supports_flash:
         attention = "sdpa"
         assumed.append(("SDPA attention: the GPU has no FlashAttention-2", "该 GPU 不支持 FlashAttention-2：按 SDPA"))
     loss = LOSS_NAMES[stated.loss] if stated.loss else fw.loss
     if stated.loss is None:
-        note(f"loss {loss.replace('_', '-')}", f"损失计算 {loss.replace('_', '-')}")
+        note(f"loss {loss.replace('_', '-')}", f"损失计算：{_zh(loss)}")
     kbit = fw.kbit_upcast and not (n_gpus > 1 and zero_stage >= 3) if stated.kbit_upcast is None \
         else stated.kbit_upcast
     if method == "qlora" and stated.kbit_upcast is None and kbit:
@@ -195,6 +206,6 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
     liger = loss == "chunked" and fw.name in ("LLaMA-Factory", "ms-swift", "Axolotl")
     if optimizer == "adamw" and not fw.fused_adamw and not deepspeed_master and stated.optimizer is None:
         note("AdamW through torch's foreach path (a step-time copy of the second moments; fused from PyTorch 2.8)",
-             "AdamW 走 torch foreach 实现（优化器步多一份二阶矩临时张量；PyTorch 2.8 起默认 fused）")
+             "AdamW 用 PyTorch 的多张量非融合实现（优化器步多一份二阶矩临时张量；PyTorch 2.8 起默认融合实现）")
     return Settings(precision, optimizer, in_bwd, ckpt != "none", "selective" if ckpt == "selective" else "full",
                     targets, rank, attention, loss, kbit, fp32_weights, sharding, fused, liger), assumed

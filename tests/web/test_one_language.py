@@ -20,7 +20,7 @@ KNOWLEDGE = "A10支持FP8吗"
 # Latin runs in a Chinese card that are names, not English prose: anything with a digit, an identifier or address
 # (`_`, `.`, `/`, `:`), an acronym (GPU, NVIDIA, MFU), a name with an inner capital (LoRA, ZeRO, NVLink, GiB, vCPU,
 # PyTorch), and these proper nouns and terms Chinese ML writing leaves untranslated.
-NAMES = {"Tesla", "Ada", "Hopper", "Ampere", "Markdown", "Transformer", "Engine", "Unsloth", "Marlin", "Qwen",
+NAMES = {"Tesla", "Ada", "Hopper", "Ampere", "Markdown", "Transformer", "Engine", "Unsloth", "Marlin", "Qwen", "Liger",
          "tokens", "token", "micro-batch", "batch", "worker", "numactl", "loss", "scaling", "kernel", "bit", "zip",
          "https", "true"}
 

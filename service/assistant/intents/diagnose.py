@@ -71,6 +71,8 @@ def _verdict_key(art: Artifact) -> str:
     if kind == "memory":
         return "dia_memory_ok" if art["expected"] else "dia_memory_off"
     if kind == "util":
+        if art.get("util_high"):
+            return "dia_util_high"
         return "dia_util_expected" if art["expected"] else "dia_util_low"
     return "dia_host"
 

@@ -135,8 +135,18 @@ def render_compare(art: Artifact, ph: Artifact) -> str:
     kind, rows = art["kind"], art["comparison"]
     by_opt = {r["option"]: r for r in rows}
     lines: list[str] = []
+    if art.get("cost_unknown"):
+        lines.append(str(ph["cmp_cost_unknown"]).format(options=", ".join(option_name(kind, o, ph)
+                                                                            for o in art["unpriced"])))
     if art["winner"] is None:
         lines.append(str(ph["cmp_none"]))
+    elif art["by"] == "card_hours":
+        w = by_opt[art["winner"]]
+        others = [r for r in rows if r["option"] != art["winner"] and r.get("card_hours")]
+        o = min(others, key=lambda r: r["card_hours"]) if others else w
+        lines.append(str(ph["cmp_card"]).format(winner=option_name(kind, art["winner"], ph), wh=_n(w["card_hours"]),
+                                                other=option_name(kind, o["option"], ph), oh=_n(o["card_hours"]),
+                                                ratio=f"{o['card_hours'] / w['card_hours']:.1f}"))
     else:
         w = by_opt[art["winner"]]
         line_key = "cmp_line" if w["priced"] else "cmp_line_unpriced"
@@ -150,7 +160,7 @@ def render_compare(art: Artifact, ph: Artifact) -> str:
         hours = f"{_n(r['hours'])} {ph['hours_unit']}" if r["hours"] is not None else "—"
         lines.append(str(ph["cmp_row"]).format(option=option_name(kind, r["option"], ph), config=_config(r, ph),
                                                memory=mem, hours=hours, cost=cost))
-    if art["unpriced"]:
+    if art["unpriced"] and not art.get("cost_unknown"):
         lines += ["", str(ph["cmp_unpriced"]).format(options=", ".join(option_name(kind, o, ph)
                                                                          for o in art["unpriced"]))]
     return "\n".join(lines)

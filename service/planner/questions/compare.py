@@ -57,6 +57,8 @@ def _gpu_row(cat: Catalog, w: Workload, gpu: str, max_age: int) -> Artifact:
 
 def compare(cat: Catalog, w: Workload, kind: Kind, options: list[str], by: Literal["cost", "hours"] = "cost",
             max_age: int = 180) -> Artifact:
+    """The options side by side and the winner: by cost when every option that fits has a price; otherwise by
+    time, per card for GPUs (GPU-hours: the plans pick different counts), saying a price was missing."""
     rows: list[Artifact] = []
     for opt in options:
         if kind == "gpu":
@@ -69,16 +71,25 @@ def compare(cat: Catalog, w: Workload, kind: Kind, options: list[str], by: Liter
         update = updates[kind]
         rows.append(plan_row(opt, run_plan(cat, w.model_copy(update=update), max_age)))
     fitting = [r for r in rows if r["fits"]]
+    for r in fitting:
+        r["card_hours"] = r["hours"] * r["gpu_count"] if r["hours"] is not None and r["gpu_count"] else None
     priced = [r for r in fitting if r["priced"]]
-    if by == "cost" and priced:
+    unpriced = [r["option"] for r in fitting if not r["priced"]]
+    cost_unknown = by == "cost" and bool(unpriced)  # 'which is better value' with a price missing: said first
+    ranked: str = by
+    if by == "cost" and priced and not unpriced:
         winner = min(priced, key=lambda r: (r["cost_cny"], r["hours"]))
+    elif fitting and kind == "gpu" and all(r["card_hours"] for r in fitting):
+        # GPUs against each other: per card (the plans pick different counts: 8 x L20 against one 4090)
+        ranked = "card_hours"
+        winner = min(fitting, key=lambda r: (r["card_hours"], r["cost_cny"] or 0))
     elif fitting:
-        by = "hours"
+        ranked = "hours"
         winner = min(fitting, key=lambda r: (r["hours"], r["cost_cny"] or 0))
     else:
         winner = None
-    return {"kind": kind, "by": by, "comparison": rows, "winner": None if winner is None else winner["option"],
-            "unpriced": [r["option"] for r in rows if r["fits"] and not r["priced"]], "workload": w.model_dump()}
+    return {"kind": kind, "by": ranked, "comparison": rows, "winner": None if winner is None else winner["option"],
+            "unpriced": unpriced, "cost_unknown": cost_unknown, "workload": w.model_dump()}
 
 
 def savings(cat: Catalog, before: Workload, after: Workload, max_age: int = 180) -> Artifact:

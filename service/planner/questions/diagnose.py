@@ -151,7 +151,7 @@ def _util(obs: Observation, w: Workload, base: Artifact) -> Artifact:
     low = obs.util_pct is None or obs.util_pct < LOW_UTIL_PCT
     causes = _slow_causes(w, base)
     expected = bool(low and base["strategy"].get("offload") not in (None, "none"))
-    return {"expected": expected if low else True, "causes": causes if low else [], "fixes": []}
+    return {"expected": expected if low else True, "causes": causes if low else [], "fixes": [], "util_high": not low}
 
 
 def _memory(obs: Observation, base: Artifact) -> Artifact:
