@@ -1,5 +1,5 @@
-"""Catalog facts open the answer (issue 20): regions of a named family and a city, and no GPU list for a
-question that is not about the GPUs a cloud rents."""
+"""Answers that open with the answer (issue 20): regions of a named family and a city, no GPU list for a
+question that is not about the GPUs a cloud rents, capacity for serving or for training as asked."""
 
 from __future__ import annotations
 
@@ -36,3 +36,12 @@ def test_a_billing_question_naming_a_cloud_is_not_answered_with_its_gpu_list(ass
     # was '腾讯云目前的 GPU 实例有：A10、A100、…': any cloud name without a GPU became 'which GPUs does it rent'
     assert "GPU 实例有" not in _first(assistant, "腾讯云按量计费的GPU机器 关机了还扣钱吗")
     assert _first(assistant, "腾讯云有哪些卡").startswith("腾讯云目前的 GPU 实例有")
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("4090能部署多大的模型", "1 张 RTX 4090（24 GiB）用 vLLM 部署，最大约能跑"),  # was full fine-tune capacity
+    ("Which model can run on RTX 4090 24GB?", "On 1x RTX 4090 (24 GiB), vLLM serves models up to about"),
+    ("8*H800能训多大的模型", "8 张 H800 SXM（80 GiB）按全参微调最大约能训"),  # training stays training
+])
+def test_capacity_for_serving_or_training_as_asked(assistant: Any, text: str, first: str) -> None:
+    assert _first(assistant, text).startswith(first)

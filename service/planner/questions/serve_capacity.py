@@ -1,0 +1,80 @@
+"""Capacity for serving: on given GPUs x count, the largest model an engine (vLLM) starts, per weight dtype, or the
+longest context (--max-model-len) the KV pool holds for a named model ('4090能部署多大的模型', 'My VRAM is 128GB, so
+the context size I can configure is?'). Every figure is the serving engine's (service.planner.serving_inference);
+this module only chooses which models and dtypes to try.
+
+- model size: the catalog's decoders (dense and MoE, by total parameters), smallest first; for each dtype the
+  largest that starts (binary search: the weights grow with the parameters), and the next one up that does not.
+  A model starts when its pool holds at least one request of the default lengths at MIN_USEFUL_CONTEXT tokens.
+- context: the longest single sequence the pool holds (the engine's max_model_len_fits) for the named model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from service.catalog.loader import Catalog
+from service.catalog.schema import ModelSpec
+from service.planner.questions.fit import gpu_for, short_name
+from service.planner.serving_inference import inference
+from service.serving_workload import ServingWorkload
+
+Artifact = dict[str, Any]
+Dtype = Literal["bf16", "fp8", "int4"]
+
+
+def _decoders(cat: Catalog) -> list[ModelSpec]:
+    """One text decoder per size, smallest first."""
+    seen: dict[float, ModelSpec] = {}
+    for m in sorted(cat.models, key=lambda m: (m.params_published_b, m.moe is not None, m.id)):
+        if m.kind == "decoder" and "_vl" not in m.family and m.family != "internvl2" and not m.vision_params_b:
+            seen.setdefault(round(m.params_published_b, 1), m)
+    return list(seen.values())
+
+
+def _try(cat: Catalog, m: ModelSpec, gpu: str, count: int, weights: Dtype) -> Artifact | None:
+    """The engine's figures when `m` starts on count x gpu in `weights`, else None."""
+    r = inference(ServingWorkload(model=m.id, gpu=gpu, gpus=count, weights=weights), cat)
+    if not r.starts:
+        return None
+    return {"model": m.id, "params_b": m.params_published_b, "weights_gib_per_gpu": round(r.weights_gib_per_gpu, 1),
+            "max_model_len": r.max_model_len, "context_lowered_from": r.context_lowered_from,
+            "max_concurrency_at_load": r.max_concurrency_at_load}
+
+
+def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weights: Dtype) -> Artifact:
+    lo, hi = -1, len(models)  # models[lo] starts (or lo = -1), models[hi] does not (or hi = len)
+    best: Artifact | None = None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        got = _try(cat, models[mid], gpu, count, weights)
+        if got is not None:
+            lo, best = mid, got
+        else:
+            hi = mid
+    over = models[hi] if hi < len(models) else None
+    return {"weights": weights, "largest": best, "max_params_b": best["params_b"] if best else None,
+            "smallest_not_starting": {"model": over.id, "params_b": over.params_published_b} if over else None}
+
+
+def serve_capacity(cat: Catalog, gpu: str, count: int = 1, target: Literal["model_size", "context"] = "model_size",
+                   model: str | None = None, weights: Dtype | None = None) -> Artifact:
+    g, said = gpu_for(cat, gpu)
+    out: Artifact = {"kind": "capacity", "use": "serve", "target": target, "gpu": g.id, "gpu_name": short_name(g.id),
+                     "gpu_count": count, "gpu_memory_gib": g.memory_gib, "engine": "vllm",
+                     "assumptions": [said[0]] if said else [], "assumptions_zh": [said[1]] if said else []}
+    if target == "context":
+        if model is None:
+            raise ValueError("the serving context limit needs a model")
+        r = inference(ServingWorkload(model=model, gpu=g.id, gpus=count, weights=weights), cat)
+        out.update({"model": {"id": r.model.id, "name": r.model.name}, "weights": r.weights, "starts": r.starts,
+                    "max_seq_len": r.max_model_len_fits if r.max_model_len_fits > 0 else None,
+                    "kv_capacity_tokens": r.kv_capacity_tokens, "weights_gib_per_gpu": round(r.weights_gib_per_gpu, 1),
+                    "kv_cache_gib_per_gpu": round(r.kv_cache_gib_per_gpu, 1)})
+        return out
+    dtypes: tuple[Dtype, ...] = (weights,) if weights else (("bf16", "fp8", "int4") if g.supports_fp8
+                                                           else ("bf16", "int4"))
+    models = _decoders(cat)
+    out["rows"] = [_largest(cat, models, g.id, count, d) for d in dtypes]
+    out["max_params_b"] = max((r["max_params_b"] or 0 for r in out["rows"]), default=0) or None
+    return out
