@@ -170,8 +170,10 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
              f"优化器 {_zh(optimizer)}" + ("，在反向传播中逐参数更新" if in_bwd else ""))
     ckpt = stated.checkpointing or fw.checkpointing
     if stated.checkpointing is None:
-        note(f"activation checkpointing {ckpt}; a plan turns it off where memory allows (see its strategy)",
-             f"激活检查点：{_zh(ckpt)}；显存有余时方案会关掉以提速（见训练策略）")
+        off = ckpt != "none"
+        note(f"activation checkpointing {ckpt}" + ("; a plan turns it off where memory allows (see its strategy)"
+                                                   if off else ""),
+             f"激活检查点：{_zh(ckpt)}" + ("；显存有余时方案会关掉以提速（见训练策略）" if off else ""))
     adapters = method in ("lora", "qlora")
     targets = TARGET_NAMES[stated.lora_targets] if stated.lora_targets else fw.lora_targets
     rank = stated.lora_rank or fw.lora_rank
