@@ -58,7 +58,7 @@ def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trai
     h = m.hidden_size or 0
     trains_base = trainable >= 0.5 * c.total
     out = 0.0
-    if z >= 3 and setup.offload != "all":
+    if z >= 3 and (setup.offload != "all" or setup.sharding != "deepspeed"):  # FSDP gathers to the GPU offloaded
         out += weight_bytes * zero3_gather_params(c, layer_params, setup)
         if trains_base:  # the unit's unsharded 16-bit gradients before the reduce-scatter
             unit = c.largest_layer if setup.sharding == "deepspeed" else max(layer_params, c.lm_head)

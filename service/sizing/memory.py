@@ -167,6 +167,11 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         if setup.offload == "all":
             weights = 0.0
             notes.append("ZeRO-3 offload of parameters and optimizer to CPU RAM: slow, needs fast host memory")
+        elif not deepspeed:
+            # FSDP has one CPU offload (CPUOffload(offload_params=True), FSDP2's CPUOffloadPolicy): the sharded
+            # parameters, their gradients and the optimizer step all live on the CPU; layers are still gathered
+            weights = 0.0
+            notes.append("FSDP CPU offload: sharded parameters, gradients and optimizer in CPU RAM")
         else:
             notes.append("ZeRO offload of the optimizer to CPU RAM")
 
@@ -176,7 +181,7 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         notes.append(f"{setup.frozen_copies} frozen model cop{'y' if setup.frozen_copies == 1 else 'ies'} "
                      "(reference / reward) held beside the policy")
     buf = buffers.sharding_buffers_bytes(m, c, setup, trainable, _gather_bytes(c, setup))
-    if z >= 3 and setup.offload == "all":
+    if z >= 3 and setup.offload == "all" and deepspeed:
         buf += 4 * c.largest_layer  # DeepSpeed: the gathered 16-bit layer and its gradient
     buf += buffers.autocast_copy_bytes(m, c, setup)
     if setup.method == "qlora":

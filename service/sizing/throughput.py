@@ -174,7 +174,7 @@ def comm_bytes_per_micro(m: ModelSpec, setup: TrainSetup, trainable: float) -> f
     if setup.zero_stage < 2:
         return 2.0 * 2.0 * trainable / mp / max(1, setup.grad_accum)  # all-reduce moves twice a reduce-scatter
     grads = 2.0 * trainable / mp
-    if setup.zero_stage >= 3 and setup.offload != "all":
+    if setup.zero_stage >= 3 and (setup.offload != "all" or setup.sharding != "deepspeed"):
         return 2 * 2.0 * count_params(m).total / mp + grads
     return grads
 

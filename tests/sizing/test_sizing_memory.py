@@ -318,6 +318,20 @@ def test_offload_leaves_no_optimizer_or_gradients_on_the_gpu(stage: int, offload
     assert mem.weights_gib * GIB == pytest.approx(weights)
 
 
+
+@pytest.mark.parametrize("sharding", ["fsdp", "fsdp2"])
+def test_fsdp_cpu_offload_moves_the_parameters_too(sharding: str) -> None:
+    # FSDP has one CPU offload (CPUOffload(offload_params=True); FSDP2's CPUOffloadPolicy): the sharded parameters
+    # leave the GPU with the optimizer, unlike DeepSpeed's optimizer-only offload. Regression: torchtune's Llama-3.1-70B
+    # full fine-tune with fsdp_cpu_offload read 33.6 GiB per GPU against a measured 13.9 GiB.
+    fsdp = TrainSetup("full", n_gpus=4, zero_stage=3, offload="optimizer", sharding=sharding)  # type: ignore[arg-type]
+    ds = replace(fsdp, sharding="deepspeed")
+    plain = replace(fsdp, offload="none")
+    assert estimate_memory(decoder(), fsdp).weights_gib == 0
+    assert estimate_memory(decoder(), ds).weights_gib * GIB == pytest.approx(2 * P / 4)
+    # the layers are still gathered on the GPU while they compute: the same buffers as without offload
+    assert estimate_memory(decoder(), fsdp).buffers_gib == pytest.approx(estimate_memory(decoder(), plain).buffers_gib)
+
 def test_memory_terms_of_real_model_are_reported_separately(model) -> None:
     # Qwen2-7B full, one GPU, bf16: weights 2 B x 7.6157e9 = 14.19 GiB, grads the same, optimizer 12 B = 85.11 GiB.
     mem = estimate_memory(model("Qwen2-7B"), TrainSetup("full"))
