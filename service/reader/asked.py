@@ -37,6 +37,8 @@ _MEMORY = _c(r"(?P<n>\d{1,3}(?:\.\d)?)\s*(?:G|GB|GiB|Gb|g)(?![A-Za-z])\s*(?:的)
              r"|(?<![A-Za-z\d.])(?P<b>\d{1,3})\s*(?:G|GB|GiB|Gb)[\s-]*(?:的)?\s*\x01"
              r"|(?:单卡|每卡|每张|单张|一张|a single|each)\s*(?P<d>\d{1,3})\s*(?:G|GB|GiB|Gb)(?![A-Za-z])"
              r"|\x01[^。.!?？\n]{0,12}?with\s+(?P<e>\d{1,3})\s*(?:G|GB|GiB|Gb)\s+(?:of\s+)?(?:memory|vram)")
+_USED_BEFORE = _c(r"(?:占用|占了|各占|占到|用了|吃了|使用了?|达到|升到|涨到|到了|(?<![A-Za-z])(?:uses?|using|takes?|took|"
+                  r"consum\w*|allocat\w*|reserv\w*|occup\w*))\s*(?:了|约|大概|大约|almost|around|about|nearly|~|≈)?\s*$")
 _FACTS = [
     ("supports_fp8", _c(r"fp8")), ("supports_bf16", _c(r"bf16|bfloat16")),
     ("supports_flash_attn", _c(r"flash[\s-]?attn|flash[\s-]?attention|fa2")),
@@ -75,6 +77,8 @@ def find_stage(text: str) -> str | None:
 def find_gpu_memory(marked: str) -> tuple[float | None, str]:
     """A card's memory size; `marked` has GPU names marked with \\x01 so '3090 24G' reads as that card's 24 GB."""
     m = _MEMORY.search(marked)
+    while m is not None and _USED_BEFORE.search(marked[max(0, m.start() - 14) : m.start()]):
+        m = _MEMORY.search(marked, m.end())  # '占用了20g显存', 'takes 16G of VRAM': memory in use, not the card's
     if m is None:
         return None, marked
     group = next(g for g in ("n", "m", "c", "a", "b", "d", "e") if m.group(g))

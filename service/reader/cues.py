@@ -58,7 +58,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "largest": _c(rf"多大的模型|多大模型|最大(?:能)?(?:训|跑|放|部署|上)?|最长(?!时间)|多长(?!时)|最多|上限|能训多大|能跑多大|哪些模型|"
                   rf"什么样的模型|{_W}(?:largest|biggest|longest|max(?:imum)?|how (?:big|large)|which models?|what size|"
                   rf"how long (?:a |of a |can (?:the |a )?)?(?:context|sequence|input|prompt)){_E}"),
-    "compare": _c(rf"对比|比较|比一比|相比|哪个|哪家|哪种|哪一个|哪款|还是|区别|差别|差异|选哪|比呢|跟.{{1,12}}比|"
+    "compare": _c(rf"对比|比较|比一比|相比|哪个|哪家|哪种|哪一个|哪款|还是(?!只能|必须)|区别|差别|差异|选哪|比呢|跟.{{1,12}}比|"
                   rf"{_W}(?:vs\.?|versus|compare[ds]?|comparison|which (?:one|is|gpu|cloud)|better|or (?:a|an|the)?\s*\w+\?|"
                   rf"difference between){_E}"),
     "value": _c(rf"划算|性价比|便宜|贵|省钱|成本|花费|{_W}(?:cheaper|cheapest|cost[\s-]?effective|worth|value|pricier|expensive){_E}"),
@@ -66,11 +66,13 @@ CUES: dict[str, re.Pattern[str]] = {
                rf"{_W}(?:how much (?:faster|slower|cheaper|more|less|"
                rf"would i save|do i save|can i save)|save|savings?|instead){_E}"),
     "plan": _c(rf"预算|租|配置|推荐|方案|选型|怎么选|选什么|用什么机器|什么机器|机型|实例|估算|估计|成本|费用|多少钱|多久|多长时(?:间)?|"
-               rf"{_W}(?:budget|rent|recommend\w*|instance|which (?:machine|instance|gpu should)|estimate|cost|how long|"
+               rf"训练时间|训练成本|微调时间|卡时|{_W}(?:(?:fine[\s-]?tuning|training|train) (?:time|cost|hours)|gpu[\s-]?hours|approximate\w*|"
+               rf"budget|rent|recommend\w*|instance|which (?:machine|instance|gpu should)|estimate\w*|cost|how long|"
                rf"what should i (?:use|rent|get)|plan){_E}"),
     "fact": _c(rf"支持|有没有|有吗|是否有|卖|售|提供|计费|包月|按量|竞价|地域|区域|可用区|带宽|rdma|nvlink|fp8|bf16|cuda|关机|扣费|"
                rf"{_W}(?:support\w*|sells?|offer\w*|available|regions?|zones?|billing|billed|spot|monthly|bandwidth){_E}"),
-    "howto": _c(rf"什么是|是什么|怎么|如何|原理|介绍|教程|解释|怎么算|计算方法|区别|{_W}(?:what is|what are|what does|how does|"
+    "howto": _c(rf"什么是|是什么|怎么|如何|原理|介绍|教程|解释|怎么算|计算方法|区别|{_W}(?:what is(?! the (?:estimated|approximate|"
+                rf"expected|total|likely|max\w*|min\w*|best|cheapest|fastest|largest|cost|price|time))|what are|what does|how does|"
                 rf"how do i|how to|explain|tutorial|guide|calculat\w+|derived|formula|difference){_E}"),
     "oos": _c(rf"天气|诗|周报|日报|股票|抄底|基金|菜谱|做饭|笑话|翻译一下|写一篇|写个|团建|电影|旅游|彩票|星座|"
               rf"{_W}(?:weather|poem|stock|recipe|joke|translate|essay|movie|travel|football|horoscope|lottery){_E}"),
@@ -103,6 +105,8 @@ PRIOR: dict[str, dict[str, float]] = {
     "observed_util": {"diagnose": 2.5},
     "observed_host": {"diagnose": 2.5},
     "observed_slow": {"diagnose": 2.0},
+    "observed_any": {"diagnose": 1.0},  # a figure the user saw (on a server too): what happened, asked about
+    "observed_asked": {"diagnose": 1.5},  # 'why does it take 20G?', '88 hours, normal?': the observation is the question
     "normal_q": {"diagnose": 2.0},
     "why": {"diagnose": 1.0, "knowledge": 0.5},
     "fix": {"diagnose": 1.0},
@@ -151,7 +155,7 @@ TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "di
 PREV = tuple(f"prev_{t}" for t in TYPES)
 # a follow-up ('那京东云呢', '两张呢', 'what about H20') after a turn of type t: it keeps the type
 FOLLOW = tuple(f"follow_{t}" for t in TYPES)
-FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "short", "bias")
+FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "observed_asked", "short", "bias")
 
 
 def slot_features(slots: Mapping[str, Any], named: Mapping[str, int]) -> dict[str, float]:
@@ -195,6 +199,7 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
     out["gpu_filter"] = float(named.get("gpu_filter", 0) > 0)  # '只用T4', 'no V100': a plan's constraint
     out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
+    out["observed_asked"] = float(bool(out["observed_any"] and (out["why"] or out["normal_q"])))
     out["short"] = float(len(text.strip()) <= 16)
     follow = out["follow"] and not (slots.get("model") and not named.get("inherited"))
     out.update({f"follow_{t}": float(bool(follow) and prev_type == t) for t in TYPES})

@@ -41,7 +41,7 @@ _HOURS = [
 _MEM_USED = [
     _c(r"(?:显存|现存|vram|gpu\s*memory|memory)[^。.!?？\n\d]{0,20}?(?:占用|占了|用了|使用|吃了|usage|used|sits? at|stays? at|is at|reaches|reached|"
        r"占到|到了|达到|升到|涨到|峰值|peak)\s*(?:了|约|大概|大约|around|about|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)"),
-    _c(r"(?:占用|占了|用了|吃了|吃满|使用了|uses?|using|consum\w*|takes?|took|allocated|reserved|occup\w*)\s*(?:了|约|大概|"
+    _c(r"(?:占用|占了|各占|都占|用了|吃了|吃满|使用了|uses?|using|consum\w*|takes?|took|allocated|reserved|occup\w*)\s*(?:了|约|大概|"
        r"almost|around|about|nearly|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)(?:\s*(?:的)?\s*(?:显存|vram|gpu memory))?"),
     _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*(?:显存占用|显存使用|vram usage|memory usage)"),
 ]
@@ -61,6 +61,7 @@ class Observed:
     memory_gb: float | None = None
     util_pct: float | None = None
     tokens_per_s: float | None = None
+    whole_run: bool = False  # the hours are the whole run's ('took 88 hours'), not an epoch's ('一个epoch要20小时')
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": self.kind}
@@ -68,6 +69,8 @@ class Observed:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.whole_run:
+            out["whole_run"] = True
         return out
 
 
@@ -82,6 +85,7 @@ _IF_BEFORE = re.compile(r"(?:再大|再长|如果|要是|一旦|否则|不然|(?
                         re.IGNORECASE)
 _NORMAL = re.compile(r"正常吗|正常嘛|正常么|正常不|是否正常|对吗|合理吗|(?<![A-Za-z])(?:normal|expected|reasonable)(?![A-Za-z])",
                      re.IGNORECASE)
+_PER_EPOCH = re.compile(r"每个?\s*(?:epoch|轮)|一个?\s*(?:epoch|轮)|(?<![A-Za-z])(?:per|an?|one|each|1)\s+epoch", re.IGNORECASE)
 _BARE_DURATION = re.compile(_DUR + r"(?!\s*(?:内|之内|以内|完成))")
 
 
@@ -111,11 +115,13 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
         if pct is not None and pct >= HIGH_UTIL_PCT and _SLOW.search(text):
             return Observed("slow", util_pct=pct), blank(text, util.start(), util.end())  # busy and still slow
         return Observed("util", util_pct=pct), blank(text, util.start(), util.end())
-    for pattern in _HOURS:
+    for i, pattern in enumerate(_HOURS):
         if (m := pattern.search(text)) is not None and (hours := _hours(m)) is not None:
-            return Observed("hours", hours=hours), blank(text, m.start(), m.end())
+            whole = i == len(_HOURS) - 1 and not _PER_EPOCH.search(text)  # 'took 88 hours': the run, not an epoch
+            return Observed("hours", hours=hours, whole_run=whole), blank(text, m.start(), m.end())
     if _NORMAL.search(text) and (m := _BARE_DURATION.search(text)) is not None and (hours := _hours(m)):
-        return Observed("hours", hours=hours), blank(text, m.start(), m.end())  # 'One RTX 3090, 88 hours, normal?'
+        # 'One RTX 3090, 88 hours, normal? --num_epochs=10': the whole run unless an epoch is named
+        return Observed("hours", hours=hours, whole_run=not _PER_EPOCH.search(text)), blank(text, m.start(), m.end())
     if memory is not None:
         return Observed("memory", memory_gb=memory), text
     if _SLOW.search(text):

@@ -191,7 +191,8 @@ def find_samples(text: str) -> tuple[int | None, str]:
 
 _GB = re.compile(
     NA + r"\s*(?P<u>GiB|TiB|GB|TB|MB|G|T)(?![A-Za-z])"
-    r"(?!\s*(?:tokens?|显存|内存|memory|vram|ram|的?显卡|带宽|bandwidth|参数|params|硬盘|磁盘|disk|storage|ssd|网络|network|bps))",
+    r"(?!\s*(?:of\s+)?(?:tokens?|显存|内存|memory|vram|ram|的?显卡|gpus?|cards?|带宽|bandwidth|参数|params|硬盘|磁盘|disk|storage|"
+    r"ssd|网络|network|bps))",
     re.IGNORECASE,
 )
 _DATA_AFTER = re.compile(r"^\s*(?:的)?\s*(?:数据|语料|文本|图片|训练数据|(?:of\s+)?(?:data|dataset|corpus|text|images))",

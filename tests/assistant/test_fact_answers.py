@@ -45,3 +45,15 @@ def test_a_billing_question_naming_a_cloud_is_not_answered_with_its_gpu_list(ass
 ])
 def test_capacity_for_serving_or_training_as_asked(assistant: Any, text: str, first: str) -> None:
     assert _first(assistant, text).startswith(first)
+
+
+@pytest.mark.parametrize(("text", "lines"), [
+    # was read as a comparison ('还是只能去腾讯云' is 'or do I have to go to Tencent'), then 'yes' for either cloud
+    ("京东云现在有没有卖A800的 还是只能去腾讯云", ("没有。京东云目前的 GPU 实例是", "A800 可以租：腾讯云 HCCPNV4sn")),
+    ("does tencent or jd cloud sell A800?", ("Yes. Tencent Cloud sells A800", "No. JD Cloud GPU instances are")),
+])
+def test_clouds_that_differ_are_answered_each(assistant: Any, text: str, lines: tuple[str, str]) -> None:
+    r = assistant.ask(text)
+    answer = str(r.answer_markdown)
+    assert r.intent == "knowledge"
+    assert answer.startswith(lines[0]) and lines[1] in answer

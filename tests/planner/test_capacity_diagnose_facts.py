@@ -91,6 +91,17 @@ def test_hours_per_epoch_against_the_estimate(catalog: Catalog, factor: float, e
     assert out["estimated_hours_per_epoch"] == pytest.approx(base, rel=0.01)
 
 
+
+def test_hours_of_the_whole_run_are_compared_with_all_its_epochs(catalog: Catalog) -> None:
+    # 'One RTX 3090, 88 hours, is this normal? --num_epochs=10' was compared with one epoch (59x 'too slow')
+    w = Workload(model="Qwen2.5-7B", method="lora", samples=100_000, epochs=10)
+    run = estimate(EstimateRequest(w, "A10", 1), catalog)["training_hours"]
+    whole = diagnose(catalog, w, "A10", 1, Observation(kind="hours", hours=run * 1.2, whole_run=True))
+    assert whole["expected"] is True and whole["ratio"] == pytest.approx(1.2, rel=0.01)
+    assert whole["estimated_hours_run"] == pytest.approx(run, rel=0.01)
+    per_epoch = diagnose(catalog, w, "A10", 1, Observation(kind="hours", hours=run * 1.2))
+    assert per_epoch["expected"] is False and per_epoch["ratio"] == pytest.approx(12, rel=0.01)
+
 def test_host_ram_overflow_names_the_offload_need(catalog: Catalog) -> None:
     out = diagnose(catalog, Workload(model="Qwen2.5-32B", method="full"), "A100-80G-SXM", 8,
                    Observation(kind="host_oom"))

@@ -67,6 +67,9 @@ def test_a_negative_budget_is_still_refused() -> None:
 @pytest.mark.parametrize(("text", "kind", "figures"), [
     ("qwen2vl-72B全参微调时4张A800会从每张30多G的显存占用突然升到80G后报错", "oom", {"memory_gb": 80.0}),
     ("tokens/s per gpu dropped from 3500 to 1200 after turning on grad checkpointing", "slow", {"tokens_per_s": 1200}),
+    ("One RTX 3090, 88 hours, is this normal? --num_epochs=10", "hours", {"hours": 88.0, "whole_run": True}),
+    ("训一个epoch要20小时正常吗", "hours", {"hours": 20.0, "whole_run": False}),
+    ("跑了30小时还没完，每个epoch都这么慢正常吗", "hours", {"hours": 30.0, "whole_run": False}),
 ])
 def test_observations(text: str, kind: str, figures: dict[str, float]) -> None:
     got, _ = find_observation(text)
@@ -91,3 +94,29 @@ def test_a_gpu_named_without_a_count_is_one_card_for_a_fit(text: str, count: int
 def test_how_long_in_time_is_not_a_context_question() -> None:
     r = Reader(*_names()).read("30B LORA微调，全流程训练大概需要多长时？拿两张A100训练")
     assert r.slots.get("target") is None and r.type != "capacity"
+
+
+@pytest.mark.parametrize(("text", "seen"), [
+    ("一张4090 单卡部署qwen2-7b模型占用了20g显存，两张卡每张都会各占20g", 20.0),  # was read as a 20 GB card
+    ("vllm serve Qwen2.5-3B-Instruct-AWQ on a 3090, nvidia-smi says it takes 16G of VRAM", 16.0),
+])
+def test_memory_in_use_is_an_observation_not_the_cards_size(text: str, seen: float) -> None:
+    got = parse_message(text, *_names())
+    assert got.slots.get("gpu_memory_gb") is None and got.extra.get("gpu_memory_gb") is None
+    assert got.extra.get("observed") == {"kind": "memory", "memory_gb": seen}
+
+
+def test_a_cards_size_is_still_the_cards() -> None:
+    assert parse_message("单卡4090 24G 跑qwen 7b lora够吗", *_names()).extra.get("gpu_memory_gb") == 24.0
+
+
+@pytest.mark.parametrize("text", [
+    "Naively, fine-tuning a 7B model requires about 7 x 4 x 4 = 112 GB of VRAM",  # was a 112 GB dataset
+    "qwen2 7b lora on a 24GB GPU",
+])
+def test_gigabytes_of_gpu_memory_are_not_data(text: str) -> None:
+    assert "dataset_gb" not in parse(text)
+
+
+def test_gigabytes_of_data_are_still_data() -> None:
+    assert parse("qwen2 7b lora 数据500GB").get("dataset_gb") == 500.0

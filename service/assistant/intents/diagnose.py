@@ -14,10 +14,12 @@ from service.assistant.intents.render import memory_line, method_name
 from service.assistant.intents.routing import subject_count, subject_gpu, without
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.diagnose import Observation, diagnose
+from service.reader.cues import CUES
 
 # A run's GPU when the question does not say: the data-centre card most such runs use, said in the answer.
 DEFAULT_GPU = "A100-80G-SXM"
 _BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
+_SERVED, _TRAINED = CUES["serve"], CUES["train"]
 _MULTI = re.compile(r"多卡|多机|(?<![A-Za-z])(?:multi[- ]?gpu|multi[- ]?node|zero[-_ ]?[23])(?![A-Za-z])", re.IGNORECASE)
 
 
@@ -29,6 +31,7 @@ class DiagnoseArgs(Asked):
     mentions_bf16: bool = Field(default=False, description="the user runs bf16")
     model_named: bool = Field(default=True, description="false: no model was named; only catalog rules answer")
     gpu_assumed: bool = Field(default=False, description="the GPU was not named: the answer says which was assumed")
+    engine_assumed: bool = Field(default=False, description="a server's engine was not named: vLLM's defaults assumed")
 
 
 def _run(ctx: Any, args: DiagnoseArgs) -> Artifact:
@@ -39,6 +42,9 @@ def _run(ctx: Any, args: DiagnoseArgs) -> Artifact:
     if args.gpu_assumed:
         said = [*said, (f"The GPU was not named: sized on {args.gpu_count or 1}x {args.gpu}; tell me yours.",
                         f"没有说是什么卡：按 {args.gpu_count or 1} 张 {args.gpu} 估算，告诉我实际的卡可以算得更准。")]
+    if args.engine_assumed:
+        said = [*said, ("The inference engine was not named: vLLM's defaults assumed.",
+                        "没有说用哪个推理引擎：按 vLLM 的默认设置说明。")]
     return with_assumptions(out, said)
 
 
@@ -47,6 +53,10 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     if not observed:
         return Missing("observation")
     engine = a.reading.slots.get("engine")
+    # '单卡部署qwen2-7b占用了20g显存': memory seen on a server whose engine is not named: vLLM, the default engine
+    engine_assumed = engine is None and observed.get("kind") == "memory" and _SERVED.search(a.text) is not None \
+        and _TRAINED.search(a.text) is None
+    engine = "vllm" if engine_assumed else engine
     bf16 = bool(_BF16.search(a.text))
     named = bool(a.slots.get("model") or a.slots.get("params_b"))
     gpu = subject_gpu(a)
@@ -56,7 +66,7 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     count = subject_count(a) or (8 if assumed and _MULTI.search(a.text) else 1)
     slots = without(a.slots, "gpu_include", "gpu_count") if named else {"params_b": 7.0}
     return {**slots, "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": observed, "engine": engine,
-            "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed}
+            "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed, "engine_assumed": engine_assumed}
 
 
 def _verdict_key(art: Artifact) -> str:
@@ -93,14 +103,22 @@ def _fix(f: Artifact, ph: Phrases) -> str:
     return text
 
 
+def _num(x: Any) -> str:
+    return "" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
+
+
 def _render(art: Artifact, ph: Phrases) -> str:
     if not art.get("sized", True):
         return _render_rule(art, ph)
     obs = art["observation"]
+    whole = bool(art.get("whole_run"))
+    span = str(ph["dia_span_run" if whole else "dia_span_epoch"]).format(epochs=_num((art.get("workload") or {})
+                                                                                     .get("epochs")))
     first = str(ph[_verdict_key(art)]).format(
         count=art["gpu_count"], gpu=art["gpu_name"], model=art["model"]["name"], method=method_name(art, ph),
-        seq=art["strategy"]["seq_len"], need=art["per_gpu_gib"], usable=art["usable_gib"],
-        hours=obs.get("hours", ""), est=art.get("estimated_hours_per_epoch", ""), ratio=art.get("ratio", ""),
+        seq=art["strategy"]["seq_len"], need=art["per_gpu_gib"], usable=art["usable_gib"], span=span,
+        hours=obs.get("hours", ""), ratio=art.get("ratio", ""),
+        est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
         host=art.get("host_ram_needed_gib", ""))
     lines = [first, memory_line(art, ph)]
@@ -121,7 +139,7 @@ def _render_rule(art: Artifact, ph: Phrases) -> str:
                                                       reserved=c.get("reserved_gib", ""))
     lines = [first, "", str(ph["dia_fix_title"]), *[f"- {ph['dia_fixes'][f['code']]}" for f in art["fixes"]]]
     items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or art.get("assumptions") or []
-    return "\n".join(lines + ([""] + [f"- {x}" for x in items] if items else []))
+    return "\n".join(lines + ([""] + [f"> {x}" for x in items] if items else []))
 
 
 DIAGNOSE = QuestionType(
@@ -131,7 +149,8 @@ DIAGNOSE = QuestionType(
                        else f"expected={o['expected']} by rule {o.get('rule')} on {o['gpu']}"),
     route=_route, render=_render,
     result=lambda o: {"diagnose": {k: o.get(k) for k in ("observation", "expected", "gpu", "gpu_count", "per_gpu_gib",
-                                                         "usable_gib", "fits", "estimated_hours_per_epoch", "ratio",
+                                                         "usable_gib", "fits", "estimated_hours_per_epoch",
+                                                         "estimated_hours_run", "whole_run", "ratio",
                                                          "tokens_per_s", "causes", "fixes", "host_ram_needed_gib",
                                                          "rule", "sized")}},
     doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "

@@ -16,7 +16,7 @@ from service.planner.questions.fit import feasibility, min_gpus
 
 FEASIBILITY_KEYS = ("gpu", "gpu_name", "gpu_count", "fits", "per_gpu_gib", "gpu_memory_gib", "usable_gib",
                     "gpus_needed", "needed_per_gpu_gib", "single_gpu_gib", "min_memory_gib", "memory", "strategy",
-                    "training_hours", "fits_with", "rent", "options", "plan_pick")
+                    "training_hours", "fits_with", "rent", "options", "other_methods", "plan_pick")
 
 
 class FeasibilityArgs(Asked):
@@ -25,6 +25,7 @@ class FeasibilityArgs(Asked):
 
 class MinGpusArgs(Asked):
     gpu: str | None = Field(default=None, description="the GPU to count; none: the least GPU memory")
+    method_assumed: bool = Field(default=False, description="no method was named: count the other methods too")
 
 
 def _run_feasibility(ctx: Any, args: FeasibilityArgs) -> Artifact:
@@ -38,7 +39,7 @@ def _run_feasibility(ctx: Any, args: FeasibilityArgs) -> Artifact:
 def _run_min_gpus(ctx: Any, args: MinGpusArgs) -> Artifact:
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w)
-    return with_assumptions(min_gpus(cat, w, args.gpu), said)
+    return with_assumptions(min_gpus(cat, w, args.gpu, args.method_assumed), said)
 
 
 def _route_feasibility(a: Ask) -> dict[str, Any] | Missing:
@@ -52,7 +53,7 @@ def _route_min_gpus(a: Ask) -> dict[str, Any]:
     gpu = subject_gpu(a)
     if gpu is not None and gpu.endswith("G") and gpu[:-1].replace(".", "").isdigit():
         gpu = None  # 'how much memory do I need': the least memory, not a count of that size
-    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu}
+    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu, "method_assumed": "method" not in a.slots}
 
 
 def _fit_result(art: Artifact) -> dict[str, Any]:

@@ -92,12 +92,29 @@ def zone_label(zone: str, zh: bool) -> str:
     return zone
 
 
+def _sells_by_cloud(art: Artifact, ph: Phrases, gpu: str) -> str:
+    t, names = ph["fact"], ph["cloud_names"]
+    lines: list[str] = []
+    for cloud, sells in art["by_cloud"].items():
+        name = names.get(cloud, cloud)
+        if sells:
+            rows = [r for r in art["rows"] if r["cloud"] == cloud]
+            lines.append(str(t["sells_yes" if not lines else "sells_also"]).format(
+                cloud=name, gpu=gpu, instances=_instances(rows, ph)))
+        else:
+            lines.append(str(t["sells_no"]).format(cloud=name, gpu=gpu, gpus=_names(art["cloud_gpus"][cloud], ph)))
+    return "\n".join(lines)
+
+
 def render_fact(art: Artifact, ph: Phrases) -> str:
     """The catalog's answer in one or two lines."""
     f, t = art["fact"], ph["fact"]
     gpu = art.get("gpu_family") or art.get("gpu") or ""
     clouds = _clouds(art, ph)
     if f == "sells":
+        by_cloud = art.get("by_cloud") or {}
+        if len(set(by_cloud.values())) > 1:  # the clouds named differ: say each
+            return _sells_by_cloud(art, ph, gpu)
         if art["answer"] == "yes":
             return str(t["sells_yes"]).format(cloud=clouds, gpu=gpu, instances=_instances(art["rows"], ph))
         lines = [str(t["sells_no"]).format(cloud=clouds, gpu=gpu, gpus=_names(

@@ -96,6 +96,19 @@ def _assumptions(art: Artifact, ph: Artifact) -> list[str]:
     return ["", str(ph["assume_title"]), *[f"- {a}" for a in items]] if items else []
 
 
+def _other_methods(art: Artifact, ph: Artifact) -> list[str]:
+    """'没说训练方法，上面按 LoRA 算；全参微调要 …': the count for each other method, when none was named."""
+    rows = art.get("other_methods") or []
+    if not rows:
+        return []
+    items = [str(ph["min_other_item"]).format(
+        method=ph["method_names"].get(r["method"], r["method"]),
+        n=str(ph["min_ref_count"]).format(n=r["gpus_needed"], need=r["per_gpu_gib"])
+        if r["gpus_needed"] is not None else str(ph["min_ref_none"])) for r in rows]
+    return ["", str(ph["min_other_methods"]).format(method=_method(art, ph), gpu=rows[0]["gpu_name"],
+                                                    items=str(ph["list_sep"]).join(items))]
+
+
 def render_min_gpus(art: Artifact, ph: Artifact) -> str:
     model, method = art["model"]["name"], _method(art, ph)
     if art["gpu"] is None:
@@ -106,7 +119,7 @@ def render_min_gpus(art: Artifact, ph: Artifact) -> str:
             n = (str(ph["min_ref_count"]).format(n=o["gpus_needed"], need=o["per_gpu_gib"])
                  if o["gpus_needed"] is not None else str(ph["min_ref_none"]))
             lines.append(str(ph["min_ref_line"]).format(gpu=o["gpu_name"], memory=f"{o['gpu_memory_gib']:g}", n=n))
-        return "\n".join(lines + _assumptions(art, ph))
+        return "\n".join(lines + _other_methods(art, ph) + _assumptions(art, ph))
     if art["gpus_needed"] is None:
         lines = [str(ph["min_none"]).format(gpu=art["gpu_name"], model=model, method=method, one=art["single_gpu_gib"])]
     else:
@@ -116,7 +129,7 @@ def render_min_gpus(art: Artifact, ph: Artifact) -> str:
                                            usable=art["usable_gib"], one=art["single_gpu_gib"]),
                  _memory_line(art, ph)]
     lines += ["", *_rent(art, ph, None)]
-    return "\n".join(lines + _assumptions(art, ph))
+    return "\n".join(lines + _other_methods(art, ph) + _assumptions(art, ph))
 
 
 def option_name(kind: str, option: str, ph: Artifact) -> str:

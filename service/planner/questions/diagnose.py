@@ -34,6 +34,7 @@ class Observation(BaseModel):
     hours: float | None = Field(default=None, gt=0, le=1e6, description="hours per epoch")
     util_pct: float | None = Field(default=None, ge=0, le=100)
     tokens_per_s: float | None = Field(default=None, gt=0, le=1e9)
+    whole_run: bool = Field(default=False, description="the hours are the whole run's (all epochs), not one epoch's")
 
 
 def _sized(cat: Catalog, w: Workload, gpu: str, n: int, offload: str = "none") -> Artifact:
@@ -119,7 +120,11 @@ def _hours(obs: Observation, w: Workload, base: Artifact) -> Artifact:
         structural = [c for c in _slow_causes(w, base) if c["code"] in ("offload", "communication")]
         return {**out, "expected": True if structural else None, "causes": structural or _slow_causes(w, base),
                 "fixes": []}
-    ratio = obs.hours / per_epoch
+    whole = obs.whole_run and epochs > 1  # 'took 88 hours' for 10 epochs: compare with the whole run
+    if whole:
+        out["whole_run"] = True
+        out["estimated_hours_run"] = round(base["training_hours"], 2)
+    ratio = obs.hours / (base["training_hours"] if whole else per_epoch)
     out["ratio"] = round(ratio, 2)
     tokens_per_s = base["throughput_tokens_per_s"]
     out["tokens_per_s"] = tokens_per_s

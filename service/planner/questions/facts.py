@@ -55,8 +55,11 @@ def _sells(cat: Catalog, g: GpuSpec, exact: bool, clouds: list[str]) -> Artifact
     on = [r for r in rows if r.cloud in asked]
     elsewhere = sorted({r.cloud for r in rows if r.cloud not in asked})
     per_cloud = {c: _gpus_of(cat, [r for r in _live(cat) if r.cloud == c]) for c in asked}
-    return {"answer": "yes" if on else "no", "rows": [_inst(r) for r in on][:12], "elsewhere": elsewhere,
-            "cloud_gpus": per_cloud}
+    by_cloud = {c: any(r.cloud == c for r in on) for c in asked}
+    # several clouds named and they differ ('京东云有没有卖A800 还是只能去腾讯云'): the first named is the one asked about
+    answer = by_cloud[asked[0]] if len(clouds) > 1 and len(set(by_cloud.values())) > 1 else bool(on)
+    return {"answer": "yes" if answer else "no", "rows": [_inst(r) for r in on][:12], "elsewhere": elsewhere,
+            "cloud_gpus": per_cloud, "by_cloud": by_cloud}
 
 
 def _support(g: GpuSpec, fact: str) -> Artifact:

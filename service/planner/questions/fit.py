@@ -129,9 +129,36 @@ def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact
     }
 
 
-def min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
+OTHER_METHODS = ("full", "lora", "qlora")
+OTHER_METHODS_GPU = "A100-80G-SXM"  # the card the other methods are counted on when none is named
+
+
+def other_methods(cat: Catalog, w: Workload, gpu_id: str) -> list[Artifact]:
+    """The fewest cards of `gpu_id` for each other fine-tuning method: '训练72b要多少显存' does not say full or LoRA."""
+    out: list[Artifact] = []
+    for method in OTHER_METHODS:
+        if method == w.method:
+            continue
+        needed = gpus_needed(cat, w.model_copy(update={"method": method, "quant_bits": None}), gpu_id)
+        out.append({"method": method, "gpu": gpu_id, "gpu_name": short_name(gpu_id),
+                    "gpus_needed": None if needed is None else needed["gpus"],
+                    "per_gpu_gib": None if needed is None else needed["memory"]["per_gpu_gib"]})
+    return out
+
+
+def min_gpus(cat: Catalog, w: Workload, gpu: str | None, method_assumed: bool = False) -> Artifact:
     """The fewest cards of a named GPU, or, with none named, the least GPU memory (one card's need) and the
-    count on reference cards of 24 to 96 GiB."""
+    count on reference cards of 24 to 96 GiB. `method_assumed`: the question named no method, so the count for
+    each other fine-tuning method is given too (`other_methods`)."""
+    out = _min_gpus(cat, w, gpu)
+    if method_assumed and w.method in OTHER_METHODS and out["model"].get("kind") == "decoder":
+        ref = out["gpu"] or (OTHER_METHODS_GPU if any(g.id == OTHER_METHODS_GPU for g in cat.gpus) else None)
+        if ref is not None:
+            out["other_methods"] = other_methods(cat, w, ref)
+    return out
+
+
+def _min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
     if gpu is not None:
         g, _ = resolve_gpu(gpu, cat.gpus)
         needed = gpus_needed(cat, w, g.id)

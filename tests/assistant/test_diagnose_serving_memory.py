@@ -1,0 +1,34 @@
+"""A server's memory in use ('单卡部署qwen2-7b占用了20g显存，两张卡每张都各占20g'): expected, the engine reserves a share
+of every card up front for the KV cache; the engine named or, when none is, vLLM's default said as assumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.assistant.service import build_assistant
+from tests.api.conftest import make_settings
+from tests.web.conftest import GuideRetriever
+
+
+@pytest.fixture(scope="module")
+def assistant(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    settings = make_settings(Path(tmp_path_factory.mktemp("served")))
+    return build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir))
+
+
+def test_memory_seen_on_a_server_is_the_engines_reservation(assistant: Any) -> None:
+    r = assistant.ask("一张4090 单卡部署qwen2-7b模型占用了20g显存，而用两张4090卡，每张都会各占20g，为啥不是每张卡平摊10g呢？")
+    answer = str(r.answer_markdown)
+    assert r.intent == "diagnose"
+    first = answer.splitlines()[0]
+    assert first.startswith("正常") and "gpu_memory_utilization=0.9" in first and "21.6 GiB" in first
+    assert "按 vLLM 的默认设置" in answer  # the engine was not named
+
+
+def test_memory_seen_in_training_is_sized_not_explained_by_an_engine(assistant: Any) -> None:
+    r = assistant.ask("单卡3090 qwen2-7b lora训练 显存占用了20G 正常吗")
+    assert r.intent == "diagnose"
+    assert "gpu_memory_utilization" not in str(r.answer_markdown)
