@@ -82,6 +82,10 @@ CUES: dict[str, re.Pattern[str]] = {
                  rf"switch to){_E}"),
     "question": _c(r"[?？]|吗|么|嘛|呢"),
 }
+# what makes 'deploy' / 'serve' about a model: a model, a GPU, inference words, an engine or a load
+_ML = _c(rf"模型|大模型|显卡|显存|算力|卡|推理|量化|并发|吞吐|对话|客服|聊天|机器人|向量|token|qps|ttft|"
+         rf"{_W}(?:llms?|models?|gpus?|vram|cuda|nvidia|inference|infer|chat\w*|bot|embedding|quantiz\w*|concurren\w*|"
+         rf"throughput|latency|tokens?|qwen\w*|llama\w*|glm\w*|deepseek\w*|mistral\w*|gemma\w*|yi|baichuan\w*){_E}")
 _DOMAIN = _c(rf"显卡|显存|算力|gpu|cuda|模型|大模型|训练|推理|部署|微调|参数|token|{_W}(?:llm|model|gpus?|vram|nvidia|"
              rf"cloud|inference|compute|tflops|transformer){_E}|云服务器|实例|机型|服务器")
 SLOT_FEATURES = ("model", "params_b", "gpu", "gpu_count_multi", "gpu_memory_gb", "method", "full", "pretrain",
@@ -106,7 +110,12 @@ PRIOR: dict[str, dict[str, float]] = {
     "observed_host": {"diagnose": 2.5},
     "observed_slow": {"diagnose": 2.0},
     "observed_any": {"diagnose": 1.0},  # a figure the user saw (on a server too): what happened, asked about
-    "observed_asked": {"diagnose": 1.5},  # 'why does it take 20G?', '88 hours, normal?': the observation is the question
+    "observed_asked": {"diagnose": 1.5},
+    # deploy / serve / 上线 with nothing about models, GPUs or inference ('部署一个wordpress博客', 'deploy a website on
+    # AWS', '上线新的CRM系统'): not a model server, so not ours to size
+    "serve_off_ml": {"out_of_scope": 3.0, "serving": -2.0},
+    # only a cloud we do not cover, and no model or GPU ('阿里云控制台怎么创建ECS实例'): say which clouds we answer for
+    "other_cloud_only": {"out_of_scope": 2.5},  # 'why does it take 20G?', '88 hours, normal?': the observation is the question
     "normal_q": {"diagnose": 2.0},
     "why": {"diagnose": 1.0, "knowledge": 0.5},
     "fix": {"diagnose": 1.0},
@@ -155,7 +164,8 @@ TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "di
 PREV = tuple(f"prev_{t}" for t in TYPES)
 # a follow-up ('那京东云呢', '两张呢', 'what about H20') after a turn of type t: it keeps the type
 FOLLOW = tuple(f"follow_{t}" for t in TYPES)
-FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "observed_asked", "short", "bias")
+FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "observed_asked", "serve_off_ml", "other_cloud_only",
+                             "short", "bias")
 
 
 def slot_features(slots: Mapping[str, Any], named: Mapping[str, int]) -> dict[str, float]:
@@ -200,6 +210,10 @@ def features(text: str, slots: Mapping[str, Any], named: Mapping[str, int], prev
     out["statement"] = float(not out["question"] and not out["howto"] and not out["can"] and not out["how_many"])
     out.update({f"prev_{t}": float(prev_type == t) for t in TYPES})
     out["observed_asked"] = float(bool(out["observed_any"] and (out["why"] or out["normal_q"])))
+    ml = any(k in slots for k in ("model", "params_b", "gpu", "gpu_memory_gb", "engine", "weights", "concurrency",
+                                  "request_rate", "input_tokens", "output_tokens")) or bool(_ML.search(text))
+    out["serve_off_ml"] = float(bool(out["serve"]) and not out["engine"] and not ml)
+    out["other_cloud_only"] = float(bool(out["other_cloud"]) and "clouds" not in slots and not ml)
     out["short"] = float(len(text.strip()) <= 16)
     follow = out["follow"] and not (slots.get("model") and not named.get("inherited"))
     out.update({f"follow_{t}": float(bool(follow) and prev_type == t) for t in TYPES})

@@ -86,6 +86,12 @@ def test_changes_named_in_one_message(text: str, before: dict[str, object], afte
     ("8*H800能训多大的模型", "capacity"),
     ("今天天气怎么样", "out_of_scope"),
     ("从头预训一个3B 数据300B token 两周训完 最少几张H800", "min_gpus"),
+    # deploying something that is not a model, or only another cloud's console: out of scope, not a serving plan
+    ("帮我部署一个wordpress博客", "out_of_scope"),
+    ("how do I deploy a website on AWS", "out_of_scope"),
+    ("阿里云控制台怎么创建ECS实例", "out_of_scope"),
+    ("部署qwen2 7b要几张4090", "serving"),
+    ("上线一个Llama-3-70B的对话服务", "serving"),
 ])
 def test_question_types_of_the_issue(text: str, qtype: str) -> None:
     assert read(text).type == qtype, read(text).scores
