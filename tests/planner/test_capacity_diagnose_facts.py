@@ -102,6 +102,18 @@ def test_hours_of_the_whole_run_are_compared_with_all_its_epochs(catalog: Catalo
     per_epoch = diagnose(catalog, w, "A10", 1, Observation(kind="hours", hours=run * 1.2))
     assert per_epoch["expected"] is False and per_epoch["ratio"] == pytest.approx(12, rel=0.01)
 
+
+def test_more_cards_slower_than_fewer_is_not_expected_where_the_engine_scales(catalog: Catalog) -> None:
+    # '3090双卡训练比单卡慢出一倍以上' was 'expected: communication' for any run on more than one card
+    w = Workload(model="Qwen2.5-7B", method="lora")
+    two = diagnose(catalog, w, "RTX-3090", 2, Observation(kind="slow"))
+    assert two["expected"] is False and two["speedup_vs_one_gpu"] >= 1.3 and two["reference_gpus"] == 1
+    assert [c["code"] for c in two["causes"]][:2] == ["should_scale", "no_p2p"]
+    nodes = diagnose(catalog, Workload(model="Qwen2.5-7B", method="full"), "A100-40G-SXM", 16, Observation(kind="slow"))
+    assert nodes["reference_gpus"] == 8 and "no_rdma" in [c["code"] for c in nodes["causes"]]
+    one = diagnose(catalog, w, "RTX-3090", 1, Observation(kind="slow"))
+    assert "speedup_vs_one_gpu" not in one
+
 def test_host_ram_overflow_names_the_offload_need(catalog: Catalog) -> None:
     out = diagnose(catalog, Workload(model="Qwen2.5-32B", method="full"), "A100-80G-SXM", 8,
                    Observation(kind="host_oom"))

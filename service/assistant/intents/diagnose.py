@@ -74,6 +74,8 @@ def _verdict_key(art: Artifact) -> str:
     if kind in ("hours", "slow"):
         ratio = art.get("ratio")
         if ratio is None:
+            if art.get("speedup_vs_one_gpu") is not None and art["expected"] is False:
+                return "dia_slow_unscaled"
             return "dia_slow_structural" if art["expected"] else "dia_hours_unknown"
         return "dia_hours_ok" if art["expected"] else ("dia_hours_fast" if ratio < 1 else "dia_hours_slow")
     if kind == "oom":
@@ -91,7 +93,8 @@ def _cause(c: Artifact, ph: Phrases) -> str:
     text = str(ph["dia_causes"].get(c["code"], c["code"]))
     if "per_gpu_gib" in c:
         text += str(ph["dia_cause_fig"]).format(need=c["per_gpu_gib"])
-    return text.format(host=c.get("host_ram_gib", ""))
+    return text.format(host=c.get("host_ram_gib", ""), speedup=c.get("speedup", ""), gpus=c.get("gpus", ""),
+                       ref=c.get("ref", 1))
 
 
 def _fix(f: Artifact, ph: Phrases) -> str:
@@ -120,7 +123,8 @@ def _render(art: Artifact, ph: Phrases) -> str:
         hours=obs.get("hours", ""), ratio=art.get("ratio", ""),
         est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
-        host=art.get("host_ram_needed_gib", ""))
+        host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_one_gpu", ""),
+        ref=art.get("reference_gpus", 1))
     lines = [first, memory_line(art, ph)]
     items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or []
     lines += [f"> {x}" for x in items if "按 " in x and "估算" in x] if items else []
@@ -151,7 +155,7 @@ DIAGNOSE = QuestionType(
     result=lambda o: {"diagnose": {k: o.get(k) for k in ("observation", "expected", "gpu", "gpu_count", "per_gpu_gib",
                                                          "usable_gib", "fits", "estimated_hours_per_epoch",
                                                          "estimated_hours_run", "whole_run", "ratio",
-                                                         "tokens_per_s", "causes", "fixes", "host_ram_needed_gib",
+                                                         "tokens_per_s", "speedup_vs_one_gpu", "reference_gpus", "causes", "fixes", "host_ram_needed_gib",
                                                          "rule", "sized")}},
     doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "
         "GPU utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "

@@ -24,6 +24,8 @@ Kind = Literal["oom", "memory", "hours", "util", "host_oom", "slow"]
 HOURS_BAND = (0.5, 1.6)
 MEMORY_BAND = (0.7, 1.35)  # nvidia-smi shows reserved memory: the caching allocator holds more than is in use
 LOW_UTIL_PCT = 70.0
+NODE_GPUS = 8
+SHOULD_SCALE = 1.3  # N cards the engine rates at least this much faster than one: 'slower than one card' is not expected
 
 
 class Observation(BaseModel):
@@ -111,10 +113,23 @@ def _oom(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact) -> Artifac
     return {"expected": False, "causes": _memory_causes(cat, w, gpu, n), "fixes": []}
 
 
-def _hours(obs: Observation, w: Workload, base: Artifact) -> Artifact:
+def _hours(obs: Observation, w: Workload, base: Artifact, one_gpu: Artifact | None = None) -> Artifact:
     epochs = w.epochs or 1.0
     per_epoch = base["training_hours"] / max(epochs, 1e-9)
     out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2), "tokens_per_s": base["throughput_tokens_per_s"]}
+    if obs.hours is None and one_gpu is not None and one_gpu["fits"] and one_gpu["throughput_tokens_per_s"]:
+        # '双卡比单卡慢一倍': the engine's rate on these N cards against one card's. Where N cards should be clearly
+        # faster, slower is not the setup's doing (no P2P / NVLink, a changed per-GPU batch, data loading)
+        speedup = base["throughput_tokens_per_s"] / one_gpu["throughput_tokens_per_s"]
+        across_nodes = one_gpu.get("ref_gpus", 1) >= NODE_GPUS
+        out["speedup_vs_one_gpu"] = round(speedup, 2)
+        out["reference_gpus"] = one_gpu.get("ref_gpus", 1)
+        if speedup >= SHOULD_SCALE and base["strategy"].get("offload") in (None, "none"):
+            return {**out, "expected": False, "causes": [
+                {"code": "should_scale", "speedup": round(speedup, 1), "gpus": base["gpus"],
+                 "ref": one_gpu.get("ref_gpus", 1)},
+                {"code": "no_rdma" if across_nodes else "no_p2p"}, {"code": "batch_changed"}, {"code": "dataloader"}],
+                "fixes": [{"code": "check_rdma" if across_nodes else "check_p2p"}]}
     if obs.hours is None or per_epoch <= 0:
         # 'slower on two nodes than on one', 'zero3 is slow': a structural cause makes it expected
         structural = [c for c in _slow_causes(w, base) if c["code"] in ("offload", "communication")]
@@ -217,7 +232,9 @@ def diagnose(cat: Catalog, w: Workload | None, gpu: str, count: int, obs: Observ
     if obs.kind == "oom":
         found = _oom(cat, w, g.id, count, base)
     elif obs.kind in ("hours", "slow"):
-        found = _hours(obs, w, base)
+        # the setup it is slower than: one node for a multi-node run ('两台比一台还慢'), else one card
+        ref = (NODE_GPUS if count > NODE_GPUS else 1) if count > 1 and obs.hours is None else None
+        found = _hours(obs, w, base, None if ref is None else {**_sized(cat, w, g.id, ref), "ref_gpus": ref})
     elif obs.kind == "util":
         found = _util(obs, w, base)
     elif obs.kind == "memory":
