@@ -40,6 +40,7 @@ class FeasibilityArgs(Workload):
 class MinGpusArgs(Workload):
     gpu: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                             description="the GPU to count; none: the least GPU memory")
+    method_assumed: bool = Field(default=False, description="no method was named: count the other methods too")
 
 
 class CompareArgs(Workload):

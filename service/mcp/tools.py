@@ -100,7 +100,7 @@ def _feasibility(ctx: McpContext, args: FeasibilityArgs) -> Artifact:
     from service.planner.questions.compare import run_plan as plan_top
     from service.planner.questions.fit import feasibility
 
-    w = workload_of(args, frozenset({"gpu"})).model_copy(update={"gpu_count": None})
+    w = workload_of(args, frozenset({"gpu", "method_assumed"})).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog(), w)
     out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)
     out["plan_pick"] = plan_row("plan", plan_top(cat, w, ctx.max_price_age_days))
@@ -110,9 +110,9 @@ def _feasibility(ctx: McpContext, args: FeasibilityArgs) -> Artifact:
 def _min_gpus(ctx: McpContext, args: MinGpusArgs) -> Artifact:
     from service.planner.questions.fit import min_gpus
 
-    w = workload_of(args, frozenset({"gpu"})).model_copy(update={"gpu_count": None})
+    w = workload_of(args, frozenset({"gpu", "method_assumed"})).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog(), w)
-    return with_assumptions(min_gpus(cat, w, args.gpu), said)
+    return with_assumptions(min_gpus(cat, w, args.gpu, args.method_assumed), said)
 
 
 def _compare(ctx: McpContext, args: CompareArgs) -> Artifact:

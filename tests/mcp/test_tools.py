@@ -83,6 +83,7 @@ CALLS: list[tuple[str, dict[str, Any], str, Any]] = [
     ("estimate", {"model": "Qwen2-7B", "gpu": "A100 80G", "gpus": 2}, "gpus", 2),
     ("find_min_gpus", {"model": "Qwen2-72B", "method": "full", "gpu": "A800"}, "fits", True),
     ("find_min_gpus", {"model": "Qwen2-7B", "method": "qlora"}, "gpu", None),  # no GPU: the least memory
+    ("find_min_gpus", {"params_b": 72, "method_assumed": True}, "other_methods", None),  # full and QLoRA counts too
     ("compare_options", {**GUIDE_WORKLOAD, "compare_kind": "cloud", "options": ["tencent", "jdcloud"]}, "by", "cost"),
     ("estimate_savings", {"model": "Qwen2-7B", "samples": 100000, "before": {"method": "full"}}, "by", "cost"),
     ("capacity", {"gpu": "RTX 4090"}, "target", "model_size"),  # per method: full, LoRA, QLoRA
