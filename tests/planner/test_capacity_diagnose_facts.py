@@ -114,6 +114,14 @@ def test_more_cards_slower_than_fewer_is_not_expected_where_the_engine_scales(ca
     one = diagnose(catalog, w, "RTX-3090", 1, Observation(kind="slow"))
     assert "speedup_vs_one_gpu" not in one
 
+
+def test_hours_without_a_data_size_are_not_judged_on_a_default_dataset(catalog: Catalog) -> None:
+    # '训一个epoch要20小时正常吗' with no sample count: the verdict rested on a 10k-sample default; now the answer says how
+    # many tokens the time buys at the estimated rate and asks for the data
+    out = diagnose(catalog, Workload(model="Qwen2.5-7B", method="lora"), "A10", 1, Observation(kind="hours", hours=20))
+    assert out["expected"] is None and out["data_unknown"] is True
+    assert out["tokens_in_observed_time"] == pytest.approx(out["tokens_per_s"] * 20 * 3600, rel=0.01)
+
 def test_host_ram_overflow_names_the_offload_need(catalog: Catalog) -> None:
     out = diagnose(catalog, Workload(model="Qwen2.5-32B", method="full"), "A100-80G-SXM", 8,
                    Observation(kind="host_oom"))

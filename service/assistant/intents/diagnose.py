@@ -73,6 +73,8 @@ def _verdict_key(art: Artifact) -> str:
     kind = art["observation"]["kind"]
     if kind in ("hours", "slow"):
         ratio = art.get("ratio")
+        if art.get("data_unknown"):
+            return "dia_hours_data"
         if ratio is None:
             if art.get("speedup_vs_one_gpu") is not None and art["expected"] is False:
                 return "dia_slow_unscaled"
@@ -106,6 +108,14 @@ def _fix(f: Artifact, ph: Phrases) -> str:
     return text
 
 
+def _tokens(n: Any, ph: Phrases) -> str:
+    if not isinstance(n, (int, float)):
+        return ""
+    if ph["hours_unit"] == "小时":
+        return f"{n / 1e8:.2f} 亿" if n >= 1e8 else f"{n / 1e4:,.0f} 万"
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:,.0f}M"
+
+
 def _num(x: Any) -> str:
     return "" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
 
@@ -124,7 +134,8 @@ def _render(art: Artifact, ph: Phrases) -> str:
         est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
         host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_one_gpu", ""),
-        ref=art.get("reference_gpus", 1))
+        ref=art.get("reference_gpus", 1), tokens=_tokens(art.get("tokens_in_observed_time"), ph),
+        data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"])
     lines = [first, memory_line(art, ph)]
     items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or []
     lines += [f"> {x}" for x in items if "按 " in x and "估算" in x] if items else []
@@ -154,7 +165,8 @@ DIAGNOSE = QuestionType(
     route=_route, render=_render,
     result=lambda o: {"diagnose": {k: o.get(k) for k in ("observation", "expected", "gpu", "gpu_count", "per_gpu_gib",
                                                          "usable_gib", "fits", "estimated_hours_per_epoch",
-                                                         "estimated_hours_run", "whole_run", "ratio",
+                                                         "estimated_hours_run", "whole_run", "ratio", "data_unknown",
+                                                         "tokens_in_observed_time",
                                                          "tokens_per_s", "speedup_vs_one_gpu", "reference_gpus", "causes", "fixes", "host_ram_needed_gib",
                                                          "rule", "sized")}},
     doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "

@@ -144,6 +144,9 @@ def _hours(obs: Observation, w: Workload, base: Artifact, one_gpu: Artifact | No
     tokens_per_s = base["throughput_tokens_per_s"]
     out["tokens_per_s"] = tokens_per_s
     out["tokens_in_observed_time"] = round(tokens_per_s * obs.hours * 3600)
+    if not (w.samples or w.tokens or w.dataset_gb):
+        # no data size: the estimate's hours rest on a default dataset, so only the work the time buys is said
+        return {**out, "expected": None, "data_unknown": True, "causes": [], "fixes": []}
     lo, hi = HOURS_BAND
     if ratio <= hi and ratio >= lo:
         return {**out, "expected": True, "causes": [], "fixes": []}
