@@ -120,3 +120,11 @@ def test_gigabytes_of_gpu_memory_are_not_data(text: str) -> None:
 
 def test_gigabytes_of_data_are_still_data() -> None:
     assert parse("qwen2 7b lora 数据500GB").get("dataset_gb") == 500.0
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("mixtral 8x22b 部署要几张H20", "Mixtral-8x22B"),  # was the family alias: Mixtral-8x7B, a third of the size
+    ("mixtral 8x7b lora", "Mixtral-8x7B"),
+])
+def test_a_mixtral_size_names_its_own_model(text: str, model: str) -> None:
+    assert parse(text).get("model") == model
