@@ -88,16 +88,35 @@ def _unknown_model(text: str, toks: list[tuple[int, int]], i: int, j: int) -> bo
     return all(g in ("-", "_") for g in gaps)
 
 
+# 'DeepSeek-R1 蒸馏版 7b', 'ds r1 蒸馏 32b', 'r1 distill llama 70b': R1's distilled models, never the 671B R1 itself
+_R1_DISTILL = re.compile(r"(?<![A-Za-z0-9])(?:(?:deepseek|ds)[\s\-_]*)?r1[\s\-_:]*(?:的)?\s*(?:蒸馏版?|distill(?:ed)?)"
+                         r"[\s\-_]*(?:版|模型)?[\s\-_]*(?:(?P<base>qwen|llama)[\s\-_]*)?(?P<size>1\.5|7|8|14|32|70)\s*b(?![A-Za-z])",
+                         re.IGNORECASE)
+_R1_BASE = {"1.5": "Qwen", "7": "Qwen", "14": "Qwen", "32": "Qwen", "8": "Llama", "70": "Llama"}
+
+
+def _r1_distills(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
+    out = []
+    for m in _R1_DISTILL.finditer(text):
+        base = (m.group("base") or _R1_BASE[m.group("size")]).capitalize()
+        name = f"DeepSeek-R1-Distill-{base}-{m.group('size')}B"
+        hit = _lookup_model(normalize(name), aliases)
+        out.append(NameHit(m.start(), m.end(), hit or name, known=hit is not None))
+    return out
+
+
 def find_models(text: str, aliases: Mapping[str, str]) -> list[NameHit]:
     """Known models (alias hits), then unknown family+size names that do not overlap a known one."""
     toks = _tokens(text)
     spans = _spans(text, _MAX_SPAN)
+    distills = _r1_distills(text, aliases)
     known = []
     for start, end, _, _ in spans:
         hit = _lookup_model(normalize(text[start:end]), aliases)
-        if hit is not None and not _SIZE.fullmatch(text[start:end]):
+        if hit is not None and not _SIZE.fullmatch(text[start:end]) and \
+                all(end <= d.start or start >= d.end for d in distills):
             known.append(NameHit(start, end, hit))
-    chosen = [h for h in _pick(known) if not _VARIANT_AFTER.match(text, h.end)]
+    chosen = distills + [h for h in _pick(known) if not _VARIANT_AFTER.match(text, h.end)]
     unknown = [
         NameHit(start, end, text[start:end], known=False)
         for start, end, i, j in spans

@@ -128,3 +128,13 @@ def test_gigabytes_of_data_are_still_data() -> None:
 ])
 def test_a_mixtral_size_names_its_own_model(text: str, model: str) -> None:
     assert parse(text).get("model") == model
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("DeepSeek-R1 蒸馏版 7b 部署要几张4090", "DeepSeek-R1-Distill-Qwen-7B"),  # was the 671B R1
+    ("ds r1 蒸馏 32b 部署", "DeepSeek-R1-Distill-Qwen-32B"),
+    ("deepseek-r1-distill-llama-70b", "DeepSeek-R1-Distill-Llama-70B"),
+    ("满血r1 部署", "DeepSeek-R1"),
+])
+def test_r1_distills_are_not_r1(text: str, model: str) -> None:
+    assert parse(text).get("model") == model
