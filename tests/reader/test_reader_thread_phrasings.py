@@ -138,3 +138,12 @@ def test_a_mixtral_size_names_its_own_model(text: str, model: str) -> None:
 ])
 def test_r1_distills_are_not_r1(text: str, model: str) -> None:
     assert parse(text).get("model") == model
+
+
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("3090ti跑qwen2 7b lora够吗", "RTX-3090TI"),  # was dropped: 'which card?'
+    ("4070ti super 16g 能跑qwen2 7b qlora吗", "RTX-4070TI-SUPER"),
+    ("3090 24G 跑qwen2 7b lora够吗", "RTX-3090"),
+])
+def test_consumer_card_variants_resolve(text: str, gpu: str) -> None:
+    assert parse_message(text, *_names()).subject.gpus == (gpu,)

@@ -77,8 +77,9 @@ def _changes(cat: Catalog, w: Workload, gpu: str, n: int, kind: str) -> list[Art
 
 
 def short_name(gpu_id: str) -> str:
-    """'RTX-4090' -> 'RTX 4090', 'A100-80G-SXM' -> 'A100 80G SXM': the name as people write it."""
-    return gpu_id.replace("-", " ")
+    """'RTX-4090' -> 'RTX 4090', 'A100-80G-SXM' -> 'A100 80G SXM', 'RTX-3090TI' -> 'RTX 3090 Ti': the name as people
+    write it."""
+    return re.sub(r"(?<=\d)TI\b", " Ti", gpu_id.replace("-", " "))
 
 
 def rentals(cat: Catalog, gpu_id: str) -> list[Artifact]:
