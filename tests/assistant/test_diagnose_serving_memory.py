@@ -3,20 +3,7 @@ of every card up front for the KV cache; the engine named or, when none is, vLLM
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
-
-import pytest
-
-from service.assistant.service import build_assistant
-from tests.api.conftest import make_settings
-from tests.web.conftest import GuideRetriever
-
-
-@pytest.fixture(scope="module")
-def assistant(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings = make_settings(Path(tmp_path_factory.mktemp("served")))
-    return build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir))
 
 
 def test_memory_seen_on_a_server_is_the_engines_reservation(assistant: Any) -> None:

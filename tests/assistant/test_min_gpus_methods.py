@@ -3,20 +3,7 @@ would take on an 80 GB card; a question that names its method gets no such line.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
-
-import pytest
-
-from service.assistant.service import build_assistant
-from tests.api.conftest import make_settings
-from tests.web.conftest import GuideRetriever
-
-
-@pytest.fixture(scope="module")
-def assistant(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings = make_settings(Path(tmp_path_factory.mktemp("methods")))
-    return build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir))
 
 
 def test_no_method_named_gives_the_other_methods_counts(assistant: Any) -> None:

@@ -76,7 +76,7 @@ def _verdict_key(art: Artifact) -> str:
         if art.get("data_unknown"):
             return "dia_hours_data"
         if ratio is None:
-            if art.get("speedup_vs_one_gpu") is not None and art["expected"] is False:
+            if art.get("speedup_vs_reference") is not None and art["expected"] is False:
                 return "dia_slow_unscaled"
             return "dia_slow_structural" if art["expected"] else "dia_hours_unknown"
         return "dia_hours_ok" if art["expected"] else ("dia_hours_fast" if ratio < 1 else "dia_hours_slow")
@@ -133,7 +133,7 @@ def _render(art: Artifact, ph: Phrases) -> str:
         hours=obs.get("hours", ""), ratio=art.get("ratio", ""),
         est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
-        host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_one_gpu", ""),
+        host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_reference", ""),
         ref=art.get("reference_gpus", 1), tokens=_tokens(art.get("tokens_in_observed_time"), ph),
         data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"])
     lines = [first, memory_line(art, ph)]
@@ -167,7 +167,8 @@ DIAGNOSE = QuestionType(
                                                          "usable_gib", "fits", "estimated_hours_per_epoch",
                                                          "estimated_hours_run", "whole_run", "ratio", "data_unknown",
                                                          "tokens_in_observed_time",
-                                                         "tokens_per_s", "speedup_vs_one_gpu", "reference_gpus", "causes", "fixes", "host_ram_needed_gib",
+                                                         "tokens_per_s", "speedup_vs_reference", "reference_gpus", "causes", "fixes",
+                                                         "host_ram_needed_gib",
                                                          "rule", "sized")}},
     doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "
         "GPU utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "

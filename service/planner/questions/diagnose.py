@@ -113,21 +113,20 @@ def _oom(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact) -> Artifac
     return {"expected": False, "causes": _memory_causes(cat, w, gpu, n), "fixes": []}
 
 
-def _hours(obs: Observation, w: Workload, base: Artifact, one_gpu: Artifact | None = None) -> Artifact:
+def _hours(obs: Observation, w: Workload, base: Artifact, ref_gpus: int = 0, ref: Artifact | None = None) -> Artifact:
     epochs = w.epochs or 1.0
     per_epoch = base["training_hours"] / max(epochs, 1e-9)
     out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2), "tokens_per_s": base["throughput_tokens_per_s"]}
-    if obs.hours is None and one_gpu is not None and one_gpu["fits"] and one_gpu["throughput_tokens_per_s"]:
-        # '双卡比单卡慢一倍': the engine's rate on these N cards against one card's. Where N cards should be clearly
-        # faster, slower is not the setup's doing (no P2P / NVLink, a changed per-GPU batch, data loading)
-        speedup = base["throughput_tokens_per_s"] / one_gpu["throughput_tokens_per_s"]
-        across_nodes = one_gpu.get("ref_gpus", 1) >= NODE_GPUS
-        out["speedup_vs_one_gpu"] = round(speedup, 2)
-        out["reference_gpus"] = one_gpu.get("ref_gpus", 1)
+    if obs.hours is None and ref is not None and ref["fits"] and ref["throughput_tokens_per_s"]:
+        # '双卡比单卡慢一倍': the engine's rate on these N cards against `ref_gpus` cards'. Where N cards should be
+        # clearly faster, slower is not the setup's doing (no P2P / NVLink / RDMA, a changed per-GPU batch, data)
+        speedup = base["throughput_tokens_per_s"] / ref["throughput_tokens_per_s"]
+        across_nodes = ref_gpus >= NODE_GPUS
+        out["speedup_vs_reference"] = round(speedup, 2)
+        out["reference_gpus"] = ref_gpus
         if speedup >= SHOULD_SCALE and base["strategy"].get("offload") in (None, "none"):
             return {**out, "expected": False, "causes": [
-                {"code": "should_scale", "speedup": round(speedup, 1), "gpus": base["gpus"],
-                 "ref": one_gpu.get("ref_gpus", 1)},
+                {"code": "should_scale", "speedup": round(speedup, 1), "gpus": base["gpus"], "ref": ref_gpus},
                 {"code": "no_rdma" if across_nodes else "no_p2p"}, {"code": "batch_changed"}, {"code": "dataloader"}],
                 "fixes": [{"code": "check_rdma" if across_nodes else "check_p2p"}]}
     if obs.hours is None or per_epoch <= 0:
@@ -236,8 +235,8 @@ def diagnose(cat: Catalog, w: Workload | None, gpu: str, count: int, obs: Observ
         found = _oom(cat, w, g.id, count, base)
     elif obs.kind in ("hours", "slow"):
         # the setup it is slower than: one node for a multi-node run ('两台比一台还慢'), else one card
-        ref = (NODE_GPUS if count > NODE_GPUS else 1) if count > 1 and obs.hours is None else None
-        found = _hours(obs, w, base, None if ref is None else {**_sized(cat, w, g.id, ref), "ref_gpus": ref})
+        ref = (NODE_GPUS if count > NODE_GPUS else 1) if count > 1 and obs.hours is None else 0
+        found = _hours(obs, w, base, ref, _sized(cat, w, g.id, ref) if ref else None)
     elif obs.kind == "util":
         found = _util(obs, w, base)
     elif obs.kind == "memory":
