@@ -9,13 +9,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from service.evals.questions.labels import AnswerFacts, FrameLabel
 from service.settings import REPO_ROOT
 
 QUESTIONS_DIR = REPO_ROOT / "evals" / "questions"
 Split = Literal["working", "test"]
 SPLITS: tuple[Split, ...] = ("working", "test")
-TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity", "knowledge",
-         "out_of_scope")
+TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity", "catalog",
+         "knowledge", "out_of_scope")
 
 
 class Question(BaseModel):
@@ -29,10 +30,12 @@ class Question(BaseModel):
     turns: list[str] = Field(default_factory=list)
     text: str
     type: Literal["plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity",
-                  "knowledge", "out_of_scope"]
+                  "catalog", "knowledge", "out_of_scope"]
     alt_types: list[str] = Field(default_factory=list)
     slots: dict[str, Any] = Field(default_factory=dict)
     verdict: dict[str, Any] = Field(default_factory=dict)
+    frame: FrameLabel | None = None  # the question frame as a careful reader sees it (labels.py)
+    answer: AnswerFacts | None = None  # the facts a right answer shows in its first lines
     outcome: str = ""
     note: str = ""
 
@@ -69,3 +72,31 @@ def split_hash(split: Split, root: Path = QUESTIONS_DIR) -> str:
     for path in split_files(split, root):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def check_files(paths: list[Path]) -> list[str]:
+    """Problems in question files (schema, duplicate ids, a thread's split), one line each; empty when clean."""
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        for i, row in enumerate(rows):
+            try:
+                q = Question.model_validate(row)
+            except ValueError as exc:
+                problems.append(f"{path}: case {i} ({row.get('id') if isinstance(row, dict) else '?'}): {exc}")
+                continue
+            if q.id in seen:
+                problems.append(f"{path}: {q.id} also in {seen[q.id]}")
+            seen[q.id] = str(path)
+            if path.parent.name in SPLITS and split_of(q.thread) != path.parent.name:
+                problems.append(f"{path}: {q.id} belongs to the {split_of(q.thread)} split (thread {q.thread})")
+    return problems
+
+
+if __name__ == "__main__":  # python -m service.evals.questions.dataset FILE... : validate question files
+    import sys
+
+    found = check_files([Path(p) for p in sys.argv[1:]] or [*split_files("working"), *split_files("test")])
+    print("\n".join(found) or "ok")
+    raise SystemExit(1 if found else 0)

@@ -1,0 +1,176 @@
+"""The question frame: what a post describes, as a person reads it (shared/DESIGN.md "Questions").
+
+A post describes one or more **setups** (what they run or plan: "TP4 works, TP8 OOMs" is two), an **outcome** of a
+setup when they ran it (OOM at start-up, 70 GB in use, 9 h an epoch), **what they ask** (will it fit, how many,
+why, which is cheaper) and **constraints** (budget, deadline, clouds, billing, the serving load). Both readers (the
+offline one in service/reader and the LLM one) produce this frame; the question type is derived from it in one
+table (`question_type`), and the spine's routes read their arguments from it.
+
+Values are in schema units (GiB as the user wrote GB, hours, tokens, yuan). A field left None was not said;
+`unknowns` names what a right answer needs and the post does not say, with the assumption the answer states.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Task = Literal["train", "serve", "both", "none"]
+TASKS: tuple[str, ...] = ("train", "serve", "both", "none")
+# What the user asks, whatever the task. `plan`: what to rent (the configuration, its time and cost);
+# `fits`: does it run / start; `count`: how many cards; `memory`: how much memory it takes; `time`, `cost`: how
+# long / how much for a job; `price`: a catalog price; `concurrency`, `throughput`, `latency`: serving figures;
+# `cause`, `fix`: why an observation happened / how to fix it; `winner`: which of the options; `savings`: what a
+# change saves; `capacity`: the largest model / context / batch some hardware takes; `fact`: a catalog or
+# product fact; `howto`: a how-to or a concept; `other`: none of ours (out of scope).
+Asked = Literal["plan", "fits", "count", "memory", "time", "cost", "price", "concurrency", "throughput",
+                "latency", "cause", "fix", "winner", "savings", "capacity", "fact", "howto", "other"]
+ASKED: tuple[str, ...] = ("plan", "fits", "count", "memory", "time", "cost", "price", "concurrency", "throughput",
+                          "latency", "cause", "fix", "winner", "savings", "capacity", "fact", "howto", "other")
+Status = Literal["worked", "oom", "error", "slow", "unknown"]
+Role = Literal["asked", "worked", "failed", "baseline", "alternative"]
+ObservationKind = Literal["oom", "hours", "memory", "util", "host_oom", "slow"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelRef(_Frozen):
+    """A model as named: the catalog id when it resolves, else the name as written with the size it states."""
+
+    name: str
+    id: str | None = None  # the catalog id (knowledge/models.yaml), None when unknown
+    params_b: float | None = None  # the size the name or the text states
+    weights: str | None = None  # the release's weight dtype from its suffix (-AWQ, -GPTQ-Int4, -FP8, -GGUF)
+    estimated: bool = False  # unknown to the catalog: sized by its stated size with a generic architecture
+
+
+class Hardware(_Frozen):
+    gpu: str | None = None  # catalog GPU id (with its memory variant), or the name as written
+    gpu_memory_gb: float | None = None  # a card's memory said with it or instead of it ("24G显存")
+    gpu_count: int | None = None  # cards in all
+    gpus_per_node: int | None = None
+    nodes: int | None = None
+    cloud: str | None = None
+    instance: str | None = None
+
+
+class Knobs(_Frozen):
+    """The engine and its flags, training and serving alike."""
+
+    engine: str | None = None  # vllm | sglang | trtllm | lmdeploy | ollama | llamacpp | tgi | mindie | hf
+    framework: str | None = None  # llamafactory | deepspeed | fsdp | megatron | torchtune | swift | unsloth ...
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    zero_stage: int | None = None
+    offload: bool | None = None
+    seq_len: int | None = None
+    micro_batch: int | None = None
+    checkpointing: bool | None = None
+    precision: str | None = None  # bf16 | fp16 | fp32
+    weights: str | None = None  # serving weight dtype: bf16 | fp16 | fp8 | int8 | int4
+    kv_dtype: str | None = None
+    lora_rank: int | None = None
+    quant_bits: int | None = None  # QLoRA's base-weight bits
+
+
+class Outcome(_Frozen):
+    """What happened when they ran the setup, with the figures they saw."""
+
+    status: Status = "unknown"
+    kind: ObservationKind | None = None
+    where: Literal["startup", "load", "train", "inference"] | None = None
+    memory_gb: float | None = None
+    hours: float | None = None
+    tokens_per_s: float | None = None
+    util_pct: float | None = None
+
+
+class Setup(_Frozen):
+    role: Role = "asked"
+    models: tuple[ModelRef, ...] = ()
+    method: str | None = None  # full | lora | qlora | freeze | pretrain
+    objective: str | None = None  # sft | dpo | orpo | kto | ppo | grpo | simpo | rm
+    knobs: Knobs = Field(default_factory=Knobs)
+    hardware: Hardware = Field(default_factory=Hardware)
+    outcome: Outcome | None = None
+
+    @property
+    def model(self) -> ModelRef | None:
+        return self.models[0] if self.models else None
+
+
+class Load(_Frozen):
+    concurrency: int | None = None
+    request_rate: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+    @property
+    def stated(self) -> bool:
+        return any(v is not None for v in self.model_dump().values())
+
+
+class Data(_Frozen):
+    samples: int | None = None
+    tokens: float | None = None
+    avg_tokens_per_sample: int | None = None
+    dataset_gb: float | None = None
+    epochs: float | None = None
+
+
+class Constraints(_Frozen):
+    budget_cny: float | None = None
+    budget_period: Literal["month", "total"] | None = None
+    deadline_hours: float | None = None
+    clouds: tuple[str, ...] = ()
+    billing: str | None = None
+    objective: str | None = None  # cheapest | fastest | balanced
+    gpu_include: tuple[str, ...] = ()
+    gpu_exclude: tuple[str, ...] = ()
+    user_price_cny_per_gpu_hour: float | None = None  # "每卡每小时只要8元": the user's own price
+
+
+class Ambiguity(_Frozen):
+    """A span with two readings ('24GB': the card or the data) that the question's needs decide."""
+
+    span: str
+    readings: tuple[str, ...]
+    chosen: str | None = None
+
+
+class Frame(_Frozen):
+    task: Task = "none"
+    asked: Asked = "other"
+    setups: tuple[Setup, ...] = ()
+    asked_setup: int = 0  # which setup the question is about
+    data: Data = Field(default_factory=Data)
+    load: Load = Field(default_factory=Load)
+    constraints: Constraints = Field(default_factory=Constraints)
+    unknowns: tuple[str, ...] = ()
+    ambiguities: tuple[Ambiguity, ...] = ()
+    documents: tuple[str, ...] = ()  # request_document, launch_bundle
+    fact: str | None = None  # the catalog/product fact asked, when one is
+    target: str | None = None  # capacity: model_size | context | batch
+    language: Literal["zh", "en"] = "zh"
+    notes: tuple[str, ...] = ()  # recognised but not usable, said in the answer
+
+    @property
+    def setup(self) -> Setup:
+        """The setup the question is about (an empty one when the post names none)."""
+        return self.setups[self.asked_setup] if self.setups else Setup()
+
+    @property
+    def observation(self) -> Outcome | None:
+        """The outcome of the asked setup, or of any setup the post reports (what a diagnosis explains)."""
+        for s in (self.setup, *self.setups):
+            if s.outcome is not None and s.outcome.kind is not None:
+                return s.outcome
+        return None
