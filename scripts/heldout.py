@@ -2,6 +2,8 @@
 
     python scripts/heldout.py URL [URL ...]   # 'held out' or 'ok' per URL; the list itself is never printed
     python scripts/heldout.py --corpus        # ids of evals/questions cases whose source is held out (exit 1 if any)
+    python scripts/heldout.py --seen URL ...  # 'in corpus' when evals/questions (or /work/staging/questions)
+                                              #   already has a case from that thread, else 'new'
 
 Run it before reading a thread to label it: a held-out thread is skipped unread. Without the file (a clone without
 ../shared) every URL is 'unknown' and --corpus checks nothing.
@@ -41,7 +43,24 @@ def held_out() -> set[str] | None:
     return keys
 
 
+def corpus_keys() -> set[str]:
+    """Threads the corpus (and the staging area where new cases are written) already draws on."""
+    keys: set[str] = set()
+    roots = [ROOT / "evals" / "questions", Path("/work/staging/questions")]
+    for root in roots:
+        for path in sorted(root.glob("**/*.yaml")) if root.exists() else []:
+            for row in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+                if isinstance(row, dict) and (k := key_of(str(row.get("source", "")))):
+                    keys.add(k)
+    return keys
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--seen"]:
+        seen = corpus_keys()
+        for url in argv[1:]:
+            print(f"{url}\t{'in corpus' if key_of(url) in seen else 'new'}")
+        return 0
     keys = held_out()
     if argv == ["--corpus"]:
         if keys is None:
