@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class AdvisorError(Exception):
     """Base class: `message` names the problem, `fix` says what to do."""
@@ -75,3 +77,15 @@ class DependencyUnavailableError(AdvisorError):
     """A dependency (LLM provider, Chroma server, Slack) cannot be reached; one feature degrades."""
 
     code = "dependency_unavailable"
+
+
+def validation_line(exc: ValidationError) -> str:
+    """A pydantic validation error as one line naming each field, its problem and the value given."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(x) for x in err["loc"]) or "input"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        value = err.get("input")
+        shown = f" (got {value!r})" if field != "input" and not isinstance(value, dict) else ""
+        parts.append(f"{field}: {msg}{shown}")
+    return "Invalid input: " + "; ".join(parts) + ". Fix the value and run again."

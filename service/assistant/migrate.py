@@ -10,15 +10,35 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from service.assistant.history import split_turns, turn_workload
 from service.assistant.sessions import SessionStore, TurnRecord
 
 log = logging.getLogger(__name__)
 CHECKPOINT_TABLES = ("checkpoints", "writes", "checkpoint_blobs", "checkpoint_writes")
 # (session id, the messages up to and including one turn) -> that turn's AskResult as a dict
 Summarise = Callable[[str, list[BaseMessage]], dict[str, Any]]
+
+
+def split_turns(messages: list[BaseMessage]) -> list[list[BaseMessage]]:
+    """A legacy checkpoint's message list cut into turns, each starting at a human message."""
+    turns: list[list[BaseMessage]] = []
+    for msg in messages:
+        if isinstance(msg, HumanMessage):
+            turns.append([msg])
+        elif turns:
+            turns[-1].append(msg)
+    return turns
+
+
+def turn_workload(turn: list[BaseMessage]) -> dict[str, Any] | None:
+    """The arguments of the turn's last tool call that planned a workload (without `lang`), or None."""
+    for msg in reversed(turn):
+        if isinstance(msg, AIMessage):
+            for call in reversed(msg.tool_calls):
+                if call["name"] not in ("search_knowledge", "lookup_catalog", "lookup_fact"):
+                    return {k: v for k, v in call["args"].items() if k != "lang"}
+    return None
 
 
 def legacy_tables(path: Path) -> list[str]:

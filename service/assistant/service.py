@@ -1,6 +1,8 @@
-"""The assistant: one agent (create_agent) over the tools, with the offline planner model by default or any
-OpenAI-compatible LLM; conversations are stored turns (SQLite, or Postgres with DATABASE_URL). The CLI, the API,
-Slack and the evals all call this."""
+"""The assistant: sessions and turns over the question spine. Offline (the default, no key) a turn is one straight
+function, read -> route -> run -> render (service/questions/turn.py); with an OpenAI-compatible LLM an agent calls
+the tools derived from the same question list (service/assistant/llm_turn.py), and falls back to the offline path
+when the provider fails. Turns are stored once (SQLite, or Postgres with DATABASE_URL). The CLI, the API, Slack
+and the evals all call this."""
 
 from __future__ import annotations
 
@@ -11,16 +13,11 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-
 from service.assistant.db import open_database
-from service.assistant.history import current_turn, human_message, to_messages, turn_workload
-from service.assistant.intents.result import intent_fields
-from service.assistant.offline_model import OfflinePlannerModel
 from service.assistant.prompts import phrases, render_prompt
-from service.assistant.prose import citation_url, current_user, prose_check, stream_events, turn_messages
+from service.assistant.prose import citation_url, prose_check, turn_messages
+from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
 from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord
-from service.assistant.tools import ToolContext, make_tools
 from service.assistant.types import (
     AskResult,
     Citation,
@@ -32,7 +29,8 @@ from service.assistant.types import (
 )
 from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
-from service.lexicon import language_of
+from service.questions.base import Context, Phrases, Previous
+from service.questions.turn import Conversation, Names, Turn, answer_message, previous_of
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -57,20 +55,16 @@ class Assistant:
 
     def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None,
                  llm: Any | None = None, retriever_factory: Any | None = None) -> None:
-        from langchain.agents import create_agent
-
         self.settings = s = settings or get_settings()
         self.catalog = catalog or load_catalog(s.knowledge_dir, s.catalog_overlay_dir, s.prices_file)
         self._retriever: Any = None
         self._retriever_factory = retriever_factory if retriever_factory is not None else self._default_retriever
-        ctx = ToolContext(self.catalog, s.price_max_age_days, self.retriever)
-        tools = make_tools(ctx)
+        self.ctx = Context.of(self.catalog, s.price_max_age_days, self.retriever)
+        self.names = Names(self.catalog)
         s.data_dir.mkdir(parents=True, exist_ok=True)
         sqlite_path = s.data_dir / "sessions.sqlite"
         self.db = open_database(s.database_url, sqlite_path)
         self.sessions = SessionStore(self.db)
-        self.offline_model = OfflinePlannerModel.from_catalog(self.catalog, s.prompts_dir)
-        self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"))
         self.llm_agent: Any = None
         self.llm_error = ""
         if llm is None and s.llm == "openai":
@@ -78,18 +72,32 @@ class Assistant:
                 from service.assistant.llm import build_llm
 
                 llm = build_llm(s)
-            except Exception as exc:  # a broken provider setting degrades to the offline model
+            except Exception as exc:  # a broken provider setting degrades to the offline path
                 self.llm_error = str(exc)
                 log.warning("LLM backend unavailable, using the offline model: %s", exc)
         if llm is not None:
-            self.llm_agent = create_agent(llm, tools, system_prompt=self._system("follow the user"))
+            from langchain.agents import create_agent
+
+            from service.questions.tools import langchain_tools
+
+            self.llm_agent = create_agent(llm, langchain_tools(self.ctx), system_prompt=self._system("follow the user"))
         self.known_instances = {r.instance_type for r in self.catalog.instances}
         if self.db.kind == "sqlite":
             from service.assistant.migrate import migrate_checkpoints
 
-            migrate_checkpoints(sqlite_path, self.sessions,
-                                lambda sid, msgs: self._result(sid, str(current_user(msgs)), {"messages": msgs},
-                                                               "offline").model_dump(mode="json"))
+            migrate_checkpoints(sqlite_path, self.sessions, self._legacy_result)
+
+    def _legacy_result(self, sid: str, messages: list[Any]) -> dict[str, Any]:
+        """A pre-turn-store turn (its agent messages) as a stored AskResult: its text and language."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        user = next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        final = next((m for m in reversed(messages) if isinstance(m, AIMessage) and not m.tool_calls), None)
+        text = str(final.content) if final is not None else ""
+        from service.lexicon import language_of
+
+        return AskResult(session_id=sid, answer_markdown=text, language=language_of(user),
+                         backend="offline").model_dump(mode="json")
 
     def _system(self, hint: str) -> str:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
@@ -162,9 +170,11 @@ class Assistant:
             raise SessionNotFoundError(session_id)
         return session_id, None
 
-    def _context(self, sid: str, history: list[HistoryTurn] | None) -> list[BaseMessage]:
-        turns: list[HistoryTurn] = list(history) if history is not None else list(self.sessions.turns(sid))
-        return to_messages(turns)
+    def _history(self, sid: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
+        if history is not None:
+            return list(history)
+        return [HistoryTurn(user=t.user, assistant=t.assistant, workload=t.workload, intent=t.intent)
+                for t in self.sessions.turns(sid)]
 
     def _record(self, sid: str, owner: str | None, message: str, result: AskResult, workload: dict[str, Any] | None,
                 request_id: str | None, stopped: bool = False) -> None:
@@ -183,27 +193,36 @@ class Assistant:
             sid, done = self._begin(session_id, create, owner, request_id)
             if done is not None:
                 return done
-            inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
-            backend, state = self._run(inputs)
-            result = self._result(sid, message, state, backend, lang)
-            self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])), request_id)
+            turn, backend = self._turn(message, self._history(sid, history), lang)
+            result = self._result(sid, message, turn, backend)
+            self._record(sid, owner, message, result, turn.workload, request_id)
             return result
 
-    def _run(self, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def phrases(self, lang: str) -> Phrases:
+        return phrases(self.settings.prompts_dir, lang)
+
+    def _offline(self, message: str, turns: list[HistoryTurn], lang: Language | None) -> Turn:
+        return answer_message(self.ctx, self.names, self.phrases, message, conversation(turns), lang)
+
+    def _turn(self, message: str, turns: list[HistoryTurn], lang: Language | None) -> tuple[Turn, str]:
+        """(the turn, the backend that answered it)."""
         if self.llm_agent is not None:
+            from service.assistant.llm_turn import llm_turn, to_messages
+
             try:
-                return "openai", self.llm_agent.invoke(inputs)
-            except Exception as exc:  # provider error or timeout: the offline model answers and says so
+                state = self.llm_agent.invoke({"messages": to_messages(turns, message)})
+                return llm_turn(state, lang or self.names.reader.parse(message).language), "openai"
+            except Exception as exc:  # provider error or timeout: the offline path answers and says so
                 log.warning("LLM call failed, falling back to the offline model: %s", exc)
-                return f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})", self.agent.invoke(inputs)
+                return self._offline(message, turns, lang), f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})"
         backend = f"offline (fallback: {self.llm_error[:120]})" if self.llm_error else "offline"
-        return backend, self.agent.invoke(inputs)
+        return self._offline(message, turns, lang), backend
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
                history: list[HistoryTurn] | None = None, owner: str | None = None,
                request_id: str | None = None, lang: Language | None = None) -> Iterator[StreamEvent]:
         """The turn runs in its own thread and is stored whether or not the consumer reads to the end; closing
-        this iterator early (a dropped connection) stops the agent at its next step and stores the turn so far
+        this iterator early (a dropped connection) stops the stream at its next event and stores the turn so far
         with stopped=True."""
         self._check(message)
         events: queue.Queue[StreamEvent | BaseException | None] = queue.Queue()
@@ -228,29 +247,35 @@ class Assistant:
                 if done is not None:
                     events.put(StreamEvent(type="final", data=done.model_dump()))
                     return
-                inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
-                backend, state, text = self._stream_agent(inputs, events, stop)
-                result = self._result(sid, message, state, backend, lang)
-                stopped = stop.is_set() and not result.answer_markdown
-                if stopped:
+                turns = self._history(sid, history)
+                if self.llm_agent is not None:
+                    turn, backend, text = self._stream_llm(message, turns, lang, events, stop)
+                else:
+                    turn, backend = self._turn(message, turns, lang)
+                    text = _emit(turn, events, stop)
+                result = self._result(sid, message, turn, backend)
+                if stop.is_set() and text != result.answer_markdown:
                     result = result.model_copy(update={"answer_markdown": text})
-                self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])),
-                             request_id, stopped=stop.is_set())
+                self._record(sid, owner, message, result, turn.workload, request_id, stopped=stop.is_set())
                 events.put(StreamEvent(type="final", data=result.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
             events.put(exc)
         finally:
             events.put(None)
 
-    def _stream_agent(self, inputs: dict[str, Any], events: queue.Queue[StreamEvent | BaseException | None],
-                      stop: threading.Event) -> tuple[str, dict[str, Any], str]:
-        """(backend, final state, streamed text); stops early when `stop` is set."""
-        agent = self.llm_agent or self.agent
-        backend = "openai" if self.llm_agent is not None else "offline"
+    def _stream_llm(self, message: str, turns: list[HistoryTurn], lang: Language | None,
+                    events: queue.Queue[StreamEvent | BaseException | None],
+                    stop: threading.Event) -> tuple[Turn, str, str]:
+        """(the turn, the backend, the streamed text); stops early when `stop` is set."""
+        from service.assistant.llm_turn import llm_turn, to_messages
+        from service.assistant.prose import stream_events
+
+        inputs: dict[str, Any] = {"messages": to_messages(turns, message)}
         state: dict[str, Any] = inputs
         text: list[str] = []
+        answer_lang = lang or self.names.reader.parse(message).language
         try:
-            for mode, chunk in agent.stream(inputs, stream_mode=["messages", "updates", "values"]):
+            for mode, chunk in self.llm_agent.stream(inputs, stream_mode=["messages", "updates", "values"]):
                 if mode == "values":
                     state = chunk
                     continue
@@ -260,46 +285,59 @@ class Assistant:
                 if stop.is_set():
                     break
         except Exception as exc:
-            if self.llm_agent is None:
-                raise
-            backend = f"offline (fallback: {type(exc).__name__})"
             events.put(StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}"))
-            state = self.agent.invoke(inputs)
-        return backend, state, "".join(text)
+            turn = self._offline(message, turns, lang)
+            return turn, f"offline (fallback: {type(exc).__name__})", turn.text
+        return llm_turn(state, answer_lang), "openai", "".join(text)
 
-    def _result(self, sid: str, message: str, state: dict[str, Any], backend: str,
-                answer_lang: Language | None = None) -> AskResult:
-        turn = current_turn(state["messages"])
-        tools = [m for m in turn if isinstance(m, ToolMessage)]
-        final = next((m for m in reversed(turn) if isinstance(m, AIMessage) and not m.tool_calls), None)
-        text = str(final.content) if final is not None else ""
-        arts = [m.artifact for m in tools if isinstance(m.artifact, dict)]
-        plan = next((m.artifact for m in reversed(tools) if m.name in ("plan_training", "compare_clouds")
-                     and isinstance(m.artifact, dict) and "error" not in m.artifact), None)
-        if plan is not None and "plan" in plan:
-            plan = plan["plan"]
-        docs: dict[str, Any] = {}
-        cites: list[Citation] = []
-        for m in tools:
-            art = m.artifact if isinstance(m.artifact, dict) else {}
-            if m.name == "generate_request_document" and "markdown" in art:
-                docs["request_document"] = art["markdown"]
-            if m.name == "generate_launch_bundle" and "files" in art:
-                docs["launch_bundle"] = art["files"]
-            for p in art.get("passages", []):
-                cites.append(Citation(id=p["id"], title=p.get("title", ""), source=p.get("source", ""),
-                                      url=citation_url(p)))
-        lang: Language = answer_lang or ("zh" if language_of(message) == "zh" else "en")
+    def _result(self, sid: str, message: str, turn: Turn, backend: str) -> AskResult:
+        lang: Language = "zh" if turn.language == "zh" else "en"
+        text = turn.text
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
-            text = phrases(self.settings.prompts_dir, lang)["fallback"].format(reason=reason) + "\n\n" + text
-        asked = intent_fields(turn)
-        workload = asked.pop("workload", None) or (plan["workload"] if plan else None)
+            text = self.phrases(lang)["fallback"].format(reason=reason) + "\n\n" + text
+        answer = turn.answer
+        cites = [Citation(id=p.id, title=p.title, source=p.source, url=citation_url(p.model_dump()))
+                 for p in turn.citations]
+        arts = [answer.public()] if answer is not None else []
         return AskResult(
-            session_id=sid, answer_markdown=text, language=lang, **asked,
-            workload=workload, recommendation=plan, citations=cites,
-            backend=backend, documents=docs, prose_check=prose_check(text, arts, self.known_instances),
+            session_id=sid, answer_markdown=text, language=lang, intent=turn.type,
+            answer=answer, **alias_fields(answer), reading=turn.reading.model_dump(), slots=turn.slots,
+            workload=workload_of(answer), recommendation=recommendation_of(answer), citations=cites,
+            backend=backend, documents=documents_of(answer),
+            prose_check=prose_check(text, [*arts, *(p.model_dump() for p in turn.citations)], self.known_instances),
         )
+
+
+def conversation(turns: list[HistoryTurn]) -> Conversation:
+    """What the earlier turns leave for the next: the latest question (its stored arguments, else its type) and
+    the user messages."""
+    prev: Previous | None = None
+    for t in reversed(turns):
+        if t.workload:
+            prev = previous_of(t.workload, t.intent)
+            break
+        if t.intent:
+            prev = previous_of(None, t.intent)
+            break
+    return Conversation(prev=prev, user_texts=tuple(t.user for t in turns))
+
+
+def _emit(turn: Turn, events: queue.Queue[StreamEvent | BaseException | None], stop: threading.Event) -> str:
+    """The offline turn as stream events: the question type's tool call, then the text a line at a time; returns
+    what was sent before a stop."""
+    from service.questions.registry import BY_NAME
+
+    module = BY_NAME.get(turn.type)
+    if module is not None and module.tool and turn.args is not None:
+        events.put(StreamEvent(type="tool", name=module.tool, data={"args": turn.args}))
+    sent: list[str] = []
+    for line in turn.text.splitlines(keepends=True):
+        if stop.is_set():
+            break
+        events.put(StreamEvent(type="token", text=line))
+        sent.append(line)
+    return "".join(sent)
 
 
 def build_assistant(settings: Settings | None = None, *, catalog: Catalog | None = None,

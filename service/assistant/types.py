@@ -7,6 +7,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from service.questions.registry import TYPES, AnyAnswer
+
 Language = Literal["zh", "en"]
 
 
@@ -17,8 +19,7 @@ class Citation(BaseModel):
     url: str = Field(default="", description="where a person can read it (web route or external link)")
 
 
-Intent = Literal["plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity",
-                 "knowledge", "out_of_scope"]
+Intent = Literal[TYPES]  # type: ignore[valid-type]  # the question types of service/questions/registry.py
 
 
 class AskResult(BaseModel):
@@ -28,8 +29,11 @@ class AskResult(BaseModel):
     answer_markdown: str
     language: Language
     intent: Intent = Field(default="knowledge", description="the question type the answer answers")
+    answer: AnyAnswer | None = Field(
+        default=None, description="the typed answer, discriminated by `kind` (one per question type, plus `fact` for "
+        "a catalog fact and `clarify` for the one question asked back): what the fields below alias")
     feasibility: dict[str, Any] | None = Field(
-        default=None, description="feasibility / min_gpus: {gpu, gpu_count, fits, per_gpu_gib, gpu_memory_gib, "
+        default=None, description="alias of `answer` (until the next release): feasibility / min_gpus: {gpu, gpu_count, fits, per_gpu_gib, gpu_memory_gib, "
                                   "gpus_needed, fits_with: [...], rent: [...]}")
     comparison: list[dict[str, Any]] | None = Field(
         default=None, description="compare: [{option, hours, cost_cny, fits, priced, instance_type, ...}]")

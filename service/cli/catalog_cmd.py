@@ -8,16 +8,7 @@ from typing import Annotated
 import typer
 
 from service.cli.common import emit_json, fail, guarded, load
-
-
-def instance_dict(inst: object, prices: list[object]) -> dict[str, object]:
-    from service.catalog.schema import InstanceRow, PriceRow
-    from service.planner.costing import QUOTE_LINKS, price_dict
-
-    assert isinstance(inst, InstanceRow)
-    rows = [p for p in prices if isinstance(p, PriceRow)]
-    return {**inst.model_dump(mode="json"), "quote_link": QUOTE_LINKS[inst.cloud],
-            "prices": [{"billing": p.billing, **price_dict(p)} for p in rows]}
+from service.planner.catalog_view import instance_dict
 
 
 def build_catalog_app() -> typer.Typer:

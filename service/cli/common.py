@@ -13,7 +13,7 @@ import typer
 from pydantic import ValidationError
 
 from service.catalog.loader import Catalog, load_catalog
-from service.errors import AdvisorError
+from service.errors import AdvisorError, validation_line
 from service.settings import get_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,17 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 def load(prices: Path | None = None) -> Catalog:
     s = get_settings()
     return load_catalog(s.knowledge_dir, s.catalog_overlay_dir, prices or s.prices_file)
-
-
-def validation_line(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        field = ".".join(str(x) for x in err["loc"]) or "input"
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        value = err.get("input")
-        shown = f" (got {value!r})" if field != "input" and not isinstance(value, dict) else ""
-        parts.append(f"{field}: {msg}{shown}")
-    return "Invalid input: " + "; ".join(parts) + ". Fix the value and run again."
 
 
 def fail(message: str) -> None:

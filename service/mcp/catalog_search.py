@@ -8,9 +8,9 @@ from typing import Any
 from service.catalog.loader import Catalog
 from service.catalog.queries import best_price, find_instance, instance_suggestions, prices_for, resolve_gpu
 from service.catalog.schema import InstanceRow
-from service.cli.catalog_cmd import instance_dict
 from service.errors import UnknownNameError
 from service.mcp.args import CatalogSearchArgs
+from service.planner.catalog_view import instance_dict
 from service.planner.costing import price_dict
 from service.planner.questions.facts import family
 

@@ -84,9 +84,13 @@ def read(guide_dir: Path, uri: str) -> str | None:
 
 def passage_dict(p: Passage) -> dict[str, Any]:
     """A search passage with the guide:// resource of its section (guide passages only)."""
-    out = p.to_dict()
-    ref = p.ref or p.id
+    return with_resource(p.to_dict())
+
+
+def with_resource(p: dict[str, Any]) -> dict[str, Any]:
+    """A passage (as JSON) with the guide:// resource of its section, when it is a guide passage."""
+    ref = str(p.get("ref") or p.get("id") or "")
     if ref.startswith(PREFIX):
         file, _, anchor = ref.removeprefix(PREFIX).partition("#")
-        out["resource_uri"] = section_uri(file, anchor)
-    return out
+        return {**p, "resource_uri": section_uri(file, anchor)}
+    return p

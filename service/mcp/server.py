@@ -3,8 +3,9 @@ resources. The transports (stdio: service.mcp.stdio; Streamable HTTP on the API:
 server.
 
 A tool call validates its arguments with the tool's pydantic model, runs the engine in a worker thread (the
-event loop keeps serving), and answers with the artifact as structured content plus a text summary and the same
-JSON as text (for clients that read text only). Bad arguments and engine errors are tool errors (isError) whose
+event loop keeps serving), and answers with a text summary (at most 2,000 characters) and the result as structured
+content: compact by default (service/mcp/outputs.py), whole with `detail: "full"`; the structured JSON is repeated
+as text only when it is small, for clients that read text only. Bad arguments and engine errors are tool errors (isError) whose
 text names the field and the fix, never a traceback.
 """
 
@@ -22,10 +23,12 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
 from pydantic import AnyUrl, BaseModel, ValidationError
 
-from service.errors import AdvisorError, UnknownNameError
+from service.errors import AdvisorError, DependencyUnavailableError, UnknownNameError
 from service.mcp import guide
-from service.mcp.outputs import OUTPUTS
-from service.mcp.tools import TOOLS, TOOLS_BY_NAME, McpContext, ToolSpec
+from service.mcp.outputs import compact, output_schema
+from service.mcp.summaries import clip
+from service.mcp.tools import McpContext, mcp_tools, tools_by_name
+from service.questions.tools import ToolSpec, artifact_of
 
 log = logging.getLogger(__name__)
 NAME = "gpu-advisor"
@@ -39,6 +42,10 @@ INSTRUCTIONS = (
     "never compute or recall your own."
 )
 FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
+BOOKKEEPING = ("question", "also")  # the chat's follow-up fields: not for a tool caller
+TEXT_JSON_LIMIT = 6000  # the structured JSON is repeated as text when it is at most this long
+DETAIL = {"type": "string", "enum": ["summary", "full"], "default": "summary",
+          "description": "summary (default): the compact result; full: every candidate, rejected option and figure"}
 ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")
 READ_ONLY = types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                   openWorldHint=False)
@@ -68,12 +75,32 @@ def _version() -> str:
         return "0.1.0"
 
 
+def slim(node: Any) -> Any:
+    """A JSON schema without what a model does not read: per-property titles, `default: null`, and an optional
+    field's `anyOf [X, null]` written as X's own schema with `null` added to its type. Meaning is unchanged."""
+    if isinstance(node, list):
+        return [slim(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: slim(v) for k, v in node.items() if k != "title" and not (k == "default" and v is None)}
+    alts = out.get("anyOf")
+    if isinstance(alts, list) and len(alts) == 2 and {"type": "null"} in alts:
+        other = next(a for a in alts if a != {"type": "null"})
+        if isinstance(other, dict) and isinstance(other.get("type"), str) and "anyOf" not in other:
+            del out["anyOf"]
+            out = {**other, **out, "type": [other["type"], "null"]}
+    return out
+
+
 def input_schema(args: type[BaseModel]) -> dict[str, Any]:
     """The argument model's JSON schema with no combinator at its root: Anthropic's and OpenAI's APIs refuse a tool
     whose input schema has a top-level allOf/anyOf/oneOf (and some clients then drop every tool). The workload's
     rules between fields ('give model or params_b') move into the description; the pydantic model still enforces
     them on every call, and its error names the field."""
-    schema = args.model_json_schema()
+    schema: dict[str, Any] = slim(args.model_json_schema())
+    for key in BOOKKEEPING:
+        schema.get("properties", {}).pop(key, None)
+    schema.setdefault("properties", {})["detail"] = DETAIL
     rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]
     if rules:
         said = [r for r in rules if r]
@@ -83,19 +110,29 @@ def input_schema(args: type[BaseModel]) -> dict[str, Any]:
 
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                      inputSchema=input_schema(spec.args), outputSchema=OUTPUTS[spec.name], annotations=READ_ONLY)
+                      inputSchema=input_schema(spec.args), outputSchema=output_schema(spec.output),
+                      annotations=READ_ONLY)
 
 
 def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """One tool call, synchronously: validate, run the engine, summarise; every failure a tool error."""
-    spec = TOOLS_BY_NAME.get(name)
+    by_name = tools_by_name()
+    spec = by_name.get(name)
     if spec is None:
-        return tool_error("unknown_tool", f"No tool '{name}'.", f"Use one of: {', '.join(TOOLS_BY_NAME)}.")
+        return tool_error("unknown_tool", f"No tool '{name}'.", f"Use one of: {', '.join(by_name)}.")
+    arguments = dict(arguments)
+    detail = arguments.pop("detail", "summary")
+    if detail not in ("summary", "full"):
+        return tool_error("invalid_input", f"detail: must be 'summary' or 'full' (got {detail!r}).", FIX_ARGS)
+    for key in BOOKKEEPING:
+        arguments.pop(key, None)
     try:
-        args = spec.args.model_validate(arguments)
-        artifact = spec.run(ctx, args)
+        result = spec.call(ctx.spine(), arguments)
     except ValidationError as exc:
         return _validation_error(exc)
+    except DependencyUnavailableError as exc:  # the guide is still readable as resources
+        return tool_error(exc.code, exc.message, "Read the guide sections as resources (resources/list) meanwhile. "
+                          + exc.fix)
     except UnknownNameError as exc:  # the CLI's fix names `gpu-advisor catalog list`; over MCP, say the tool
         return tool_error(exc.code, exc.message, f"{exc.fix} Over MCP: search_catalog lists the names.")
     except AdvisorError as exc:
@@ -104,11 +141,15 @@ def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToo
         log.exception("MCP tool %s failed", name)
         return tool_error("internal_error", f"The tool {name} failed unexpectedly.",
                           "Try again; if it persists, see the server log.")
-    data = json.dumps(artifact, ensure_ascii=False, default=str, separators=(",", ":"))
-    structured = json.loads(data)  # plain JSON values (dates, tuples) as the client will see them
-    return types.CallToolResult(content=[types.TextContent(type="text", text=spec.summary(artifact)),
-                                         types.TextContent(type="text", text=data)],
-                                structuredContent=structured, isError=False)
+    full = json.loads(json.dumps(artifact_of(result), ensure_ascii=False, default=str))  # plain JSON values
+    structured = full if detail == "full" else compact(full)
+    if name == "search_knowledge" or isinstance(structured.get("passages"), list):
+        structured["passages"] = [guide.with_resource(p) for p in structured.get("passages") or []]
+    content = [types.TextContent(type="text", text=clip(spec.summary(result)))]
+    data = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    if len(data) <= TEXT_JSON_LIMIT or detail == "full":
+        content.append(types.TextContent(type="text", text=data))
+    return types.CallToolResult(content=content, structuredContent=structured, isError=False)
 
 
 def build_server(ctx: McpContext) -> Server[Any, Any]:
@@ -116,7 +157,7 @@ def build_server(ctx: McpContext) -> Server[Any, Any]:
 
     @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
     async def list_tools() -> list[types.Tool]:
-        return [_tool(spec) for spec in TOOLS]
+        return [_tool(spec) for spec in mcp_tools()]
 
     @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -204,7 +204,7 @@ class ScriptedLLM(FakeMessagesListChatModel):
 
 
 def _scripted(final: str) -> ScriptedLLM:
-    call = {"name": "plan_training", "args": {"model": "Qwen2-7B", "samples": 100000, "budget_cny": 3000, "gpu_count": 1},
+    call = {"name": "plan", "args": {"model": "Qwen2-7B", "samples": 100000, "budget_cny": 3000, "gpu_count": 1},
             "id": "c1", "type": "tool_call"}
     return ScriptedLLM(responses=[AIMessage(content="", tool_calls=[call]), AIMessage(content=final)])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from service.assistant.answer import render_plan
 from service.assistant.prompts import phrases
 from service.planner.plan import plan
 from service.planner.report import plan_to_dict
+from service.questions.plan_text import render_plan
 from service.settings import get_settings
 from service.workload import Workload
 

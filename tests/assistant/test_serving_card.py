@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from service.assistant.intents.serving import CARD_ROWS
 from service.assistant.service import Assistant
+from service.questions.serving import CARD_ROWS
 from service.settings import Settings
 from tests.assistant.test_agent import FakeRetriever
 

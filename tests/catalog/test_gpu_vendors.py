@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from service.assistant.answer import gpu_fact
 from service.assistant.prompts import phrases
 from service.catalog.queries import normalize, resolve_gpu
 from service.catalog.schema import GpuSpec
 from service.planner.estimate import EstimateRequest, estimate
 from service.planner.plan import plan
 from service.planner.questions.facts import catalog_fact
+from service.questions.plan_text import gpu_fact
 from service.retrieval.catalog_render import _gpu_section
 from service.sizing.host import gpu_notes
 from service.workload import Workload
@@ -184,8 +184,8 @@ def test_the_catalog_document_section_of_a_non_nvidia_card(gpu) -> None:  # type
 
 
 def test_a_feasibility_answer_says_why_no_cloud_here_rents_it(catalog) -> None:  # type: ignore[no-untyped-def]
-    from service.assistant.intents.render import render_feasibility
     from service.planner.questions.fit import feasibility
+    from service.questions.texts import render_feasibility
 
     def rent_line(gpu_name: str, lang: str) -> str:
         art = feasibility(catalog, Workload(model="Qwen2.5-7B", method="lora"), gpu_name, 1)

@@ -56,7 +56,7 @@ def test_http_with_the_api_key(tmp_path: Path, catalog: Catalog, live_server_fac
     live = live_server_factory(app_with(tmp_path, catalog, KEY))
     out = session_calls(f"{live.base_url}/mcp", {"Authorization": f"Bearer {KEY}"})
     assert {"plan", "check_feasibility", "search_knowledge"} <= set(out["tools"])
-    assert not out["plan"].isError and set(out["plan"].structuredContent["picks"]) == {"tencent", "jdcloud"}
+    assert not out["plan"].isError and set(out["plan"].structuredContent["plan"]["picks"]) == {"tencent", "jdcloud"}
     assert not out["fit"].isError and out["fit"].structuredContent["fits"] is False
     assert out["bad"].isError and "budget_period:" in out["bad"].content[0].text
     assert not out["search"].isError and out["search"].structuredContent["passages"]  # the app's retriever

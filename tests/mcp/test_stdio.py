@@ -46,7 +46,7 @@ def test_stdio_lists_and_calls_the_tools(tmp_path: Path) -> None:
     assert out["server"] == "gpu-advisor"
     assert {"plan", "check_feasibility", "search_catalog", "search_knowledge"} <= set(out["tools"])
     plan = out["plan"]
-    assert not plan.isError and set(plan.structuredContent["picks"]) == {"tencent", "jdcloud"}
+    assert not plan.isError and set(plan.structuredContent["plan"]["picks"]) == {"tencent", "jdcloud"}
     fit = out["fit"]
     assert not fit.isError and fit.structuredContent["fits"] is False
     bad = out["bad"]

@@ -1,5 +1,7 @@
-"""The tools through the SDK's client (in memory): the list, the guide's workload planned on both clouds, the
-questions' verdicts, structured output checked against each tool's outputSchema, and errors that name the field."""
+"""The tools through the SDK's client (in memory): the list (derived from the question list: each question type's
+Args is its input schema and its Answer its output schema), the guide's workload planned on both clouds, the
+questions' verdicts, structured output checked against each tool's outputSchema, compact by default and whole on
+request, and errors that name the field."""
 
 from __future__ import annotations
 
@@ -12,29 +14,36 @@ from mcp import types
 
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
-from service.mcp.args import EstimateArgs, InferenceArgs
-from service.mcp.tools import TOOLS
+from service.mcp.args import InferenceArgs
+from service.mcp.tools import mcp_tools
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 from service.planner.training_types import TrainingPlan
+from service.questions.plan import PlanAnswer, PlanArgs
+from service.questions.registry import MODULES
+from service.questions.tools import EstimateArgs
 from service.serving_workload import ServingWorkload
-from service.workload import Workload
 from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make_context
 
 Call = Callable[[str, dict[str, Any]], types.CallToolResult]
-NAMES = ["plan", "estimate", "check_feasibility", "find_min_gpus", "compare_options", "estimate_savings", "capacity",
-         "diagnose", "catalog_fact", "search_catalog", "search_knowledge", "plan_serving", "size_inference"]
+NAMES = [*(m.tool for m in MODULES if m.tool), "estimate", "search_knowledge", "catalog_fact", "search_catalog",
+         "plan_serving", "size_inference"]
 
 
 def test_lists_every_tool_with_schemas(context: Any) -> None:
     listed = in_memory(context, lambda s: s.list_tools()).tools
-    assert [t.name for t in listed] == NAMES == [t.name for t in TOOLS]
+    assert [t.name for t in listed] == NAMES == [t.name for t in mcp_tools()]
     by_name = {t.name: t for t in listed}
-    # the plan's input schema is the API's workload schema (POST /v1/plan): the same fields, types and ranges
-    for name, model in (("plan", Workload), ("estimate", EstimateArgs), ("plan_serving", ServingWorkload),
+    # each input schema is its argument model's (the plan's: the API's workload, POST /v1/plan, plus the documents
+    # asked for), less the chat's follow-up bookkeeping, plus `detail`
+    for name, model in (("plan", PlanArgs), ("estimate", EstimateArgs), ("plan_serving", ServingWorkload),
                         ("size_inference", InferenceArgs)):
-        assert by_name[name].inputSchema["properties"] == model.model_json_schema()["properties"]
+        fields = set(model.model_json_schema()["properties"]) - {"question", "also"}
+        assert set(by_name[name].inputSchema["properties"]) == fields | {"detail"}
         assert by_name[name].inputSchema["additionalProperties"] is False
+    for m in MODULES:  # every question type's tool answers with its Answer model
+        if m.tool:
+            assert by_name[m.tool].outputSchema == m.answer.model_json_schema(mode="serialization"), m.name
     # its rules between fields are said in the description, not as a root allOf: Anthropic's and OpenAI's APIs
     # refuse a tool input schema with allOf/anyOf/oneOf at the top level
     assert "give model or params_b" in by_name["plan"].inputSchema["description"]
@@ -51,21 +60,35 @@ def test_lists_every_tool_with_schemas(context: Any) -> None:
 def test_plan_guide_workload_on_both_clouds(mcp_call: Call) -> None:
     r = mcp_call("plan", GUIDE_WORKLOAD)
     assert not r.isError
-    plan = r.structuredContent
-    assert plan is not None and set(plan["picks"]) == {"tencent", "jdcloud"}
+    assert r.structuredContent is not None and r.structuredContent["kind"] == "plan"
+    plan = r.structuredContent["plan"]
+    assert set(plan["picks"]) == {"tencent", "jdcloud"}
     assert plan["workload"]["samples"] == 100000 and plan["workload"]["budget_period"] == "month"
-    summary, data = (c.text for c in r.content if isinstance(c, types.TextContent))
+    summary = r.content[0].text  # type: ignore[union-attr]
     assert all(f"{cloud}: {itype}" in summary for cloud, itype in plan["picks"].items())
-    assert json.loads(data) == plan  # the same JSON as text, for clients that read text only
+    assert "price 20" in summary and "GiB per GPU" in summary  # the price's date and the memory, in the text
     picked = [c for c in plan["candidates"] if c["instance_type"] in plan["picks"].values()]
     assert all(c["price"]["source"] and c["price"]["as_of"] for c in picked)  # every price with source and date
 
 
-def test_plan_output_schema_is_the_training_contract(context: Any, mcp_call: Call) -> None:
+def test_plan_results_are_agent_sized_and_whole_on_request(mcp_call: Call) -> None:
+    r = mcp_call("plan", GUIDE_WORKLOAD)
+    text = sum(len(c.text) for c in r.content if isinstance(c, types.TextContent))
+    assert text <= 8000 and len(json.dumps(r.structuredContent, ensure_ascii=False)) <= 30000
+    full = mcp_call("plan", {**GUIDE_WORKLOAD, "detail": "full"}).structuredContent
+    assert full is not None and len(full["plan"]["candidates"]) > len(r.structuredContent["plan"]["candidates"])
+    for name, args in (("size_serving", {"model": "Qwen2.5-72B", "request_rate": 15}),
+                       ("plan_serving", {"model": "Qwen2.5-72B", "request_rate": 15})):
+        s = mcp_call(name, args)
+        assert sum(len(c.text) for c in s.content if isinstance(c, types.TextContent)) <= 8000, name
+        assert len(json.dumps(s.structuredContent, ensure_ascii=False)) <= 30000, name
+
+
+def test_plan_output_schema_is_the_plan_answer(context: Any, mcp_call: Call) -> None:
     listed = {t.name: t for t in in_memory(context, lambda s: s.list_tools()).tools}
-    assert listed["plan"].outputSchema == TrainingPlan.model_json_schema(mode="serialization")
-    plan = mcp_call("plan", GUIDE_WORKLOAD).structuredContent
-    assert plan is not None and TrainingPlan.model_validate(plan).kind == plan["kind"] == "training"
+    assert listed["plan"].outputSchema == PlanAnswer.model_json_schema(mode="serialization")
+    plan = mcp_call("plan", GUIDE_WORKLOAD).structuredContent["plan"]
+    assert TrainingPlan.model_validate(plan).kind == plan["kind"] == "training"
 
 
 def test_14b_lora_does_not_fit_one_4090(mcp_call: Call) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from service.assistant.intents.serving import card
 from service.assistant.types import AskResult
 from service.catalog.loader import Catalog
 from service.planner.serving_inference import inference
 from service.planner.serving_plan import plan_serving
+from service.questions.serving import card
 from service.serving_workload import ServingWorkload
 from service.slack.blocks import answer_blocks, card_blocks
 from service.slack.mrkdwn import bold

@@ -8,18 +8,8 @@ from fastapi import APIRouter, Query
 
 from service.api.deps import CatalogDep
 from service.catalog.loader import Catalog
-from service.catalog.schema import InstanceRow
 
 router = APIRouter(prefix="/catalog", tags=["catalog"])
-
-
-def instance_dict(inst: InstanceRow, catalog: Catalog) -> dict[str, Any]:
-    from service.catalog.queries import prices_for
-    from service.planner.costing import QUOTE_LINKS, price_dict
-
-    prices = prices_for(inst.instance_type, catalog.prices)
-    return {**inst.model_dump(mode="json"), "quote_link": QUOTE_LINKS[inst.cloud],
-            "prices": [{"billing": p.billing, **price_dict(p)} for p in prices]}
 
 
 def _gpu_family(name: str, catalog: Catalog) -> set[str]:
@@ -64,4 +54,7 @@ def list_instances(
 
     gpu_ids = _gpu_family(gpu, catalog) if gpu else set()
     rows = instances_for(catalog.instances, [cloud] if cloud else [], gpu_ids)
-    return [instance_dict(r, catalog) for r in rows]
+    from service.catalog.queries import prices_for
+    from service.planner.catalog_view import instance_dict
+
+    return [instance_dict(r, prices_for(r.instance_type, catalog.prices)) for r in rows]

@@ -34,7 +34,7 @@ def plan_row(option: str, p: Artifact) -> Artifact:
     c = _top(p)
     if c is None:
         return {"option": option, "fits": False, "priced": False, "hours": None, "cost_cny": None,
-                "instance_type": None, "cloud": None, "gpu": None, "gpu_count": None,
+                "instance_type": None, "cloud": None, "gpu": None, "gpu_count": None, "billing": "",
                 "reason": p.get("infeasible") or "", "reason_zh": p.get("infeasible_zh") or ""}
     return {"option": option, "fits": True, "priced": c["total_cost_cny"] is not None, "hours": c["training_hours"],
             "cost_cny": c["total_cost_cny"], "instance_type": c["instance_type"], "cloud": c["cloud"],
@@ -88,7 +88,7 @@ def compare(cat: Catalog, w: Workload, kind: Kind, options: list[str], by: Liter
         winner = min(fitting, key=lambda r: (r["hours"], r["cost_cny"] or 0))
     else:
         winner = None
-    return {"kind": kind, "by": ranked, "comparison": rows, "winner": None if winner is None else winner["option"],
+    return {"kind": "compare", "compare_kind": kind, "by": ranked, "comparison": rows, "winner": None if winner is None else winner["option"],
             "unpriced": unpriced, "cost_unknown": cost_unknown, "workload": w.model_dump()}
 
 

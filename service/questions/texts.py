@@ -145,7 +145,7 @@ def _config(r: Artifact, ph: Artifact) -> str:
 
 
 def render_compare(art: Artifact, ph: Artifact) -> str:
-    kind, rows = art["kind"], art["comparison"]
+    kind, rows = art["compare_kind"], art["comparison"]
     by_opt = {r["option"]: r for r in rows}
     lines: list[str] = []
     if art.get("cost_unknown"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from service.assistant.intents.base import Ask
+from service.questions.base import Ask
 
 _FAST = re.compile(r"快|慢|速度|时间|(?<![A-Za-z])(?:faster|fastest|quicker|slower|speed|sooner|time)(?![A-Za-z])",
                    re.IGNORECASE)

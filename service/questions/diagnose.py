@@ -5,16 +5,27 @@ and the change that fixes it. Engine: service/planner/questions/diagnose.py."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
-from service.assistant.intents.base import Artifact, Ask, Asked, Missing, Phrases, QuestionType, workload_of
-from service.assistant.intents.render import memory_line, method_name
-from service.assistant.intents.routing import subject_count, subject_gpu, without
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.diagnose import Observation, diagnose
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
+from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
+from service.questions.routing import subject_count, subject_gpu, without
+from service.questions.texts import memory_line, method_name
 from service.reader.cues import CUES
+from service.workload import Workload
 
 # A run's GPU when the question does not say: the data-centre card most such runs use, said in the answer.
 DEFAULT_GPU = "A100-80G-SXM"
@@ -34,7 +45,67 @@ class DiagnoseArgs(Asked):
     engine_assumed: bool = Field(default=False, description="a server's engine was not named: vLLM's defaults assumed")
 
 
-def _run(ctx: Any, args: DiagnoseArgs) -> Artifact:
+class Finding(Part):
+    """A cause or a fix: its code (the renderer's words) and the figures that re-sizing gave it."""
+
+    code: str
+    per_gpu_gib: float | None = None
+    fits: bool | None = None
+    training_hours: float | None = None
+    strategy: StrategyEcho | None = None
+    gpu_count: int | None = None
+    seq_len: int | None = None
+    host_ram_gib: float | None = None
+    fraction: float | None = None
+    reserved_gib: float | None = None
+    speedup: float | None = None
+    gpus: int | None = None
+    ref: int | None = None
+
+
+class DiagnoseAnswer(AnswerBase):
+    kind: Literal["diagnose"] = "diagnose"
+    observation: Observation
+    gpu: str
+    gpu_name: str
+    gpu_count: int
+    gpu_memory_gib: float
+    usable_gib: float
+    sized: bool = True
+    expected: bool | None = None
+    rule: str | None = None
+    causes: list[Finding] = Field(default_factory=list)
+    fixes: list[Finding] = Field(default_factory=list)
+    per_gpu_gib: float | None = None
+    fits: bool | None = None
+    memory: MemoryTerms | None = None
+    strategy: StrategyEcho | None = None
+    model: ModelEcho | None = None
+    training_hours: float | None = None
+    throughput_tokens_per_s: float | None = None
+    estimated_hours_per_epoch: float | None = None
+    estimated_hours_run: float | None = None
+    whole_run: bool | None = None
+    ratio: float | None = None
+    tokens_per_s: float | None = None
+    tokens_in_observed_time: int | None = None
+    data_unknown: bool | None = None
+    speedup_vs_reference: float | None = None
+    reference_gpus: int | None = None
+    observed_gib: float | None = None
+    host_ram_needed_gib: float | None = None
+    util_high: bool | None = None
+    workload: Workload | None = None
+    assumptions: list[str] = Field(default_factory=list)
+    assumptions_zh: list[str] = Field(default_factory=list)
+
+    def facts(self) -> dict[str, float]:
+        return {k: float(v) for k, v in (("per_gpu_gib", self.per_gpu_gib),
+                                          ("hours", self.estimated_hours_per_epoch or self.estimated_hours_run),
+                                          ("tokens_per_s", self.tokens_per_s)) if v is not None}
+
+
+def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
     out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,
@@ -45,7 +116,7 @@ def _run(ctx: Any, args: DiagnoseArgs) -> Artifact:
     if args.engine_assumed:
         said = [*said, ("The inference engine was not named: vLLM's defaults assumed.",
                         "没有说用哪个推理引擎：按 vLLM 的默认设置说明。")]
-    return with_assumptions(out, said)
+    return DiagnoseAnswer.model_validate(with_assumptions(out, said))
 
 
 def _route(a: Ask) -> dict[str, Any] | Missing:
@@ -69,7 +140,7 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
             "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed, "engine_assumed": engine_assumed}
 
 
-def _verdict_key(art: Artifact) -> str:
+def _verdict_key(art: dict[str, Any]) -> str:
     kind = art["observation"]["kind"]
     if kind in ("hours", "slow"):
         ratio = art.get("ratio")
@@ -91,7 +162,7 @@ def _verdict_key(art: Artifact) -> str:
     return "dia_host"
 
 
-def _cause(c: Artifact, ph: Phrases) -> str:
+def _cause(c: dict[str, Any], ph: Phrases) -> str:
     text = str(ph["dia_causes"].get(c["code"], c["code"]))
     if "per_gpu_gib" in c:
         text += str(ph["dia_cause_fig"]).format(need=c["per_gpu_gib"])
@@ -99,7 +170,7 @@ def _cause(c: Artifact, ph: Phrases) -> str:
                        ref=c.get("ref", 1))
 
 
-def _fix(f: Artifact, ph: Phrases) -> str:
+def _fix(f: dict[str, Any], ph: Phrases) -> str:
     code = str(f["code"])
     name = ph["dia_fixes"].get(code.split("_")[0] if code.startswith("gpus_") else code, code)
     text = str(name).format(count=f.get("gpu_count"), seq=f.get("seq_len"))
@@ -120,7 +191,8 @@ def _num(x: Any) -> str:
     return "" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _render(art: Artifact, ph: Phrases) -> str:
+def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
+    art = answer.public()
     if not art.get("sized", True):
         return _render_rule(art, ph)
     obs = art["observation"]
@@ -146,7 +218,7 @@ def _render(art: Artifact, ph: Phrases) -> str:
     return "\n".join(lines)
 
 
-def _render_rule(art: Artifact, ph: Phrases) -> str:
+def _render_rule(art: dict[str, Any], ph: Phrases) -> str:
     if art.get("rule") is None:
         return str(ph["ask"]["model"])
     c = art["causes"][0]
@@ -157,19 +229,17 @@ def _render_rule(art: Artifact, ph: Phrases) -> str:
     return "\n".join(lines + ([""] + [f"> {x}" for x in items] if items else []))
 
 
-DIAGNOSE = QuestionType(
-    name="diagnose", tool="diagnose_run", args=DiagnoseArgs, run=_run,
-    summary=lambda o: (f"expected={o['expected']}: engine {o['per_gpu_gib']} GiB per GPU on {o['gpu_count']}x "
-                       f"{o['gpu']}, {o['training_hours']} h" if o.get("sized", True)
-                       else f"expected={o['expected']} by rule {o.get('rule')} on {o['gpu']}"),
-    route=_route, render=_render,
-    result=lambda o: {"diagnose": {k: o.get(k) for k in ("observation", "expected", "gpu", "gpu_count", "per_gpu_gib",
-                                                         "usable_gib", "fits", "estimated_hours_per_epoch",
-                                                         "estimated_hours_run", "whole_run", "ratio", "data_unknown",
-                                                         "tokens_in_observed_time",
-                                                         "tokens_per_s", "speedup_vs_reference", "reference_gpus", "causes", "fixes",
-                                                         "host_ram_needed_gib",
-                                                         "rule", "sized")}},
-    doc="The user reports what a training run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low "
-        "GPU utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "
-        "the verdict, the likely cause and the change that fixes it, with numbers.")
+def _summary(o: DiagnoseAnswer) -> str:
+    if o.sized:
+        return (f"expected={o.expected}: engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
+                f"{o.training_hours} h")
+    return f"expected={o.expected} by rule {o.rule} on {o.gpu}"
+
+
+MODULE = QuestionModule(
+    name="diagnose", tool="diagnose", title="Is what I saw expected?", args=DiagnoseArgs, answer=DiagnoseAnswer,
+    run=_run, route=_route, render=_render, summary=_summary,
+    frames=(("train", "cause"), ("train", "fix"), ("serve", "cause"), ("serve", "fix")),
+    description="The user reports what a run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low GPU "
+                "utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "
+                "the verdict, the likely cause and the change that fixes it, with numbers.")

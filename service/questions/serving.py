@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
-from service.assistant.intents.base import Artifact, Ask, Missing, Phrases, QuestionType
-from service.assistant.intents.routing import subject_count, subject_gpu
 from service.planner.lenient import catalog_for
 from service.planner.questions.fit import gpu_for
-from service.planner.serving_inference import inference
+from service.planner.serving_inference import InferenceResult, inference
 from service.planner.serving_plan import plan_serving
+from service.planner.serving_types import ServingPlan
+from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
+from service.questions.parts import Said
+from service.questions.routing import subject_count, subject_gpu
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
@@ -33,11 +35,32 @@ class ServingArgs(ServingWorkload):
     engine_asked: str | None = Field(default=None, description="an engine named that is sized as vLLM (Ollama ...)")
 
 
-def _run(ctx: Any, args: ServingArgs) -> Artifact:
+class ServingAnswer(AnswerBase):
+    kind: Literal["serving"] = "serving"
+    workload: ServingWorkload
+    engine_asked: str | None = None
+    said: list[Said] = Field(default_factory=list)
+    inference: InferenceResult | None = Field(default=None, description="the pinned GPU x count, as deployed")
+    plan: ServingPlan | None = Field(default=None, description="where to rent it, per cloud")
+
+    def facts(self) -> dict[str, float]:
+        s = aliases(self)["serving"]
+        keys = {"gpus_per_replica": "gpus_per_replica", "replicas": "replicas", "max_concurrency": "concurrency",
+                "output_tokens_per_s": "tokens_per_s", "ttft_ms": "ttft_ms", "cost_cny_per_month": "cny_per_month",
+                "kv_capacity_tokens": "kv_tokens", "total_gpus": "count"}
+        out = {name: float(s[k]) for k, name in keys.items() if isinstance(s.get(k), (int, float))}
+        inf = self.inference
+        if inf is not None:
+            out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
+            out["per_gpu_gib"] = inf.weights_gib_per_gpu + inf.kv_cache_gib_per_gpu
+        return out
+
+
+def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
     w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}, exclude_unset=True))
     cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
-    out: Artifact = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
-                     "said": said}
+    out: dict[str, Any] = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
+                           "said": said}
     age = ctx.max_price_age_days
     if w.gpu:
         g, gpu_said = gpu_for(cat, w.gpu)
@@ -48,7 +71,7 @@ def _run(ctx: Any, args: ServingArgs) -> Artifact:
             out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
     else:
         out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
-    return out
+    return ServingAnswer.model_validate(out)
 
 
 def _scale(value: float | None, text: str) -> float | None:
@@ -135,7 +158,7 @@ def _render_plan(plan: dict[str, Any], ph: Phrases, loaded: bool) -> list[str]:
     return lines
 
 
-def _render(art: Artifact, ph: Phrases) -> str:
+def _render_art(art: dict[str, Any], ph: Phrases) -> str:
     zh = ph["hours_unit"] == "小时"
     lines: list[str] = []
     if art.get("engine_asked"):
@@ -190,7 +213,9 @@ def _render(art: Artifact, ph: Phrases) -> str:
     return "\n".join(lines)
 
 
-def _result(art: Artifact) -> dict[str, Any]:
+def aliases(answer: ServingAnswer) -> dict[str, Any]:
+    """AskResult's `serving` and `serving_plan` fields (the documented aliases of `answer`)."""
+    art = answer.public()
     inf, plan = art.get("inference"), art.get("plan")
     top = plan["candidates"][0] if plan and plan["candidates"] else None
     s = (inf or {}).get("sizing") or (top["sizing"] if top else None) or {}
@@ -209,7 +234,7 @@ def _result(art: Artifact) -> dict[str, Any]:
     return {"serving": out, "serving_plan": card(art)}
 
 
-def card(art: Artifact) -> dict[str, Any] | None:
+def card(art: dict[str, Any]) -> dict[str, Any] | None:
     """What the answer's card draws (web, Slack), kept small: the plan with its first CARD_ROWS options per cloud
     (each cloud's pick first; the rejected list counted, not carried) and the pinned GPU's inference, both with
     the name assumptions the answer states."""
@@ -233,10 +258,45 @@ def card(art: Artifact) -> dict[str, Any] | None:
     return out
 
 
-SERVING = QuestionType(
-    name="serving", tool="size_serving", args=ServingArgs, run=_run,
-    summary=lambda o: str(_result(o)["serving"]), route=_route, render=_render, result=_result,
-    doc="Serve (deploy) a model: how many GPUs per replica x replicas for a load (concurrency or QPS, input/output "
-        "lengths, TTFT/TPOT limits), KV-cache capacity and max concurrency, whether the engine starts on a pinned "
-        "GPU x count, tokens/s, latency, cost per month and ¥ per million output tokens on Tencent and JD, and "
-        "the vLLM/SGLang launch command. Call it for deployment, inference, QPS and concurrency questions.")
+def summary(o: ServingAnswer) -> str:
+    """The deployment in a line (GPUs per replica x replicas, whether it starts, memory, load figures), then each
+    cloud's pick with its price's date."""
+    s = aliases(o)["serving"]
+    inf = o.inference
+    head = (f"{s['total_gpus'] or s['gpus_per_replica']}x {s['gpu']} ({s['gpus_per_replica']} per replica x "
+            f"{s['replicas']} replicas), starts={s['starts']}")
+    if inf is not None:
+        head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
+                 f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
+    head += (f"; KV pool {s['kv_capacity_tokens']} tokens, max concurrency {s['max_concurrency']}, "
+             f"{s['output_tokens_per_s']} output tokens/s, TTFT {s['ttft_ms']} ms, TPOT {s['tpot_ms']} ms")
+    lines = [head]
+    plan = o.plan
+    if plan is not None:
+        by_type = {c.instance_type: c for c in plan.candidates}
+        for cloud, itype in plan.picks.items():
+            c = by_type[itype]
+            dated = f" (price {c.price.as_of or 'undated'}, {c.price.confidence})" if c.price is not None else ""
+            cost = ("price on request" if c.cost_per_month_cny is None else
+                    f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, ¥{c.cny_per_million_output_tokens} per "
+                    "million output tokens")
+            lines.append(f"{cloud}: {itype} x {c.nodes} ({c.gpu_count:g}x {c.gpu}), {cost}")
+        if not plan.candidates:
+            lines.append(f"no rentable option: {plan.infeasible}")
+    return "\n".join(lines)
+
+
+def _render(answer: ServingAnswer, ph: Phrases) -> str:
+    return _render_art(answer.public(), ph)
+
+
+MODULE = QuestionModule(
+    name="serving", tool="size_serving", title="Serve a model", args=ServingArgs, answer=ServingAnswer, run=_run,
+    route=_route, render=_render, summary=lambda o: summary(o),
+    frames=(("serve", "fits"), ("serve", "count"), ("serve", "memory"), ("serve", "concurrency"),
+            ("serve", "throughput"), ("serve", "latency"), ("serve", "cost"), ("serve", "plan")),
+    description="Serve (deploy) a model: how many GPUs per replica x replicas for a load (concurrency or QPS, "
+                "input/output lengths, TTFT/TPOT limits), KV-cache capacity and max concurrency, whether the engine "
+                "starts on a pinned GPU x count, tokens/s, latency, cost per month and ¥ per million output tokens on "
+                "Tencent and JD, and the vLLM/SGLang launch command. Call it for deployment, inference, QPS and "
+                "concurrency questions.")

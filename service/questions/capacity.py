@@ -1,20 +1,33 @@
 """Question type `capacity`: given GPUs x count (and a method), the largest model, the longest context or the
-largest micro-batch that fits ('8*H800能训多大的模型', '单卡4090 lora 最长能跑多长上下文'). Engine:
-service/planner/questions/capacity.py."""
+largest micro-batch that fits ('8*H800能训多大的模型', '单卡4090 lora 最长能跑多长上下文'), for training or, with
+serving words, what an inference engine starts ('4090能部署多大的模型'). Engine: service/planner/questions/
+capacity.py and serve_capacity.py."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from service.assistant.intents.base import Artifact, Ask, Asked, Missing, Phrases, QuestionType, workload_of
-from service.assistant.intents.render import memory_line, method_name
-from service.assistant.intents.routing import subject_count, subject_gpu, without
+from service.errors import InvalidInputError
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.capacity import capacity
 from service.planner.questions.serve_capacity import serve_capacity
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
+from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
+from service.questions.routing import subject_count, subject_gpu, without
+from service.questions.texts import memory_line, method_name
+from service.workload import Workload
 
 # deploying, not training: '能部署多大的模型', 'which model can run on a 4090', 'context size I can config' (Ollama)
 _SERVE = re.compile(r"部署|推理|上线|跑起来|服务|(?<![A-Za-z])(?:serv(?:e|ing)|inference|deploy\w*|host|ollama|vllm|sglang|"
@@ -23,6 +36,16 @@ _TRAIN = re.compile(r"训|微调|(?<![A-Za-z])(?:train\w*|fine-?tun\w*|finetun\w
 
 
 class CapacityArgs(Asked):
+    """The GPUs (and, for context or batch, the model) whose limit is asked; a model-size question names no model
+    (the search sizes each catalog model)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _placeholder_size(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("model") and data.get("params_b") is None:
+            return {**data, "params_b": 1.0}  # replaced by each catalog model the search tries (or refused)
+        return data
+
     params_b: float | None = Field(default=1.0, gt=0, le=5000, description="unused for model_size")
     gpu: str = Field(description="the GPU: 4090, H800, A100 80G, 910B, or a memory size such as 48G")
     target: Literal["model_size", "context", "batch"] = "model_size"
@@ -31,15 +54,100 @@ class CapacityArgs(Asked):
     weights: Literal["bf16", "fp8", "int4"] | None = Field(default=None, description="serve: one weight dtype only")
 
 
-def _run(ctx: Any, args: CapacityArgs) -> Artifact:
+class SizedModel(Part):
+    model: str
+    params_b: float
+    per_gpu_gib: float
+
+
+class TrainRow(Part):
+    """The largest catalog model that trains with one method."""
+
+    method: str
+    max_params_b: float | None = None
+    largest_fitting: SizedModel | None = None
+    smallest_not_fitting: SizedModel | None = None
+    largest_catalog_models: list[SizedModel] = Field(default_factory=list)
+    per_gpu_gib: float | None = None
+    memory: MemoryTerms | None = None
+    strategy: StrategyEcho | None = None
+    fits: bool | None = None
+    model: ModelEcho | None = None
+
+
+class Started(Part):
+    model: str
+    params_b: float
+    weights_gib_per_gpu: float | None = None
+    max_model_len: int | None = None
+    context_lowered_from: int | None = None
+    max_concurrency_at_load: float | None = None
+
+
+class ServeRow(Part):
+    """The largest catalog model an engine starts in one weight dtype."""
+
+    weights: str
+    largest: Started | None = None
+    max_params_b: float | None = None
+    smallest_not_starting: Started | None = None
+
+
+class NamedModel(Part):
+    id: str
+    name: str
+
+
+class CapacityAnswer(AnswerBase):
+    kind: Literal["capacity"] = "capacity"
+    use: Literal["train", "serve"] = "train"
+    target: Literal["model_size", "context", "batch"]
+    gpu: str
+    gpu_name: str
+    gpu_count: int
+    gpu_memory_gib: float
+    usable_gib: float | None = None
+    engine: str | None = None
+    workload: Workload | None = None
+    rows: list[TrainRow | ServeRow] = Field(default_factory=list)
+    max_params_b: float | None = None
+    seq_len: int | None = None
+    max_seq_len: int | None = None
+    max_micro_batch: int | None = None
+    per_gpu_gib: float | None = None
+    memory: MemoryTerms | None = None
+    strategy: StrategyEcho | None = None
+    fits: bool | None = None
+    model: ModelEcho | NamedModel | None = None
+    weights: str | None = None
+    starts: bool | None = None
+    kv_capacity_tokens: int | None = None
+    weights_gib_per_gpu: float | None = None
+    kv_cache_gib_per_gpu: float | None = None
+    assumptions: list[str] = Field(default_factory=list)
+    assumptions_zh: list[str] = Field(default_factory=list)
+
+    def facts(self) -> dict[str, float]:
+        return {k: float(v) for k, v in (("max_params_b", self.max_params_b), ("max_seq_len", self.max_seq_len),
+                                          ("max_micro_batch", self.max_micro_batch), ("per_gpu_gib", self.per_gpu_gib))
+                if v is not None}
+
+
+def _run(ctx: Context, args: CapacityArgs) -> CapacityAnswer:
+    if args.target != "model_size" and not args.model and args.params_b == 1.0:
+        raise InvalidInputError(f"model: target {args.target} needs the model.",
+                                "Give model (e.g. Qwen2-7B) or params_b (e.g. 7).")
+    # a tool caller that names no method sees full, LoRA and QLoRA side by side; the chat's route says which
+    stated = args.method_stated if "method_stated" in args.model_fields_set else "method" in args.model_fields_set
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w)
     if args.use == "serve":
         context = args.target == "context"
         out = serve_capacity(cat, args.gpu, args.gpu_count or 1, "context" if context else "model_size",
                              w.model if context else None, args.weights)
-        return with_assumptions(out, said)
-    return with_assumptions(capacity(cat, w, args.gpu, args.gpu_count or 1, args.target, args.method_stated), said)
+        return CapacityAnswer.model_validate(with_assumptions(out, said))
+    return CapacityAnswer.model_validate(with_assumptions(
+        capacity(cat, w, args.gpu, args.gpu_count or 1, args.target, stated), said))
 
 
 def _route(a: Ask) -> dict[str, Any] | Missing:
@@ -61,7 +169,7 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     return out
 
 
-def _render_serve(art: Artifact, where: str, ph: Phrases) -> str:
+def _render_serve(art: dict[str, Any], where: str, ph: Phrases) -> str:
     if art["target"] == "context":
         if not art["starts"] or not art.get("max_seq_len"):
             return str(ph["cap_serve_none"]).format(where=where, model=art["model"]["name"])
@@ -71,7 +179,7 @@ def _render_serve(art: Artifact, where: str, ph: Phrases) -> str:
     parts = []
     for row in art["rows"]:
         dtype = ph["weights_names"].get(row["weights"], row["weights"])
-        top, over = row["largest"], row["smallest_not_starting"]
+        top, over = row.get("largest"), row.get("smallest_not_starting")
         if top is None:
             parts.append(str(ph["cap_serve_row_none"]).format(weights=dtype))
             continue
@@ -79,14 +187,15 @@ def _render_serve(art: Artifact, where: str, ph: Phrases) -> str:
         parts.append(str(ph["cap_serve_row" if over else "cap_serve_row_top"]).format(
             weights=dtype, size=f"{top['params_b']:.3g}", model=top["model"], gib=top["weights_gib_per_gpu"], ctx=ctx,
             over=over["model"] if over else "—"))
-    best = max((r for r in art["rows"] if r["largest"]), key=lambda r: r["largest"]["params_b"], default=None)
+    best = max((r for r in art["rows"] if r.get("largest")), key=lambda r: r["largest"]["params_b"], default=None)
     first = str(ph["cap_serve_none_any"]).format(where=where) if best is None else str(ph["cap_serve_first"]).format(
         where=where, size=f"{best['largest']['params_b']:.3g}", model=best["largest"]["model"],
         weights=ph["weights_names"].get(best["weights"], best["weights"]))
     return "\n".join([first, *parts, str(ph["cap_serve_basis"])])
 
 
-def _render(art: Artifact, ph: Phrases) -> str:
+def _render(answer: CapacityAnswer, ph: Phrases) -> str:
+    art = answer.public()
     where = str(ph["cap_where"]).format(count=art["gpu_count"], gpu=art["gpu_name"], memory=f"{art['gpu_memory_gib']:g}")
     if art.get("use") == "serve":
         return _render_serve(art, where, ph)
@@ -94,16 +203,16 @@ def _render(art: Artifact, ph: Phrases) -> str:
         parts = []
         for row in art["rows"]:
             method = ph["method_names"].get(row["method"], row["method"])
-            if row["max_params_b"] is None:
+            if row.get("max_params_b") is None:
                 parts.append(str(ph["cap_row_none"]).format(method=method))
                 continue
-            near = row["smallest_not_fitting"]
+            near = row.get("smallest_not_fitting")
             key = "cap_row" if near else "cap_row_top"
             parts.append(str(ph[key]).format(
                 method=method, size=f"{row['max_params_b']:g}", fits=row["largest_fitting"]["model"],
                 fits_gib=row["largest_fitting"]["per_gpu_gib"],
                 over=near["model"] if near else "—", over_gib=near["per_gpu_gib"] if near else "—"))
-        lines = [str(ph["cap_model_first"]).format(where=where, size=f"{art['rows'][0]['max_params_b'] or 0:g}",
+        lines = [str(ph["cap_model_first"]).format(where=where, size=f"{art['rows'][0].get('max_params_b') or 0:g}",
                                                    method=ph["method_names"].get(art["rows"][0]["method"], "")),
                  *parts, str(ph["cap_model_basis"]).format(seq=art["seq_len"], usable=art["usable_gib"])]
         return "\n".join(lines)
@@ -122,13 +231,15 @@ def _render(art: Artifact, ph: Phrases) -> str:
     return "\n".join([first, memory_line(art, ph)])
 
 
-CAPACITY = QuestionType(
-    name="capacity", tool="find_capacity", args=CapacityArgs, run=_run,
-    summary=lambda o: f"{o['target']} limit on {o['gpu_count']}x {o['gpu']}: "
-                      + str(o.get("max_params_b") or o.get("max_seq_len") or o.get("max_micro_batch")),
-    route=_route, render=_render,
-    result=lambda o: {"capacity": {k: o.get(k) for k in ("use", "target", "gpu", "gpu_count", "gpu_memory_gib", "usable_gib",
-                                                         "max_params_b", "max_seq_len", "max_micro_batch",
-                                                         "per_gpu_gib", "rows", "seq_len")}},
-    doc="The largest model, longest context or largest micro-batch that fits on given GPUs x count for a method "
-        "('8*H800能训多大的模型', 'max context for 7B LoRA on one 4090'), with the memory at the limit.")
+def _summary(o: CapacityAnswer) -> str:
+    return f"{o.target} limit on {o.gpu_count}x {o.gpu}: " + str(o.max_params_b or o.max_seq_len or o.max_micro_batch)
+
+
+MODULE = QuestionModule(
+    name="capacity", tool="capacity", title="Largest model, context or batch", args=CapacityArgs,
+    answer=CapacityAnswer, run=_run, route=_route, render=_render, summary=_summary,
+    frames=(("train", "capacity"), ("serve", "capacity"), ("none", "capacity")),
+    description="The limit on given GPUs x count for a method: the largest model (per method when none is given), "
+                "the longest context, or the largest micro-batch that fits ('8*H800能训多大的模型', 'max context for "
+                "7B LoRA on one 4090'), with the memory at the limit; with use=serve, the largest model or context an "
+                "inference engine (vLLM) starts per weight dtype.")

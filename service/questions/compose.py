@@ -1,0 +1,50 @@
+"""The answer text of a turn, from its typed answer: the question type's render first (its first line answers the
+question), then, when the reader was unsure, one line on what else the question could mean, then the citations,
+each once. Notes the reader recognised but could not use come first, quoted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from service.errors import AdvisorError
+from service.questions import plan_text
+from service.questions.base import AnswerBase, Phrases, QuestionModule
+from service.questions.parts import PassageRef
+
+
+def unique_passages(passages: Sequence[PassageRef]) -> list[PassageRef]:
+    """Each passage once (by id, then by title: the same section in two chunks is one source)."""
+    seen: set[str] = set()
+    out = []
+    for p in passages:
+        key = p.title or p.id
+        if p.id not in seen and key not in seen:
+            seen.update({p.id, key})
+            out.append(p)
+    return out
+
+
+def also_line(alternative: str | None, ph: Phrases) -> list[str]:
+    if not alternative or alternative not in ph["also_hint"]:
+        return []
+    return [str(ph["also_line"]).format(type=ph["type_names"].get(alternative, alternative),
+                                        hint=ph["also_hint"][alternative])]
+
+
+def error_text(exc: AdvisorError, ph: Phrases) -> str:
+    return str(ph["error"].format(message=exc.message, fix=exc.fix))
+
+
+def with_notes(text: str, notes: Sequence[str]) -> str:
+    return "\n".join(f"> {n}" for n in notes) + "\n\n" + text if notes else text
+
+
+def compose(module: QuestionModule[Any, Any], answer: AnswerBase, passages: Sequence[PassageRef],
+            alternative: str | None, notes: Sequence[str], ph: Phrases) -> str:
+    """The whole answer text. A plan cites its passages inside its own text; the others get them appended."""
+    body = module.render(answer, ph)
+    cited = [] if module.name == "plan" else unique_passages(passages)
+    lines = [body, *(["", *also_line(alternative, ph)] if also_line(alternative, ph) else [])]
+    lines += ["", *plan_text.render_citations([p.model_dump(mode="json") for p in cited], ph)]
+    return with_notes("\n".join(lines).strip(), notes)

@@ -1,0 +1,101 @@
+"""Question type `feasibility`: yes/no for a model x method on a named GPU x count ('4090能跑14b lora吗', 'can 2x3090
+handle a 14B QLoRA'). Engine: service/planner/questions/fit.py:feasibility."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from service.planner.lenient import catalog_for, with_assumptions
+from service.planner.questions.compare import plan_row, run_plan
+from service.planner.questions.fit import feasibility
+from service.questions import texts
+from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.parts import MemoryTerms, MemoryVerdict, ModelEcho, Part, PlanRow, Rental, StrategyEcho
+from service.questions.routing import subject_count, subject_gpu, without
+from service.workload import Workload
+
+
+class FeasibilityArgs(Asked):
+    gpu: str = Field(description="the GPU asked about, any in the catalog: 4090, 3090, L40S, A100 80G, 910B ...")
+
+
+class FitChange(Part):
+    """A change that makes it fit, sized (service/planner/questions/fit.py _row)."""
+
+    change: str
+    gpu_count: int
+    per_gpu_gib: float
+    fits: bool
+    training_hours: float
+    method: str
+    zero_stage: int
+    seq_len: int
+
+
+class FeasibilityAnswer(AnswerBase):
+    kind: Literal["feasibility"] = "feasibility"
+    gpu: str
+    gpu_name: str
+    gpu_count: int
+    fits: bool
+    verdict: Literal["fits", "tight", "does_not_fit"]
+    memory_verdict: MemoryVerdict | None = None
+    per_gpu_gib: float
+    gpu_memory_gib: float
+    usable_gib: float
+    memory: MemoryTerms
+    gpus_needed: int | None = None
+    needed_per_gpu_gib: float | None = None
+    training_hours: float
+    strategy: StrategyEcho
+    model: ModelEcho
+    fits_with: list[FitChange] = Field(default_factory=list)
+    rent: list[Rental] = Field(default_factory=list)
+    form_factor: str = ""
+    vendor: str = "nvidia"
+    assumptions: list[str] = Field(default_factory=list)
+    assumptions_zh: list[str] = Field(default_factory=list)
+    workload: Workload
+    plan_pick: PlanRow | None = None
+
+    def facts(self) -> dict[str, float]:
+        out = {"per_gpu_gib": self.per_gpu_gib, "hours": self.training_hours, "count": float(self.gpu_count)}
+        return {**out, **({"gpus_needed": float(self.gpus_needed)} if self.gpus_needed else {})}
+
+
+def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
+    w = workload_of(args).model_copy(update={"gpu_count": None})
+    cat, said = catalog_for(ctx.catalog, w)
+    out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)
+    out["plan_pick"] = plan_row("plan", run_plan(cat, w, ctx.max_price_age_days))
+    return FeasibilityAnswer.model_validate(out)
+
+
+def _route(a: Ask) -> dict[str, Any] | Missing:
+    gpu = subject_gpu(a)
+    if gpu is None:
+        return Missing("gpu")
+    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu, "gpu_count": subject_count(a) or 1}
+
+
+def _render(answer: FeasibilityAnswer, ph: dict[str, Any]) -> str:
+    art = answer.public()
+    return texts.render_feasibility(art, ph, art.get("plan_pick"))
+
+
+def _summary(o: FeasibilityAnswer) -> str:
+    return (f"{o.gpu_count}x {o.gpu}: {o.per_gpu_gib} GiB per GPU of {o.gpu_memory_gib:g}, fits={o.fits}, "
+            f"fewest cards that fit: {o.gpus_needed}")
+
+
+MODULE = QuestionModule(
+    name="feasibility", tool="check_feasibility", title="Does it fit on this GPU?", args=FeasibilityArgs,
+    answer=FeasibilityAnswer, run=_run, route=_route, render=_render, summary=_summary,
+    frames=(("train", "fits"),),
+    description="Can this model x method run on a named GPU x count (rented or the user's own: 4090, 3090, L40S, "
+                "910B ...)? Returns fits yes/no, the per-GPU memory arithmetic, the fewest cards that fit, the changes "
+                "that make it fit (QLoRA, LoRA, shorter context, offload, more cards), where the GPU is rented and "
+                "the plan's pick. Call it when the user names a GPU and asks whether it is enough for training; use "
+                "plan to choose instances.")

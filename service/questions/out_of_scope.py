@@ -1,0 +1,40 @@
+"""Question type `out_of_scope`: not about choosing or sizing GPUs for ML on these clouds (the weather, a poem,
+another cloud's console). The answer says what the product answers; a cloud it does not cover is named as such."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from service.questions import plan_text
+from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
+
+
+class ScopeArgs(BaseModel):
+    other_clouds: list[str] = Field(default_factory=list, description="clouds named that the product does not cover")
+
+
+class OutOfScopeAnswer(AnswerBase):
+    kind: Literal["out_of_scope"] = "out_of_scope"
+    other_clouds: list[str] = Field(default_factory=list)
+
+
+def _run(ctx: Context, args: ScopeArgs) -> OutOfScopeAnswer:
+    return OutOfScopeAnswer(other_clouds=args.other_clouds)
+
+
+def _route(a: Ask) -> dict[str, Any]:
+    from service.lexicon import lexicon
+
+    return {"other_clouds": lexicon().other_clouds_in(a.text)}
+
+
+def _render(answer: OutOfScopeAnswer, ph: Phrases) -> str:
+    return plan_text.render_scope(ph, answer.other_clouds, "zh" if ph["hours_unit"] == "小时" else "en")
+
+
+MODULE = QuestionModule(
+    name="out_of_scope", tool=None, title="Out of scope", args=ScopeArgs, answer=OutOfScopeAnswer, run=_run,
+    route=_route, render=_render, summary=lambda o: "out of scope", follows=False, frames=(("none", "other"),),
+    description="Not a question about choosing or sizing GPUs for ML training or serving on these clouds.")

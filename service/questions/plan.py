@@ -1,0 +1,132 @@
+"""Question type `plan`: which configuration to rent for a training job, per cloud, with its time, cost, verdicts,
+alternatives and warnings ('用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000'); on request the resource-request
+document (《AI训练资源申请说明》) and the launch bundle. Engine: service/planner/plan.py (the plan contract)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from service.planner.contract import training_json
+from service.planner.lenient import catalog_for, with_assumptions
+from service.planner.training_types import TrainingPlan
+from service.questions import plan_text
+from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
+from service.questions.parts import Part, PassageRef
+from service.workload import Workload
+
+PLAN_CANDIDATES = 10
+Document = Literal["request_document", "launch_bundle"]
+
+
+class PlanArgs(Workload):
+    documents: list[Document] = Field(default_factory=list, description="request_document (《AI训练资源申请说明》) "
+                                      "and/or launch_bundle (LLaMA-Factory YAML, DeepSpeed JSON, scripts), when asked")
+    lang: Literal["zh", "en"] = Field(default="zh", description="the documents' language")
+
+
+class Documents(Part):
+    request_document: str | None = Field(default=None, description="the request document, Markdown")
+    launch_bundle: dict[str, str] | None = Field(default=None, description="file name -> content")
+
+
+class PlanAnswer(AnswerBase):
+    kind: Literal["plan"] = "plan"
+    plan: TrainingPlan
+    documents: Documents | None = None
+    citations: list[PassageRef] = Field(default_factory=list, description="the guide sections the plan rests on")
+
+    def facts(self) -> dict[str, float]:
+        p = self.plan
+        if not p.candidates:
+            return {}
+        c = p.candidates[0]
+        out = {"hours": c.training_hours, "count": float(c.total_gpus), "per_gpu_gib": c.memory_per_gpu_gib}
+        if c.total_cost_cny is not None:
+            out["cny"] = c.total_cost_cny
+        if c.monthly_cost_cny is not None:
+            out["cny_per_month"] = c.monthly_cost_cny
+        return out
+
+
+def plan_dict(ctx: Context, w: Workload) -> dict[str, Any]:
+    """The training plan as its contract's JSON (a model outside models.yaml sized from its name, and said so)."""
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+
+    cat, said = catalog_for(ctx.catalog, w)
+    return training_json(with_assumptions(plan_to_dict(plan(w, cat, max_price_age_days=ctx.max_price_age_days),
+                                                       max_candidates=PLAN_CANDIDATES), said))
+
+
+def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
+    w = Workload.model_validate(args.model_dump(exclude={"documents", "lang"}, exclude_unset=True))
+    p = plan_dict(ctx, w)
+    docs: Documents | None = None
+    if args.documents:
+        docs = Documents()
+        lang: Literal["zh", "en"] = "en" if args.lang == "en" else "zh"
+        if "request_document" in args.documents:
+            from service.documents import render_request_markdown
+
+            docs.request_document = render_request_markdown(p, lang)
+        if "launch_bundle" in args.documents:
+            from service.documents import build_launch_bundle
+
+            docs.launch_bundle = dict(build_launch_bundle(p, ctx.catalog, lang).files)
+    return PlanAnswer(plan=TrainingPlan.model_validate(p), documents=docs)
+
+
+def _route(a: Ask) -> dict[str, Any] | Missing:
+    if not (a.slots.get("model") or a.slots.get("params_b")):
+        return Missing("model")
+    docs = list(a.reading.parsed.wants_documents)
+    return {**a.slots, **({"documents": docs, "lang": a.lang} if docs else {})}
+
+
+def _render(answer: PlanAnswer, ph: Phrases) -> str:
+    lang = "zh" if ph["hours_unit"] == "小时" else "en"
+    plan = answer.plan.model_dump(mode="json")
+    text = plan_text.render_plan(plan, lang, ph, [c.model_dump(mode="json") for c in answer.citations])
+    docs = answer.documents
+    if docs is not None and docs.request_document:
+        text += "\n\n" + ph["doc_ready"].format(document=docs.request_document)
+    if docs is not None and docs.launch_bundle:
+        files = docs.launch_bundle
+        first = next(iter(files), "")
+        preview = f"```yaml\n{files.get('train.yaml', files.get(first, ''))}\n```"
+        text += "\n\n" + ph["bundle_ready"].format(files=", ".join(files), preview=preview)
+    return text
+
+
+def summary(o: PlanAnswer) -> str:
+    """Each cloud's pick in a line: instance, cards, strategy, memory, hours, cost with the price's date."""
+    p = o.plan
+    if p.infeasible:
+        return f"Infeasible: {p.infeasible}"
+    by_type = {c.instance_type: c for c in p.candidates}
+    lines = []
+    for cloud, itype in p.picks.items():
+        c = by_type[itype]
+        cost = "price on request"
+        if c.total_cost_cny is not None:
+            line = next(iter(c.cost_cny.values()), None)
+            dated = f" (price {line.price.as_of}, {line.price.confidence})" if line is not None else ""
+            cost = f"¥{c.total_cost_cny:,.0f} {c.billing}{dated}"
+        lines.append(f"{cloud}: {itype} ({c.gpu_count:g}x {c.gpu}, {c.strategy.label}), {c.memory_per_gpu_gib}/"
+                     f"{c.gpu_memory_gib} GiB per GPU, {c.training_hours} h, {cost}, within_budget={c.within_budget}")
+    return "\n".join(lines) or "No candidate."
+
+
+MODULE = QuestionModule(
+    name="plan", tool="plan", title="Plan a training job", args=PlanArgs, answer=PlanAnswer, run=_run,
+    route=_route, render=_render, summary=summary, follows=False,
+    frames=(("train", "plan"), ("train", "time"), ("train", "cost"), ("both", "plan")),
+    description="Plan a training job on Tencent Cloud and JD Cloud: the instance per cloud (picks), GPU count, "
+                "strategy (full/LoRA/QLoRA, ZeRO, checkpointing), memory per GPU, hours, cost by billing mode with "
+                "each price's source and date, budget and deadline verdicts, alternatives, rejected options and "
+                "warnings; with `documents`, the resource-request document and the launch bundle. Call it for any "
+                "question that describes a training workload and whenever an instance, memory figure, hour or yuan "
+                "is needed; quote its figures, never your own. Not for 'can GPU X run it' (check_feasibility) or "
+                "'what is' questions (ask_knowledge).")

@@ -1,0 +1,253 @@
+"""The straight offline path: one function answers one message, read -> route -> run -> render. No agent, no
+tool messages: the message is parsed once and its language detected once.
+
+    answer_message(ctx, reader, phrases_of, message, conversation, lang) -> Turn
+
+`Conversation` is what earlier turns left: the last question (type, routed arguments, workload) and the earlier
+user messages (a stateless client's history: follow-ups are folded from them when no question is stored).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import gpu_index, model_index, normalize
+from service.errors import AdvisorError
+from service.lexicon import lexicon
+from service.questions import knowledge
+from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, Previous
+from service.questions.clarify import ClarifyAnswer
+from service.questions.compose import compose, error_text, unique_passages, with_notes
+from service.questions.parts import PassageRef
+from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
+from service.reader import merge_slots
+from service.reader.read import Reader, Reading
+from service.workload import Workload
+
+NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+_METHOD_WORDS = {
+    "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
+           "lora": "LoRA 显存", "qlora": "QLoRA 4-bit 显存"},
+    "en": {"full": "full fine-tune memory ZeRO-3", "pretrain": "pre-training multi-node RDMA",
+           "freeze": "freeze tuning memory", "lora": "LoRA memory", "qlora": "QLoRA 4-bit memory"},
+}
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What the earlier turns left for this one."""
+
+    prev: Previous | None = None
+    user_texts: tuple[str, ...] = ()
+
+
+class ReadingInfo(BaseModel):
+    """How the message was read (AskResult.reading)."""
+
+    type: str
+    confidence: str
+    alternative: str | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+class Turn(BaseModel):
+    """One answered message: its reading, the question type answered, the routed arguments (what a follow-up
+    continues), the typed answer, the text, the citations and the language."""
+
+    type: str
+    reading: ReadingInfo
+    slots: dict[str, Any] = Field(default_factory=dict, description="what the words state (the question schema)")
+    args: dict[str, Any] | None = Field(default=None, description="the routed arguments, with `question`")
+    answer: AnyAnswer | None = None
+    text: str
+    citations: list[PassageRef] = Field(default_factory=list)
+    language: str
+    error: dict[str, str] | None = None
+
+    @property
+    def workload(self) -> dict[str, Any] | None:
+        """The routed arguments when they carry a workload (stored, so the next turn continues from them)."""
+        if self.args is None or self.type not in WORKLOAD_TYPES:
+            return None
+        return {k: v for k, v in self.args.items() if k not in ("lang", "documents")}
+
+
+def citation_query(slots: dict[str, Any], lang: str) -> str:
+    """A retrieval query about what the recommendation rests on: the method's memory and the GPU choice."""
+    words = _METHOD_WORDS["zh" if lang == "zh" else "en"]
+    method = str(slots.get("method") or "lora")
+    size = f"{slots['params_b']:g}B" if slots.get("params_b") else str(slots.get("model") or "")
+    tail = "按场景选GPU 费用 计费" if lang == "zh" else "choosing the GPU by scenario cost billing"
+    return f"{size} {words.get(method, '')} {tail}".strip()
+
+
+class Names:
+    """The catalog's names as the reader and the look-ups need them (built once per catalog)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.models = {k: m.id for k, m in model_index(catalog.models).items()}
+        self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
+        self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
+        self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
+        self.reader = Reader(self.models, self.gpus)
+
+    def mentioned(self, text: str) -> list[str]:
+        """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""
+        found: list[str] = []
+        toks = [t.group(0) for t in _TOKEN.finditer(text)]
+        spans = [" ".join(toks[i:i + 2]) for i in range(len(toks))] + toks
+        for span in spans:
+            key = normalize(span)
+            hit = self.instances.get(key) or self.gpus.get(key)
+            if hit and hit not in found and not any(hit in f for f in found):
+                found.append(span if key in self.gpus else hit)
+        return found
+
+    def kind(self, name: str) -> str | None:
+        """The model's kind: from the catalog, or from the name of one outside it ('bge-small-en': encoder)."""
+        kind: str | None = self.kinds.get(name)
+        if kind is None and name:
+            from service.planner.name_hints import guess_from_name
+
+            guess = guess_from_name(name)
+            kind = guess.kind if guess is not None else None
+        return kind
+
+
+def previous_of(args: dict[str, Any] | None, intent: str | None) -> Previous | None:
+    """The earlier turn's question from what it stored: its routed arguments (with `question`) and its type."""
+    if not args:
+        return Previous(intent, {}, None) if intent else None
+    fields = {k: v for k, v in args.items() if k not in EXTRA_ARGS and k in Workload.model_fields}
+    try:
+        w: Workload | None = Workload.model_validate(fields)
+    except ValidationError:
+        w = None
+    return Previous(str(args.get("question") or intent or "plan"), dict(args), w)
+
+
+def workload_from_texts(reader: Reader, texts: Sequence[str]) -> Workload | None:
+    """Without a stored question (a stateless client's plain-text history), fold the earlier user messages: each
+    one that describes or changes a job updates the workload, as the turns did when they were asked."""
+    prev: Workload | None = None
+    for text in texts:
+        parsed = reader.parse(text)
+        if not parsed.has_workload:
+            continue
+        slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
+        if not slots.get("model") and not slots.get("params_b"):
+            continue
+        try:
+            prev = Workload.model_validate(slots)
+        except ValidationError:
+            continue
+    return prev
+
+
+@dataclass
+class _Plan:
+    """What routing decided: the type answered, its arguments or the slot to ask for."""
+
+    type: str
+    args: dict[str, Any] | None = None
+    missing: str | None = None
+    confidence: str | None = None
+    alternative: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _knowledge(reading: Reading, prev: Previous | None, lang: str, text: str, extra: dict[str, Any],
+               **why: Any) -> _Plan:
+    routed = BY_NAME["knowledge"].route(Ask(reading, {}, prev, text, lang, extra))
+    return _Plan("knowledge", routed if isinstance(routed, dict) else None, **why)
+
+
+def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: str) -> _Plan:
+    prev = conv.prev
+    parsed = reading.parsed
+    docs = bool(parsed.wants_documents)
+    extra = {"mentioned": names.mentioned(text)}
+    if reading.type == "out_of_scope" and not docs:
+        return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
+    if reading.type == "knowledge" and not docs:
+        return _knowledge(reading, prev, lang, text, extra)
+    prev_w = (prev.workload if prev is not None else None) or workload_from_texts(names.reader, conv.user_texts)
+    own = {**parsed.question_slots, **parsed.slots}
+    if not own and not docs and prev_w is None and reading.type == "plan":  # a plain question, no job in it
+        return _knowledge(reading, prev, lang, text, extra)
+    merged = merge_slots(prev_w, replace(parsed, slots=own)) if prev_w is not None else dict(own)
+    slots = {k: v for k, v in merged.items() if k in Workload.model_fields}
+    if not slots.get("model") and not slots.get("params_b") and reading.type in NEEDS_MODEL:
+        return _Plan(reading.type, missing="model")
+    if "method" not in own and prev is None and names.kind(str(slots.get("model") or "")) in (
+            "encoder", "vision_transformer", "cnn"):
+        slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
+    module = BY_NAME["plan"] if docs else BY_NAME[reading.type]
+    routed = module.route(Ask(reading, slots, prev, text, lang, extra))
+    if isinstance(routed, Missing):
+        return _Plan(module.name, missing=routed.slot)
+    if routed is None:  # a how-to with a workload in it: answered as knowledge
+        return _knowledge(reading, prev, lang, text, extra, confidence="unsure", alternative=reading.type)
+    args = routed if module.name == "plan" else {**routed, "question": module.name, "also": reading.alternative}
+    return _Plan(module.name, args, extra={"slots": slots})
+
+
+def _ask_back(slot: str, ph: Phrases, notes: Sequence[str]) -> str:
+    """One precise question for the slot that changes the answer."""
+    head = "".join(f"> {n}\n\n" for n in notes)
+    return head + str(ph["ask"].get(slot, ph["ask"]["model"]))
+
+
+def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], message: str,
+                   conv: Conversation, lang: str | None = None) -> Turn:
+    """Read the message, route it, run the engine and write the answer (the module docstring)."""
+    reader = names.reader
+    reading = reader.read(message, conv.user_texts[-2:], conv.prev.type if conv.prev is not None else None)
+    lang = lang or reading.language
+    ph = phrases_of(lang)
+    notes = reading.parsed.unparsed_notes
+    plan = _route(reading, conv, names, lang, message)
+    info = ReadingInfo(type="knowledge" if plan.alternative else reading.type, confidence=plan.confidence or reading.confidence,
+                       alternative=plan.alternative or reading.alternative,
+                       scores={k: round(v, 3) for k, v in sorted(reading.scores.items(), key=lambda kv: -kv[1])[:3]})
+    slots = reading.slots
+    if plan.missing is not None or plan.args is None:
+        slot = plan.missing or "model"
+        return Turn(type=plan.type, reading=info, slots=slots, answer=ClarifyAnswer(question_type=plan.type, slot=slot),
+                    text=_ask_back(slot, ph, notes), language=lang)
+    module = BY_NAME[plan.type]
+    try:
+        answer = module.call(ctx, plan.args)
+    except AdvisorError as exc:
+        passages = _citations(ctx, plan, lang)
+        text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
+        return Turn(type=plan.type, reading=info, slots=slots, args=plan.args, text=with_notes(text, notes),
+                    citations=passages, language=lang, error=exc.to_dict())
+    passages = (list(answer.passages) if isinstance(answer, knowledge.KnowledgeAnswer)
+                else _citations(ctx, plan, lang))
+    if plan.type == "plan":
+        answer.citations = unique_passages(passages)
+    text = compose(module, answer, passages, info.alternative if info.confidence == "unsure" else None, notes, ph)
+    return Turn(type=plan.type, reading=info, slots=slots, args=plan.args, answer=answer, text=text,
+                citations=unique_passages(passages), language=lang)
+
+
+def _citations(ctx: Context, plan: _Plan, lang: str) -> list[PassageRef]:
+    if plan.type in ("knowledge", "out_of_scope"):
+        return []
+    slots = plan.extra.get("slots") or plan.args or {}
+    found, _ = knowledge.search_passages(ctx, citation_query(slots, lang), 3, lang)
+    return found
+
+
+def _cite_lines(passages: Sequence[PassageRef], ph: Phrases) -> list[str]:
+    from service.questions import plan_text
+
+    return plan_text.render_citations([p.model_dump(mode="json") for p in unique_passages(passages)], ph)
