@@ -33,7 +33,9 @@ FOLDS = 5
 
 
 def examples() -> list[Example]:
-    out = [Example(q.text, q.type, q.thread, tuple(q.turns), alt=tuple(q.alt_types), id=q.id)
+    # a type this classifier does not score yet (catalog) is learnt as the type that answers it today (knowledge)
+    out = [Example(q.text, q.type if q.type in TYPES else "knowledge", q.thread, tuple(q.turns),
+                   alt=tuple(q.alt_types), id=q.id)
            for q in load_split("working")]
     for s in load_scenarios():
         out.append(Example(s.turns[-1], s.expected_intent, f"scenario:{s.id}", tuple(s.turns[:-1]), SCENARIO_WEIGHT))
