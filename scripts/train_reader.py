@@ -1,19 +1,27 @@
-"""Train the reader's question-type classifier (service/reader/model.json) on the working split of evals/questions
-and on evals/scenarios.yaml, and print its grouped cross-validated accuracy on the working split.
+"""Train the reader's learned parts (service/reader/frame_model.json): the task and the asked classifiers of the
+question frame, on the working split of evals/questions and on evals/scenarios.yaml; print their grouped
+cross-validated accuracy and the question type derived from them, on the working split.
 
     python scripts/train_reader.py            # cross-validate, fit, write the model
-    python scripts/train_reader.py --check    # exit 1 when model.json was trained on another training set
+    python scripts/train_reader.py --check    # exit 1 when frame_model.json was trained on another training set
+    python scripts/train_reader.py --ablate   # also measure what each family of features adds
 
-Multinomial logistic regression with L2, classes weighted to balance, folds by source thread; the temperature
-that calibrates the probabilities is fitted on the out-of-fold predictions. The frozen test split is never read.
+Multinomial logistic regression (scikit-learn, L2, classes balanced), folds by source thread; the temperature that
+calibrates each part is fitted on its out-of-fold predictions. The frozen test split is never read. A case labelled
+before the frame existed gets its task and asked from its type (weight 0.5).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import math
 import sys
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -21,155 +29,229 @@ from service.catalog.loader import load_catalog
 from service.catalog.queries import gpu_index, model_index
 from service.evals.dataset import load_scenarios
 from service.evals.questions.dataset import load_split
+from service.questions.registry import frame_table
 from service.reader import parse_message
-from service.reader.classify import MODEL_FILE, TypeModel, load_model
-from service.reader.cues import FEATURES, PREV, PRIOR, TYPES
-from service.reader.examples import Example, conversation_features, training_set_hash
+from service.reader.frame_reader import message_features, type_scores
+from service.reader.learned import MODEL_FILE, FrameModel, LinearModel, load_frame_model
+from service.reader.message import ParsedMessage
+from service.reader.read import TYPE_FRAME
 from service.settings import get_settings
 
-L2 = 0.05
-SCENARIO_WEIGHT = 0.5
+C = 4.0
+TABLE = frame_table()
 FOLDS = 5
+MIN_DF = 2  # an n-gram seen in fewer training messages is left out
+PRUNE = 0.005  # weights smaller than this are not stored
+_SERVE_SLOTS = ("engine", "weights", "concurrency", "request_rate", "kv_dtype", "max_model_len", "ttft_ms")
 
 
-def examples() -> list[Example]:
-    # a type this classifier does not score yet (catalog) is learnt as the type that answers it today (knowledge)
-    out = [Example(q.text, q.type if q.type in TYPES else "knowledge", q.thread, tuple(q.turns),
-                   alt=tuple(q.alt_types), id=q.id)
-           for q in load_split("working")]
-    for s in load_scenarios():
-        out.append(Example(s.turns[-1], s.expected_intent, f"scenario:{s.id}", tuple(s.turns[:-1]), SCENARIO_WEIGHT))
-    return out
+@dataclass(frozen=True)
+class Example:
+    text: str
+    turns: tuple[str, ...]
+    task: str
+    asked: str
+    type: str
+    alt: tuple[str, ...]
+    group: str
+    weight: float
+    id: str = ""
+    framed: bool = True  # task and asked are labels (False: derived from the type)
 
 
-def _parser():  # type: ignore[no-untyped-def]
+def _parser() -> Callable[[str], ParsedMessage]:
     cat = load_catalog(get_settings().knowledge_dir)
     models = {k: m.id for k, m in model_index(cat.models).items()}
     gpus = {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()}
 
-    @lru_cache(maxsize=4096)
-    def parse(text: str):  # type: ignore[no-untyped-def]
+    @lru_cache(maxsize=16384)
+    def parse(text: str) -> ParsedMessage:
         return parse_message(text, models, gpus)
 
     return parse
 
 
-def matrix(rows: list[dict[str, float]]) -> np.ndarray:
-    return np.array([[r.get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)
+def examples(parse: Callable[[str], ParsedMessage] | None = None) -> list[Example]:
+    """The working split (with its frames), then the scenarios (their type's frame, weight 0.5)."""
+    out: list[Example] = []
+    for q in load_split("working"):
+        if q.frame is not None:
+            task, asked, weight = q.frame.task, q.frame.asked, 1.0
+        else:
+            task, asked = TYPE_FRAME[q.type]
+            weight = 0.5
+            if parse is not None and task == "train" and q.type in ("diagnose", "capacity"):
+                slots = {**parse(q.text).extra, **parse(q.text).slots}
+                task = "serve" if any(k in slots for k in _SERVE_SLOTS) else task
+        out.append(Example(q.text, tuple(q.turns), task, asked, q.type, tuple(q.alt_types), q.thread, weight, q.id,
+                           q.frame is not None))
+    for s in load_scenarios():
+        if s.expected_intent in TYPE_FRAME:
+            task, asked = TYPE_FRAME[s.expected_intent]
+            out.append(Example(s.turns[-1], tuple(s.turns[:-1]), task, asked, s.expected_intent, (),
+                               f"scenario:{s.id}", 0.5, f"scenario:{s.id}", False))
+    return out
 
 
-def prior() -> np.ndarray:
-    p = np.zeros((len(TYPES), len(FEATURES)))
-    for feature, by_type in PRIOR.items():
-        for t, weight in by_type.items():
-            p[TYPES.index(t), FEATURES.index(feature)] = weight
-    return p
-
-
-def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = L2, steps: int = 3000) -> np.ndarray:
-    """Softmax regression by gradient descent with Adam, L2 around the expert prior; weights (types x features)."""
-    k = len(TYPES)
-    base = prior()
-    theta = base.copy()
-    onehot = np.eye(k)[y]
-    counts = np.bincount(y, weights=w, minlength=k)
-    balance = np.where(counts > 0, w.sum() / (k * np.maximum(counts, 1e-9)), 0.0)
-    sw = w * balance[y]
-    sw = sw / sw.sum()
-    m = np.zeros_like(theta)
-    v = np.zeros_like(theta)
-    for t in range(1, steps + 1):
-        logits = x @ theta.T
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(axis=1, keepdims=True)
-        grad = ((p - onehot) * sw[:, None]).T @ x + l2 * (theta - base)
-        m = 0.9 * m + 0.1 * grad
-        v = 0.999 * v + 0.001 * grad**2
-        theta -= 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
-    return theta
-
-
-def featurize(data: list[Example], parse, stage1: np.ndarray | None) -> np.ndarray:  # type: ignore[no-untyped-def]
-    rows = []
+def training_set_hash(data: list[Example]) -> str:
+    """Over what the labels say (a derived frame is a function of the type and the text, so it is left out)."""
+    h = hashlib.sha256()
     for e in data:
-        prev = None
-        if e.turns and stage1 is not None:
-            x0 = matrix([conversation_features(parse, e.turns[:-1], e.turns[-1], None)])
-            prev = TYPES[int(np.argmax(x0 @ stage1.T))]
-        rows.append(conversation_features(parse, e.turns, e.text, prev))
-    return matrix(rows)
+        frame = (e.task, e.asked) if e.framed else ()
+        h.update("\x1f".join((*e.turns, e.text, e.type, *frame, e.group)).encode() + b"\x1e")
+    return h.hexdigest()
 
 
-def train(data: list[Example], parse) -> np.ndarray:  # type: ignore[no-untyped-def]
-    y = np.array([TYPES.index(e.label) for e in data])
-    w = np.array([e.weight for e in data])
-    x0 = featurize(data, parse, None)
-    x0[:, [FEATURES.index(p) for p in PREV]] = 0.0
-    stage1 = fit(x0, y, w)
-    return fit(featurize(data, parse, stage1), y, w), stage1
+def featurize(data: list[Example], parse: Callable[[str], ParsedMessage],
+              prev: list[dict[str, str] | None] | None = None, drop: tuple[str, ...] = ()) -> list[dict[str, float]]:
+    rows = []
+    for i, e in enumerate(data):
+        x = message_features(e.text, e.turns, parse, prev[i] if prev else None)
+        rows.append({k: v for k, v in x.items() if not k.startswith(drop)} if drop else x)
+    return rows
 
 
-def cross_validate(data: list[Example], parse) -> tuple[float, np.ndarray, np.ndarray, list[Example]]:  # type: ignore[no-untyped-def]
-    """Accuracy on the working questions (the label or one of its alternatives), each predicted by a model that
-    never saw its thread."""
-    groups = sorted({e.group for e in data if not e.group.startswith("scenario:")})
-    fold = {g: i % FOLDS for i, g in enumerate(groups)}
-    logits, labels, seen = [], [], []
-    for f in range(FOLDS):
-        train_set = [e for e in data if fold.get(e.group, -1) != f]
-        test_set = [e for e in data if fold.get(e.group, -1) == f]
-        theta, stage1 = train(train_set, parse)
-        logits.append(featurize(test_set, parse, stage1) @ theta.T)
-        labels += [TYPES.index(e.label) for e in test_set]
-        seen += test_set
-    z = np.vstack(logits)
-    y = np.array(labels)
-    right = [TYPES[p] == e.label or TYPES[p] in e.alt for p, e in zip(z.argmax(axis=1), seen, strict=True)]
-    return float(np.mean(right)), z, y, seen
+def _vocab(rows: list[dict[str, float]]) -> list[str]:
+    df = Counter(k for r in rows for k in r)
+    return sorted(k for k, n in df.items() if n >= MIN_DF or not k.startswith("g:"))
 
 
-def temperature(z: np.ndarray, y: np.ndarray) -> float:
+def _matrix(rows: list[dict[str, float]], vocab: list[str]) -> Any:
+    from scipy.sparse import csr_matrix
+
+    index = {k: i for i, k in enumerate(vocab)}
+    data, ind, ptr = [], [], [0]
+    for r in rows:
+        for k, v in r.items():
+            j = index.get(k)
+            if j is not None:
+                data.append(v)
+                ind.append(j)
+        ptr.append(len(data))
+    return csr_matrix((data, ind, ptr), shape=(len(rows), len(vocab)))
+
+
+def fit(rows: list[dict[str, float]], y: list[str], w: list[float]) -> LinearModel:
+    from sklearn.linear_model import LogisticRegression
+
+    vocab = _vocab(rows)
+    m = LogisticRegression(C=C, max_iter=3000, class_weight="balanced")
+    m.fit(_matrix(rows, vocab), np.array(y), sample_weight=np.array(w))
+    classes = tuple(str(c) for c in m.classes_)
+    coef = m.coef_ if len(classes) > 2 else np.vstack([-m.coef_[0], m.coef_[0]])
+    inter = m.intercept_ if len(classes) > 2 else np.array([-m.intercept_[0], m.intercept_[0]])
+    weights: dict[str, tuple[tuple[int, float], ...]] = {}
+    for j, name in enumerate(vocab):
+        ws = tuple((k, float(coef[k, j])) for k in range(len(classes)) if abs(coef[k, j]) >= PRUNE)
+        if ws:
+            weights[name] = ws
+    bias = weights.get("bias", ())
+    merged = {k: w + float(inter[k]) for k, w in bias} | {k: float(inter[k]) for k in range(len(classes))
+                                                          if k not in dict(bias)}
+    weights["bias"] = tuple(sorted(merged.items()))
+    return LinearModel(classes, weights)
+
+
+def temperature(probs: list[dict[str, float]], y: list[str]) -> float:
     best, best_nll = 1.0, float("inf")
-    for t in np.linspace(0.3, 4.0, 75):
-        s = z / t
-        s -= s.max(axis=1, keepdims=True)
-        nll = float(-(s[np.arange(len(y)), y] - np.log(np.exp(s).sum(axis=1))).mean())
+    for t in np.linspace(0.4, 3.0, 53):
+        nll = 0.0
+        for p, label in zip(probs, y, strict=True):
+            if label not in p:  # a class the fold's model never saw
+                continue
+            logp = {k: math.log(max(v, 1e-12)) / t for k, v in p.items()}
+            top = max(logp.values())
+            z = sum(math.exp(v - top) for v in logp.values())
+            nll -= logp[label] - top - math.log(z)
         if nll < best_nll:
             best, best_nll = float(t), nll
     return best
 
 
+def _train(data: list[Example], parse: Callable[[str], ParsedMessage], drop: tuple[str, ...] = ()) -> FrameModel:
+    """Stage 1 without the previous turn's frame, stage 2 with the one stage 1 reads for the earlier turn."""
+    rows = featurize(data, parse, drop=drop)
+    w = [e.weight for e in data]
+    task1 = fit(rows, [e.task for e in data], w)
+    asked1 = fit(rows, [e.asked for e in data], w)
+    stage1 = FrameModel(task1, asked1)
+    prev = [_prev_frame(stage1, e, parse) for e in data]
+    rows = featurize(data, parse, prev, drop)
+    return FrameModel(fit(rows, [e.task for e in data], w), fit(rows, [e.asked for e in data], w))
+
+
+def _prev_frame(model: FrameModel, e: Example, parse: Callable[[str], ParsedMessage]) -> dict[str, str] | None:
+    if not e.turns:
+        return None
+    x = message_features(e.turns[-1], e.turns[:-1], parse, None)
+    pt, pa = model.task.probabilities(x), model.asked.probabilities(x)
+    return {"task": max(pt, key=lambda k: pt[k]), "asked": max(pa, key=lambda k: pa[k])}
+
+
+def cross_validate(data: list[Example], parse: Callable[[str], ParsedMessage],
+                   drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    groups = sorted({e.group for e in data})
+    fold = {g: i % FOLDS for i, g in enumerate(groups)}
+    out: dict[str, list[Any]] = {"task": [], "asked": [], "type": [], "pt": [], "pa": [], "seen": []}
+    for f in range(FOLDS):
+        train = [e for e in data if fold[e.group] != f]
+        test = [e for e in data if fold[e.group] == f and not e.group.startswith("scenario:")]
+        model = _train(train, parse, drop)
+        for e in test:
+            x = message_features(e.text, e.turns, parse, _prev_frame(model, e, parse))
+            x = {k: v for k, v in x.items() if not k.startswith(drop)} if drop else x
+            pt, pa = model.task.probabilities(x), model.asked.probabilities(x)
+            scores = type_scores(pt, pa, x, TABLE)
+            got = max(scores, key=lambda k: scores[k])
+            out["task"].append(max(pt, key=lambda k: pt[k]) == e.task)
+            out["asked"].append(max(pa, key=lambda k: pa[k]) == e.asked)
+            out["type"].append(got == e.type or got in e.alt)
+            out["pt"].append(pt)
+            out["pa"].append(pa)
+            out["seen"].append((e, got))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 when model.json is stale")
-    ap.add_argument("--show", action="store_true", help="print the working questions cross-validation misses")
+    ap.add_argument("--check", action="store_true", help="exit 1 when frame_model.json is stale")
+    ap.add_argument("--ablate", action="store_true", help="measure what each feature family adds")
+    ap.add_argument("--show", action="store_true", help="print the cross-validation misses")
     args = ap.parse_args()
-    data = examples()
-    digest = training_set_hash(data)
     if args.check:
-        stale = load_model().trained_on != digest
-        print("model.json is stale: run python scripts/train_reader.py" if stale else "model.json is current")
+        stale = load_frame_model().trained_on != training_set_hash(examples())
+        print("frame_model.json is stale: run python scripts/train_reader.py" if stale else "frame_model.json is current")
         return 1 if stale else 0
     parse = _parser()
-    acc, z, y, seen = cross_validate(data, parse)
-    temp = temperature(z, y)
-    print(f"working split, grouped {FOLDS}-fold CV: type accuracy {acc:.3f} on {len(y)} questions; temperature {temp:.2f}")
-    pred = z.argmax(axis=1)
-    for i, t in enumerate(TYPES):
-        n = int((y == i).sum())
-        if n:
-            print(f"  {t:13s} {int(((pred == i) & (y == i)).sum())}/{n}")
-    confusions = Counter((TYPES[a], TYPES[b]) for a, b in zip(y, pred, strict=True) if a != b)
+    data = examples(parse)
+    if args.ablate:
+        for name, drop in (("without n-grams", ("g:",)), ("without cue families", ("c:",)),
+                           ("without slots", ("s:",)), ("without the previous turn", ("p:",))):
+            cv = cross_validate(data, parse, drop)
+            print(f"{name:28s} type {np.mean(cv['type']):.3f} task {np.mean(cv['task']):.3f} "
+                  f"asked {np.mean(cv['asked']):.3f}")
+    cv = cross_validate(data, parse)
+    print(f"working split, grouped {FOLDS}-fold CV on {len(cv['type'])} questions: type {np.mean(cv['type']):.3f}, "
+          f"task {np.mean(cv['task']):.3f}, asked {np.mean(cv['asked']):.3f}")
+    by_type: dict[str, list[bool]] = {}
+    for (e, _got), ok in zip(cv["seen"], cv["type"], strict=True):
+        by_type.setdefault(e.type, []).append(ok)
+    for t, oks in sorted(by_type.items()):
+        print(f"  {t:13s} {sum(oks)}/{len(oks)}")
+    confusions = Counter((e.type, got) for (e, got), ok in zip(cv["seen"], cv["type"], strict=True) if not ok)
     print("  most confused (label -> read):", ", ".join(f"{a}->{b} {n}" for (a, b), n in confusions.most_common(8)))
     if args.show:
-        for e, p in zip(seen, pred, strict=True):
-            if TYPES[p] != e.label and TYPES[p] not in e.alt:
-                print(f"  MISS {e.id} {e.label} -> {TYPES[p]}: {' / '.join(e.turns)} >> {e.text[:150]!r}")
-    theta, _ = train(data, parse)
-    model = TypeModel(TYPES, FEATURES, tuple(tuple(float(v) for v in row) for row in theta), temp, digest)
-    MODEL_FILE.write_text(model.to_json() + "\n", encoding="utf-8")
-    print(f"wrote {MODEL_FILE} ({len(data)} examples)")
+        for (e, got), ok in zip(cv["seen"], cv["type"], strict=True):
+            if not ok:
+                print(f"  MISS {e.id} {e.type} -> {got}: {' / '.join(e.turns)} >> {e.text[:150]!r}")
+    t_task = temperature(cv["pt"], [e.task for e, _ in cv["seen"]])
+    t_asked = temperature(cv["pa"], [e.asked for e, _ in cv["seen"]])
+    model = _train(data, parse)
+    final = FrameModel(LinearModel(model.task.classes, model.task.weights, t_task),
+                       LinearModel(model.asked.classes, model.asked.weights, t_asked), training_set_hash(data))
+    MODEL_FILE.write_text(final.to_json() + "\n", encoding="utf-8")
+    n = sum(len(m.weights) for m in (final.task, final.asked))
+    print(f"wrote {MODEL_FILE} ({len(data)} examples, {n} weighted features, temperatures {t_task:.2f} / {t_asked:.2f})")
     return 0
 
 

@@ -25,7 +25,7 @@ from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, P
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
 from service.questions.parts import PassageRef
-from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
+from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
 from service.reader import merge_slots
 from service.reader.read import Reader, Reading
 from service.workload import Workload
@@ -96,7 +96,7 @@ class Names:
         self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
         self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
-        self.reader = Reader(self.models, self.gpus)
+        self.reader = Reader(self.models, self.gpus, frame_table())
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""

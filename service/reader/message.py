@@ -136,6 +136,8 @@ class ParsedMessage:
     # load and dtypes, the capacity target, the training objective, a card's memory size, the catalog fact asked.
     extra: dict[str, object] = field(default_factory=dict)
     named: dict[str, int] = field(default_factory=dict)  # how many GPUs, clouds and methods the text names
+    marked: str = ""  # the text with model names blanked (\x00) and GPU names marked (GPU_MARK): what the learned
+    #                  parts of the reader read, so a name never stands for a phrasing
 
 
 def _note(language: str, key: str, *args: object) -> str:
@@ -327,6 +329,7 @@ def parse_message(
         subject=subject,
         question_slots=question_slots,
         extra=extra,
+        marked=named.marked,
         named={"gpus": len(dict.fromkeys(named.gpus)), "clouds": len(dict.fromkeys(named.clouds)),
                "methods": len(methods_mentioned(text)),
                "gpu_filter": int("gpu_include" in slots or "gpu_exclude" in slots or "gpu_include" in question_slots

@@ -1,29 +1,41 @@
-"""The reader's entry point: a message (with the conversation's earlier user turns and the previous turn's question
-type) -> a Reading: the slots the words state, the question type with calibrated probabilities, and how sure it is.
+"""The reader's entry point: a message (with the conversation's earlier user turns) -> a Reading: the slots the
+words state, the question frame (service/frame.py), the question type derived from it, and how sure it is.
 
     sure          the top type's probability >= SURE and it leads the next by >= MARGIN: answer it;
     unsure        otherwise: answer the likelier reading and say in one line what else it could mean;
     out of scope  the top type is out_of_scope: say what the product answers, no plan, no figures.
 
-The slot finders (service/reader/message.py and friends) return values and never decide the type; the classifier
-(service/reader/classify.py) decides it from cues, slots and the previous type.
+The slot finders (service/reader/message.py and friends) return values and never decide the type; the learned
+parts (service/reader/learned.py: task and asked, from the text itself, the slots and the previous turn) give the
+frame, and the question spine's table (passed in as `table`) turns the frame into the type.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from threading import Lock
 from typing import Any, Literal
 
-from service.reader.classify import TypeModel, default_model
-from service.reader.cues import features
+from service.frame import Frame
+from service.reader.frame_reader import Table, build_frame, conversation_slots, message_features, type_scores
+from service.reader.learned import FrameModel, default_frame_model
 from service.reader.message import ParsedMessage, parse_message
 from service.reader.slots import for_type, question_slots, with_defaults
 
 SURE = 0.6
 MARGIN = 0.25
 ALSO = 0.15  # a second reading this likely is worth a line
+FOLLOW_WEIGHT = 0.6  # how much a follow-up without words of its own keeps the previous question type
+FOLLOW_CHARS = 24  # a follow-up is short: a longer message states its own question
+PARSED_CACHE = 512  # messages kept parsed: a conversation's earlier turns are read again on every turn
 Confidence = Literal["sure", "unsure"]
+# The frame a question type implies (a previous turn known only by its type; a case labelled before the frame)
+TYPE_FRAME = {"plan": ("train", "plan"), "feasibility": ("train", "fits"), "min_gpus": ("train", "count"),
+              "compare": ("train", "winner"), "savings": ("train", "savings"), "serving": ("serve", "count"),
+              "diagnose": ("train", "cause"), "capacity": ("train", "capacity"), "knowledge": ("none", "howto"),
+              "out_of_scope": ("none", "other"), "catalog": ("none", "price")}
 # Types that need a workload to be answered; a message without one inherits the previous turn's.
 WORKLOAD_TYPES = frozenset({"plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose"})
 
@@ -39,6 +51,9 @@ class Reading:
     confidence: Confidence
     alternative: str | None = None  # the second reading, when worth saying
     own_slots: dict[str, Any] = field(default_factory=dict)  # what this message alone states
+    frame: Frame = field(default_factory=Frame)
+    task_scores: dict[str, float] = field(default_factory=dict)
+    asked_scores: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         top = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
@@ -46,33 +61,78 @@ class Reading:
                 "scores": {k: round(v, 3) for k, v in top}}
 
 
-class Reader:
-    """Reads messages with one catalog's names (`model_aliases`, `gpu_aliases`: normalised name -> id)."""
+def _continues(text: str, x: Mapping[str, float]) -> bool:
+    """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own."""
+    return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow")) and not x.get("s:model")
 
-    def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str],
-                 model: TypeModel | None = None) -> None:
+
+class Reader:
+    """Reads messages with one catalog's names (`model_aliases`, `gpu_aliases`: normalised name -> id) and the
+    spine's (task, asked) -> type table."""
+
+    def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str], table: Table | None = None,
+                 model: FrameModel | None = None) -> None:
         self.model_aliases = model_aliases
         self.gpu_aliases = gpu_aliases
+        self._table = table
         self._model = model
+        self._parsed: OrderedDict[str, ParsedMessage] = OrderedDict()
+        self._lock = Lock()
 
     @property
-    def model(self) -> TypeModel:
-        return self._model or default_model()
+    def model(self) -> FrameModel:
+        return self._model or default_frame_model()
+
+    @property
+    def table(self) -> Table:
+        if self._table is None:
+            raise RuntimeError("Reader needs the question spine's frame table (service.questions.registry)")
+        return self._table
 
     def parse(self, text: str) -> ParsedMessage:
-        return parse_message(text, self.model_aliases, self.gpu_aliases)
+        """The message parsed by the finders, once: later turns of the conversation read it from the cache."""
+        with self._lock:
+            hit = self._parsed.get(text)
+            if hit is not None:
+                self._parsed.move_to_end(text)
+                return hit
+        parsed = parse_message(text, self.model_aliases, self.gpu_aliases)
+        with self._lock:
+            self._parsed[text] = parsed
+            while len(self._parsed) > PARSED_CACHE:
+                self._parsed.popitem(last=False)
+        return parsed
+
+    def frame_probabilities(self, text: str, turns: Sequence[str], prev_type: str | None = None
+                            ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+        """(P(task), P(asked), the features) of the last message, with the previous turn's frame as the model
+        reads it (or, with no earlier text, as the previous turn's type implies)."""
+        prev: dict[str, str] | None = None
+        if prev_type in TYPE_FRAME and not turns:
+            task, asked = TYPE_FRAME[prev_type]
+            prev = {"task": task, "asked": asked}
+        if turns:
+            x0 = message_features(turns[-1], turns[:-1], self.parse, None)
+            pt0, pa0 = self.model.task.probabilities(x0), self.model.asked.probabilities(x0)
+            prev = {"task": max(pt0, key=lambda k: pt0[k]), "asked": max(pa0, key=lambda k: pa0[k])}
+        x = message_features(text, turns, self.parse, prev)
+        return self.model.task.probabilities(x), self.model.asked.probabilities(x), x
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
-        parsed = self.parse(text)
-        own = question_slots(parsed)
-        merged: dict[str, Any] = {}
-        for turn in turns:
-            merged.update(question_slots(self.parse(turn)))
-        slots = {**merged, **own}
-        probs = self.model.probabilities(features(text, slots, parsed.named, prev_type))
+        p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
+        probs = type_scores(p_task, p_asked, x, self.table)
+        if prev_type in probs and _continues(text, x):
+            # a follow-up that changes a field ('那京东云呢', 'what about fp8') asks the same question again
+            probs = {t: (1 - FOLLOW_WEIGHT) * p + (FOLLOW_WEIGHT if t == prev_type else 0.0) for t, p in probs.items()}
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
-        (top, p1), (second, p2) = ranked[0], ranked[1]
+        (top, p1), (second, p2) = ranked[0], ranked[1] if len(ranked) > 1 else (ranked[0][0], 0.0)
         sure = p1 >= SURE and p1 - p2 >= MARGIN
-        return Reading(text=text, language=parsed.language, parsed=parsed, slots=with_defaults(for_type(slots, top), top), scores=probs,
-                       type=top, confidence="sure" if sure else "unsure",
-                       alternative=None if sure or p2 < ALSO else second, own_slots=for_type(own, top))
+        parsed, slots = conversation_slots(text, turns, self.parse)
+        own = question_slots(parsed)
+        task = max(p_task, key=lambda k: p_task[k])
+        asked = max(p_asked, key=lambda k: p_asked[k])
+        return Reading(text=text, language=parsed.language, parsed=parsed,
+                       slots=with_defaults(for_type(slots, top), top), scores=probs, type=top,
+                       confidence="sure" if sure else "unsure", alternative=None if sure or p2 < ALSO else second,
+                       own_slots=for_type(own, top), frame=build_frame(parsed, slots, task, asked, top),
+                       task_scores=p_task, asked_scores=p_asked)

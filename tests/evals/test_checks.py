@@ -133,8 +133,10 @@ def test_verdicts_against_the_truth(qwen_plan: dict[str, Any]) -> None:
 
 
 def test_required_warnings(qwen_plan: dict[str, Any]) -> None:
-    codes = checks.warning_codes(top(qwen_plan))
-    assert checks.warnings(Expect(must_warn=codes[:1]), qwen_plan).ok
+    warned = copy.deepcopy(qwen_plan)
+    top(warned)["warnings"].append({"code": "memory_tight", "severity": "warning", "message": "m", "message_zh": "m"})
+    codes = checks.warning_codes(top(warned))
+    assert checks.warnings(Expect(must_warn=codes[:1]), warned).ok
     assert checks.warnings(Expect(must_warn=["no_bf16"]), qwen_plan).ok is False  # A100 has BF16: no warning
     assert checks.warnings(Expect(), qwen_plan).ok is None
 

@@ -30,11 +30,19 @@ def render_markdown(data: dict[str, Any], reveal_test: bool = False) -> str:
     lines = ["# Real questions: the reader measured", "",
              "| | " + " | ".join(f"{s} (n={splits[s]['n']})" for s in names) + " |",
              "|---|" + "---|" * len(names)]
-    for key, label in (("type", "question type"), ("type_verdict", "question type + verdict"),
+    for key, label in (("answer", "answers right by their facts"), ("confident_other", "confident answer to another "
+                                                                                   "question"),
+                       ("type", "question type"), ("type_verdict", "question type + verdict"),
                        ("slots", "slots (labelled)"), ("verdicts_scored", "verdicts scored"),
                        ("errors", "errors")):
         lines.append(f"| {label} | " + " | ".join(str(splits[s][key]) if key in ("verdicts_scored", "errors")
                                                   else _pct(splits[s][key]) for s in names) + " |")
+    for kind in ("thread", "chat"):
+        lines.append(f"| answers right, {kind} questions | "
+                     + " | ".join(_pct(splits[s]["answer_by_kind"].get(kind)) for s in names) + " |")
+    lines.append("| answers scored | " + " | ".join(str(splits[s]["answers_scored"]) for s in names) + " |")
+    lines.append("| turn latency p50 / p95 (s) | " + " | ".join(
+        f"{splits[s]['latency_p50_s']} / {splits[s]['latency_p95_s']}" for s in names) + " |")
     for kind in ("thread", "chat"):
         lines.append(f"| type + verdict, {kind} questions | "
                      + " | ".join(_pct(splits[s]["by_kind"].get(kind)) for s in names) + " |")
@@ -44,20 +52,22 @@ def render_markdown(data: dict[str, Any], reveal_test: bool = False) -> str:
     if "test" in splits:
         lines += ["", f"Test split sha256: `{splits['test']['hash']}`"]
     lines += ["", "## Per question type", "", "| type | " + " | ".join(
-        f"{s}: n / type / type+verdict / slots" for s in names) + " |", "|---|" + "---|" * len(names)]
+        f"{s}: n / answer / type / type+verdict / slots" for s in names) + " |", "|---|" + "---|" * len(names)]
     for t in TYPES:
         cells = []
         for s in names:
             p = splits[s]["per_type"].get(t)
-            cells.append("—" if p is None else f"{p['n']} / {_pct(p['type'])} / {_pct(p['type_verdict'])} / "
-                                               f"{_pct(p['slots'])}")
+            cells.append("—" if p is None else f"{p['n']} / {_pct(p.get('answer'))} / {_pct(p['type'])} / "
+                                               f"{_pct(p['type_verdict'])} / {_pct(p['slots'])}")
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
     for s in names:
         lines += ["", f"## Confusion matrix, {s} split", "", *_matrix(splits[s]["confusion"])]
     shown = [o for o in data["outcomes"] if o["split"] == "working" or reveal_test]
-    misses = [o for o in shown if not (o["type_ok"] and o["verdict"] is not False)]
+    misses = [o for o in shown if not (o["type_ok"] and o["verdict"] is not False) or o.get("answer_ok") is False]
     if misses:
         lines += ["", "## Misses" + ("" if reveal_test else " (working split)"), ""]
         for o in misses:
-            lines.append(f"- `{o['id']}` {o['type']} → {o['got']} (verdict {o['verdict']}) {o['error']}")
+            failed = ", ".join(k for k, ok in (o.get("answer") or {}).items() if not ok)
+            lines.append(f"- `{o['id']}` {o['type']} → {o['got']} (verdict {o['verdict']}; facts missed: "
+                         f"{failed or '—'}) {o['error']}")
     return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 from service.catalog.loader import Catalog
 from service.evals.questions.dataset import SPLITS, TYPES, Question, Split, load_split, split_hash
-from service.evals.questions.score import Names, score_slots, type_ok, verdict_ok
+from service.evals.questions.score import Names, answer_checks, score_slots, type_ok, verdict_ok
 from service.evals.targets import Target, converse
 
 
@@ -31,10 +31,23 @@ class Outcome:
     error: str = ""
     latency_s: float = 0.0
     first_lines: str = ""
+    answer: dict[str, bool] = field(default_factory=dict)  # each `answer:` fact checked (empty: none labelled)
 
     @property
     def type_verdict_ok(self) -> bool:
         return self.type_ok and self.verdict is not False
+
+    @property
+    def answer_ok(self) -> bool | None:
+        """Right by its answer facts (None: the label gives none): every fact, and the question type."""
+        if not self.answer:
+            return None
+        return self.type_ok and all(self.answer.values())
+
+    @property
+    def confident_other(self) -> bool:
+        """A sure answer to another question: the worst kind of miss."""
+        return not self.type_ok and self.confidence == "sure"
 
 
 def ask_question(target: Target, q: Question, names: Names, split: str) -> Outcome:
@@ -47,7 +60,7 @@ def ask_question(target: Target, q: Question, names: Names, split: str) -> Outco
     return Outcome(q.id, split, q.lang, q.kind, q.type, got, reading.get("confidence"), type_ok(q, got),
                    verdict_ok(q, result, names) if type_ok(q, got) else None,
                    score_slots(q, result.get("slots") or {}, names), conv.error, time.perf_counter() - start,
-                   " / ".join(lines))
+                   " / ".join(lines), answer_checks(q, result, names))
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -58,11 +71,21 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         mine = [o for o in outcomes if o.type == t]
         if mine:
             per_type[t] = {"n": len(mine), "type": _rate([o.type_ok for o in mine]),
+                           "answer": _rate([bool(o.answer_ok) for o in mine if o.answer_ok is not None]),
                            "type_verdict": _rate([o.type_verdict_ok for o in mine]),
                            "slots": _rate([ok for o in mine for ok in o.slots.values()])}
     confusion = Counter((o.type, o.got or "none") for o in outcomes)
     by_conf = {c: _rate([o.type_ok for o in outcomes if o.confidence == c]) for c in ("sure", "unsure")}
-    return {"n": n, "type": _rate([o.type_ok for o in outcomes]),
+    scored = [o for o in outcomes if o.answer_ok is not None]
+    checks = Counter(k.split(":")[0] for o in scored for k, ok in o.answer.items() if not ok)
+    lat = sorted(o.latency_s for o in outcomes)
+    return {"n": n, "answer": _rate([bool(o.answer_ok) for o in scored]), "answers_scored": len(scored),
+            "answer_by_kind": {k: _rate([bool(o.answer_ok) for o in scored if o.kind == k]) for k in ("thread", "chat")},
+            "answer_misses_by_check": dict(checks.most_common()),
+            "confident_other": _rate([o.confident_other for o in outcomes]),
+            "latency_p50_s": round(lat[len(lat) // 2], 3) if lat else None,
+            "latency_p95_s": round(lat[int(len(lat) * 0.95)], 3) if lat else None,
+            "type": _rate([o.type_ok for o in outcomes]),
             "type_verdict": _rate([o.type_verdict_ok for o in outcomes]),
             "verdicts_scored": sum(o.verdict is not None for o in outcomes), "slots": _rate(slots),
             "n_slots": len(slots), "per_type": per_type,
@@ -88,5 +111,5 @@ def run_questions(target: Target, catalog: Catalog, splits: tuple[Split, ...] = 
             if progress is not None:
                 progress(i, len(qs), o)
         out["splits"][split] = {**summary(outcomes), "hash": split_hash(split)}
-        out["outcomes"] += [asdict(o) for o in outcomes]
+        out["outcomes"] += [{**asdict(o), "answer_ok": o.answer_ok} for o in outcomes]
     return out

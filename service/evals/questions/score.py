@@ -5,6 +5,7 @@ answer concludes against the label's."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,3 +109,71 @@ def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | N
     if "answer" in v and str(v["answer"]).lower() in ("yes", "no"):
         checks.append(str(_obj(result, "fact").get("answer") or "").lower() == str(v["answer"]).lower())
     return None if not checks else all(checks)
+
+
+_COUNT = re.compile(r"(\d{1,4})\s*(?:张|块|卡|台|x|×|\*|\s*(?:gpus?|cards?|devices?))", re.IGNORECASE)
+
+
+def _lines(text: str) -> list[str]:
+    """The answer's lines a reader sees first: notes quoted before it ('> ...') are not the answer."""
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(">")]
+
+
+def _has(text: str, alternatives: str) -> bool:
+    low = text.lower()
+    return any(a.strip().lower() in low for a in alternatives.split("|") if a.strip())
+
+
+def answer_facts(result: Mapping[str, Any]) -> dict[str, float]:
+    """The typed answer's headline figures (service/questions/*: `facts()`), from the result's `answer`."""
+    from pydantic import ValidationError
+
+    from service.questions.registry import parse_answer
+
+    data = result.get("answer")
+    if not isinstance(data, Mapping):
+        return {}
+    try:
+        return parse_answer(data).facts()
+    except (ValidationError, ValueError):
+        return {}
+
+
+def _count(result: Mapping[str, Any], facts: Mapping[str, float], lines: list[str]) -> float | None:
+    if "count" in facts:
+        return facts["count"]
+    for line in lines[:2]:
+        m = _COUNT.search(line)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def answer_checks(q: Question, result: Mapping[str, Any], names: Names) -> dict[str, bool]:
+    """Each fact of the label's `answer:` block checked against the answer: {check: right?}."""
+    facts_label = q.answer
+    if facts_label is None or facts_label.empty:
+        return {}
+    text = str(result.get("answer_markdown", ""))
+    lines = _lines(text)
+    first = lines[0] if lines else ""
+    out: dict[str, bool] = {}
+    if facts_label.first_line:
+        out["first_line"] = any(_has(first, f) for f in facts_label.first_line)
+    if facts_label.verdict:
+        got = verdict_ok(q.model_copy(update={"verdict": facts_label.verdict}), result, names)
+        out["verdict"] = bool(got)
+    facts = answer_facts(result)
+    if facts_label.count is not None:
+        n = _count(result, facts, lines)
+        lo, hi = facts_label.count
+        out["count"] = n is not None and lo <= n <= hi
+    for name, (lo, hi) in facts_label.figures.items():
+        v = facts.get(name)
+        out[f"figure:{name}"] = v is not None and lo <= v <= hi
+    for i, m in enumerate(facts_label.mentions):
+        out[f"mentions:{i}"] = _has(text, m)
+    if facts_label.not_mentions:
+        head = " ".join(lines[:2])
+        out["not_mentions"] = not any(_has(head, m) for m in facts_label.not_mentions)
+    return out
