@@ -56,6 +56,15 @@ def strip_internal(text: str) -> str:
     return re.sub(r"\s*;\s*(?=;|$)", "", out).strip(" ;,")
 
 
+def price_date(as_of: str | None, captured: str | None, lang: str) -> str:
+    """A price's date as a reader reads it: the source's own date, or for an undated page when it was read
+    ("页面未注明日期 · 抓取于 2026-12-01")."""
+    if as_of:
+        return str(as_of)
+    when = str(captured or "?")
+    return f"页面未注明日期 · 抓取于 {when}" if lang == "zh" else f"page undated · captured {when}"
+
+
 def public_links(source: str) -> list[str]:
     """The URLs or web addresses in a source text, each once, as https links."""
     out: list[str] = []

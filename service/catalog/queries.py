@@ -138,7 +138,7 @@ _CONF_RANK = {"official": 0, "third_party": 1, "estimate": 2}
 
 def _best_prices(prices: Iterable[PriceRow]) -> dict[tuple[str, str], PriceRow]:
     best: dict[tuple[str, str], PriceRow] = {}
-    for p in sorted(prices, key=lambda p: (p.stale, p.region != "", _CONF_RANK[p.confidence], -p.as_of.toordinal())):
+    for p in sorted(prices, key=lambda p: (p.stale, p.region != "", _CONF_RANK[p.confidence], -p.dated.toordinal())):
         best.setdefault((p.instance_type, p.billing), p)
     return best
 

@@ -116,6 +116,19 @@ class InstanceRow(_Row):
         return self.gpu_count < 1
 
 
+# Dates that stand in for "the page has no date": never a real price date (`gpu-advisor catalog validate` rejects
+# them; an undated page leaves `as_of` empty and says when it was captured).
+STAND_IN_DATES = frozenset({date(2020, 1, 1), date(1970, 1, 1), date(2000, 1, 1), date(1900, 1, 1)})
+
+
+def _honest_dates(row: str, as_of: date | None, captured: date | None) -> None:
+    if as_of is None and captured is None:
+        raise ValueError(f"{row}: give as_of (the source's own date) or captured (when an undated page was read)")
+    if as_of in STAND_IN_DATES:
+        raise ValueError(f"{row}: as_of {as_of} is a stand-in date; leave as_of empty for an undated page and give "
+                         "captured (the date it was read)")
+
+
 class PriceRow(_Row):
     instance_type: str
     billing: Billing
@@ -123,7 +136,8 @@ class PriceRow(_Row):
     unit: Literal["hour", "month"]
     region: str = ""
     source: str
-    as_of: date
+    as_of: date | None = Field(default=None, description="the date the source states; empty when it states none")
+    captured: date | None = Field(default=None, description="when an undated source was read (its commit here)")
     confidence: PriceConfidence
     note: str = ""
     note_zh: str = Field(default="", description="the note in Chinese, for Chinese answers")
@@ -142,7 +156,15 @@ class PriceRow(_Row):
             raise ValueError(f"{self.instance_type}: price_low_cny is above price_cny")
         if self.on_request and self.confidence != "estimate":
             raise ValueError(f"{self.instance_type}: an on_request row carries an estimate, not a price")
+        _honest_dates(f"{self.instance_type} {self.billing}", self.as_of, self.captured)
         return self
+
+    @property
+    def dated(self) -> date:
+        """The date the price is known at: the source's own, else when it was captured (freshness counts from it)."""
+        out = self.as_of or self.captured
+        assert out is not None  # the validator requires one
+        return out
 
 
 class BillingRule(_Row):
@@ -156,7 +178,8 @@ class BillingRule(_Row):
     monthly_per_hourly_low: float = Field(gt=0)
     monthly_per_hourly_high: float = Field(gt=0)
     source: str
-    as_of: date
+    as_of: date | None = Field(default=None, description="the date the source states; empty when it states none")
+    captured: date | None = Field(default=None, description="when an undated source was read")
     confidence: FactConfidence = Field(description="official: read from the cloud's own price pairs or notice")
     note: str = ""
     note_zh: str = ""
@@ -165,6 +188,7 @@ class BillingRule(_Row):
     def _ordered(self) -> BillingRule:
         if self.monthly_per_hourly_low > self.monthly_per_hourly_high:
             raise ValueError(f"{self.family}: monthly_per_hourly_low is above monthly_per_hourly_high")
+        _honest_dates(f"billing rule {self.cloud} {self.family}", self.as_of, self.captured)
         return self
 
     def holds(self, hourly: float, monthly: float, tolerance: float = 0.015) -> bool:

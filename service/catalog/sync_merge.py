@@ -147,8 +147,8 @@ def merge_prices(
             merged.append(new)
         elif old.stale or old.instance_type in skipped_types:
             merged.append(old)
-        elif by_api is not None and not old.source.startswith("api:") and old.as_of <= by_api.as_of:
-            reasons[key] = f"superseded by {by_api.source} ({by_api.region}, {by_api.as_of})"
+        elif by_api is not None and not old.source.startswith("api:") and old.dated <= by_api.dated:
+            reasons[key] = f"superseded by {by_api.source} ({by_api.region}, {by_api.dated})"
             merged.append(old.model_copy(update={"stale": True}))
         elif _price_in_scope(old, cloud_of.get(old.instance_type), scope):
             reasons[key] = f"not returned by the sync of {old.region or 'all default regions'}"

@@ -54,7 +54,8 @@ def _cost_cells(c: Candidate) -> tuple[str, str]:
                and q.high_cny is not None else "no estimate")
         return f"price on request\n{est}", "价格需询价\nask sales"
     p = c.cost.price
-    return (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}", f"¥{p.price_cny:g}/{p.unit}\n{p.as_of} · {p.confidence}")
+    return (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}", f"¥{p.price_cny:g}/{p.unit}\n{p.as_of or 'undated, captured ' + str(p.captured)} · "
+                                                        f"{p.confidence}")
 
 
 def _cost_text(c: Candidate) -> str:

@@ -20,7 +20,7 @@ def render_cost_table(plan: PlanInput, lang: Lang, limit: int | None = None) -> 
                tr(lang, "价格日期", "Price date"), tr(lang, "可信度", "Confidence")]
     rows = [[str(i + 1), label(CLOUD, c.cloud, lang), c.instance_type, fmt.gpus(c, lang), fmt.num(c.training_hours),
              label(BILLING, c.billing, lang), fmt.unit_price(c.price, lang), fmt.cny(c.total_cost_cny),
-             fmt.cny(c.monthly_cost_cny), c.price.source, c.price.as_of, fmt.confidence(c.price, lang)]
+             fmt.cny(c.monthly_cost_cny), c.price.source, c.price.date(lang), fmt.confidence(c.price, lang)]
             for i, c in enumerate(cands)]
     return fmt.table(headers, rows)
 
@@ -49,7 +49,7 @@ def comparison_table(view: PlanView, lang: Lang) -> str:
         [tr(lang, "推荐计费方式", "Billing chosen"), *[label(BILLING, c.billing, lang) for c in picks]],
         [tr(lang, "单价", "Unit price"), *[fmt.unit_price(c.price, lang) for c in picks]],
         [tr(lang, "价格来源", "Price source"), *[c.price.source for c in picks]],
-        [tr(lang, "价格日期", "Price date"), *[c.price.as_of for c in picks]],
+        [tr(lang, "价格日期", "Price date"), *[c.price.date(lang) for c in picks]],
         [tr(lang, "可信度", "Confidence"), *[fmt.confidence(c.price, lang) for c in picks]],
         [tr(lang, "总费用", "Total cost"), *[fmt.cny(c.total_cost_cny) for c in picks]],
         [tr(lang, "月度费用", "Monthly cost"), *[fmt.cny(c.monthly_cost_cny) for c in picks]],
@@ -85,7 +85,7 @@ def billing_modes_table(c: CandidateView, lang: Lang) -> str:
             continue
         mark = tr(lang, "（推荐）", " (chosen)") if billing == c.billing else ""
         rows.append([label(BILLING, billing, lang) + mark, fmt.unit_price(line.price, lang), fmt.cny(line.total_cny),
-                     fmt.cny(line.monthly_cny), line.price.source, line.price.as_of,
+                     fmt.cny(line.monthly_cny), line.price.source, line.price.date(lang),
                      fmt.confidence(line.price, lang), line.price.note])
     return fmt.table(headers, rows)
 

@@ -30,11 +30,17 @@ class PriceView(_View):
     unit: str
     region: str = ""
     source: str
-    as_of: str
+    as_of: str | None = None  # the source's date; None: the page states none
+    captured: str | None = None  # when an undated page was read
     confidence: str
     note: str = ""
     note_zh: str = ""  # the catalog's Chinese note, for Chinese documents
     stale: bool = False
+
+    def date(self, lang: str) -> str:
+        from service.labels import price_date
+
+        return price_date(self.as_of, self.captured, lang)
 
 
 class CostView(_View):

@@ -70,10 +70,10 @@ def _prices(view: PlanView, lang: Lang) -> list[str]:
         p = c.price
         conf = fmt.confidence(p, lang)
         if lang == "zh":
-            out.append(f"{fmt.instance(c, lang)}：{fmt.unit_price(p, lang)}，来源 {p.source}，日期 {p.as_of}，可信度：{conf}。"
+            out.append(f"{fmt.instance(c, lang)}：{fmt.unit_price(p, lang)}，来源 {p.source}，日期 {p.date(lang)}，可信度：{conf}。"
                        f"下单前请在 {c.quote_link} 按实际地域、折扣核实。")
         else:
-            out.append(f"{fmt.instance(c, lang)}: {fmt.unit_price(p, lang)}, source {p.source}, dated {p.as_of}, "
+            out.append(f"{fmt.instance(c, lang)}: {fmt.unit_price(p, lang)}, source {p.source}, dated {p.date(lang)}, "
                        f"confidence {conf}. Confirm for your region and discount at {c.quote_link} before ordering.")
     return out
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.labels import price_date
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 
@@ -54,7 +55,8 @@ def plan_serving(p: ServingPlan) -> str:
         c = by_type[itype]
         s = c.sizing
         price = c.price
-        dated = f" (price {price.as_of or 'undated'}, {price.confidence})" if price is not None else ""
+        dated = (f" (price {price_date(price.as_of, price.captured, 'en')}, {price.confidence})"
+                 if price is not None else "")
         cost = ("price on request" if c.cost_per_month_cny is None else
                 f"¥{c.cost_per_hour_cny:,.2f}/hour, {_cny(c.cost_per_month_cny)}/month {c.billing}{dated}, "
                 f"¥{c.cny_per_million_output_tokens} per million output tokens")

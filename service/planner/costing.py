@@ -8,7 +8,7 @@ from datetime import date
 
 from service.catalog.queries import best_price
 from service.catalog.schema import InstanceRow, PriceRow
-from service.labels import public_source, strip_internal
+from service.labels import price_date, public_source, strip_internal
 from service.sizing.compute import SPOT_RERUN_OVERHEAD
 from service.sizing.host import Note
 
@@ -39,9 +39,14 @@ class CostLine:
                 "price": price_dict(self.price)}
 
 
+def _iso(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
+
 def price_dict(p: PriceRow) -> dict[str, object]:
     return {"price_cny": p.price_cny, "unit": p.unit, "region": p.region, "source": p.source,
-            "as_of": p.as_of.isoformat(), "confidence": p.confidence, "note": p.note, "note_zh": p.note_zh,
+            "as_of": p.as_of.isoformat() if p.as_of else None,
+            "captured": p.captured.isoformat() if p.captured else None, "confidence": p.confidence, "note": p.note, "note_zh": p.note_zh,
             "price_low_cny": p.price_low_cny, "promo": p.promo, "on_request": p.on_request, "stale": p.stale}
 
 
@@ -89,10 +94,11 @@ def quote_notes(q: Quote, inst: InstanceRow) -> list[Note]:
     lo, hi = r.price_low_cny or r.price_cny, r.price_cny
     return [Note("price_on_request",
                  f"Price on request: {inst.family} has no public price. Estimate only: ¥{lo:,.2f}-{hi:,.2f} per "
-                 f"instance-hour from a market reference dated {r.as_of.isoformat()} ({r.note}); this job "
+                 f"instance-hour from a market reference of {price_date(_iso(r.as_of), _iso(r.captured), 'en')} "
+                 f"({r.note}); this job "
                  f"≈ ¥{q.low_cny:,.0f}-{q.high_cny:,.0f}. Ask {who} sales for a quote ({q.link}) or pass it with --prices.",
                  f"价格需询价：{inst.family} 没有公开价格。仅为估算：每实例小时 ¥{lo:,.2f}-{hi:,.2f}，依据 "
-                 f"{r.as_of.isoformat()} 的市场参考（{r.note_zh or r.note}）；本任务约 ¥{q.low_cny:,.0f}-"
+                 f"{price_date(_iso(r.as_of), _iso(r.captured), 'zh')} 的市场参考（{r.note_zh or r.note}）；本任务约 ¥{q.low_cny:,.0f}-"
                  f"{q.high_cny:,.0f}。请联系{who_zh}销售获取报价（{q.link}），或提供您的报价单（--prices）。")]
 
 
@@ -133,13 +139,14 @@ def price_notes(line: CostLine, cloud: str, today: date, max_age_days: int) -> l
     p = line.price
     link = QUOTE_LINKS.get(cloud, "")
     notes: list[Note] = []
-    age = (today - p.as_of).days
+    age = (today - p.dated).days
     if p.stale:
         notes.append(Note("price_stale_sync", f"This price was not returned by the last catalog sync; confirm it at "
                           f"{link}.", f"最近一次目录同步未返回该价格，请在 {link} 确认。"))
     if age > max_age_days:
-        notes.append(Note("price_old", f"Price dated {p.as_of.isoformat()} ({age} days old): confirm it at {link}.",
-                          f"价格日期为 {p.as_of.isoformat()}（已 {age} 天），请在 {link} 核实最新报价。"))
+        when, when_zh = price_date(_iso(p.as_of), _iso(p.captured), "en"), price_date(_iso(p.as_of), _iso(p.captured), "zh")
+        notes.append(Note("price_old", f"Price of {when} ({age} days old): confirm it at {link}.",
+                          f"价格日期：{when_zh}（已 {age} 天），请在 {link} 核实最新报价。"))
     if p.confidence == "estimate":
         how = strip_internal(p.note)
         how_zh = strip_internal(str(getattr(p, "note_zh", "") or ""))  # the derivation in Chinese, when the data has it

@@ -104,7 +104,9 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
         per_hour = per_month / HOURS_PER_MONTH
         p = line.price
         price = PriceRef(price_cny=p.price_cny, unit=p.unit, billing=line.billing, region=p.region, source=p.source,
-                         as_of=p.as_of.isoformat(), confidence=p.confidence, promo=p.promo)
+                         as_of=p.as_of.isoformat() if p.as_of else None,
+                         captured=p.captured.isoformat() if p.captured else None, confidence=p.confidence,
+                         promo=p.promo)
     return ServingOption(
         cloud=inst.cloud, instance_type=inst.instance_type, family=inst.family, gpu=gpu.id,
         gpu_count=inst.gpu_count, nodes=nodes, replicas=replicas, gpus_per_replica=s.gpus_per_replica,

@@ -27,7 +27,8 @@ class PriceRef(_Out):
     billing: str
     region: str = ""
     source: str
-    as_of: str
+    as_of: str | None = Field(description="the date the source states, YYYY-MM-DD; null: the page has none")
+    captured: str | None = Field(default=None, description="when an undated source was read, YYYY-MM-DD")
     confidence: str
     promo: bool = False
 

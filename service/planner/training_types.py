@@ -36,7 +36,8 @@ class PlanPrice(_Out):
     unit: Literal["hour", "month"]
     region: str
     source: str = Field(description="where the price was read (a URL or a document)")
-    as_of: str = Field(description="the date it was read, YYYY-MM-DD")
+    as_of: str | None = Field(description="the date the source states, YYYY-MM-DD; null: the page has none")
+    captured: str | None = Field(default=None, description="when an undated source was read, YYYY-MM-DD")
     confidence: PriceConfidence = Field(description="official, third_party or estimate")
     note: str
     note_zh: str

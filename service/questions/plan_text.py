@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.catalog.schema import LINK_NAME, SOFTWARE_STACK
-from service.labels import autolink, confidence_label, mfu_basis, per_unit, public_source
+from service.labels import autolink, confidence_label, mfu_basis, per_unit, price_date, public_source
 
 Artifact = dict[str, Any]
 
@@ -79,7 +79,7 @@ def _cost(c: Artifact, ph: Artifact) -> list[str]:
     for billing, line in lines.items():
         p = line["price"]
         fields = {"billing": ph["billing_names"][billing], "price": _price(p, ph),
-                  "source": public_source(p["source"], p["confidence"], _lang(ph)), "as_of": p["as_of"],
+                  "source": public_source(p["source"], p["confidence"], _lang(ph)), "as_of": price_date(p.get("as_of"), p.get("captured"), _lang(ph)),
                   "confidence": confidence_label(p["confidence"], _lang(ph))}
         # compared with the mode the plan chose (or on-demand when it chose monthly): what the reader would pay
         cheaper = lines.get(c["billing"] if c["billing"] != "monthly" else "on_demand")
@@ -230,7 +230,8 @@ def gpu_fact(g: Artifact, ph: Artifact) -> str:
 def instance_fact(i: Artifact, ph: Artifact) -> str:
     lang = _lang(ph)
     prices = "; ".join(f"{ph['billing_names'][p['billing']]} ¥{p['price_cny']:,.2f}{per_unit(p['unit'], lang)} "
-                       f"({confidence_label(p['confidence'], lang)}, {p['as_of']})" for p in i["prices"]
+                       f"({confidence_label(p['confidence'], lang)}, {price_date(p.get('as_of'), p.get('captured'), lang)})"
+                       for p in i["prices"]
                        if not p["region"])
     return str(ph["instance_fact"]).format(instance=i["instance_type"], cloud=ph["cloud_names"][i["cloud"]],
                                       gpus=f"{i['gpu_count']:g} × {i['gpu']}", vcpus=i["vcpus"],

@@ -13,6 +13,7 @@ import yaml
 
 from service.catalog.loader import Catalog
 from service.catalog.schema import GpuSpec, InstanceRow, PriceRow
+from service.labels import price_date
 
 QUOTE_LINKS = {
     "tencent": "https://buy.cloud.tencent.com/price/cvm/calculator",
@@ -156,7 +157,9 @@ def _price_cell(prices: Sequence[PriceRow], i: int) -> str:
         where = f"{p.region}, " if p.region else ""
         stale = ", stale" if p.stale else ""
         sep = "，" if i == 0 else ", "
-        detail = sep.join(x for x in (where.rstrip(", "), CONFIDENCE[p.confidence][i], str(p.as_of)) if x) + stale
+        when = price_date(p.as_of.isoformat() if p.as_of else None, p.captured.isoformat() if p.captured else None,
+                          "zh" if i == 0 else "en")
+        detail = sep.join(x for x in (where.rstrip(", "), CONFIDENCE[p.confidence][i], when) if x) + stale
         value = _num(p.price_cny) if p.price_low_cny is None else f"{_num(p.price_low_cny)}-{_num(p.price_cny)}"
         if p.on_request:  # no public price: the figures are a market reference, never the price
             value = f"价格需询价，参考 {value}" if i == 0 else f"price on request, reference {value}"

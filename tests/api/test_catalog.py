@@ -25,7 +25,7 @@ def test_instances_filter_by_cloud_and_gpu(client: TestClient, catalog: Catalog)
     a10 = client.get("/v1/catalog/instances", params={"gpu": "A10"}).json()
     assert a10 and {r["gpu"] for r in a10} <= {g.id for g in catalog.gpus if g.id.split("-")[0] == "A10"}
     priced = [r for r in a10 if r["prices"]]
-    assert priced and all(p["source"] and p["as_of"] and p["confidence"] for r in priced for p in r["prices"])
+    assert priced and all(p["source"] and (p["as_of"] or p["captured"]) and p["confidence"] for r in priced for p in r["prices"])
     assert all(r["quote_link"].startswith("http") for r in a10)
 
 

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from service.catalog.schema import STAND_IN_DATES
+
 # Instance names the selection guide invented (shared/reference/clouds.md §6): none may appear in the catalog.
 INVENTED_EXACT = {"GN10X.2XLARGE4", "GN10X.4XLARGE8"}  # the real types are GN10X.2XLARGE40 / GN10X.4XLARGE80
 INVENTED_PATTERNS = [
@@ -40,8 +42,9 @@ def test_jd_gpu_types_are_p_series(catalog) -> None:
 def test_every_instance_and_price_is_sourced_and_dated(catalog) -> None:
     for r in catalog.instances:
         assert r.source.strip() and r.as_of, r.instance_type
-    for p in catalog.prices:
-        assert p.source.strip() and p.as_of, (p.instance_type, p.billing)
+    for p in catalog.prices:  # the source's own date, or (an undated page) when it was captured; never a stand-in
+        assert p.source.strip() and (p.as_of or p.captured), (p.instance_type, p.billing)
+        assert p.as_of not in STAND_IN_DATES, (p.instance_type, p.billing)
     for g in catalog.gpus:
         assert g.source.strip() and g.as_of, g.id
     for m in catalog.models:

@@ -85,3 +85,30 @@ def test_synced_overlay_replaces_rows_by_key(knowledge: Path, tmp_path: Path) ->
     same = [r for r in cat.instances if r.instance_type == changed["instance_type"]]
     assert len(same) == 1 and same[0].vcpus == 99
     assert len(cat.instances) == len(rows)
+
+
+@pytest.mark.parametrize(("as_of", "captured", "expected"), [
+    ("2020-01-01", "", "stand-in date"),  # the old 'the page has no date' placeholder is refused
+    ("", "", "give as_of"),  # a price with no date at all is refused
+])
+def test_a_price_date_is_the_sources_or_when_it_was_captured(knowledge: Path, as_of: str, captured: str,
+                                                             expected: str) -> None:
+    path = knowledge / "catalog" / "prices.csv"
+    header, rows = _rows(path)
+    rows[0].update({"as_of": as_of, "captured": captured})
+    _write(path, header, rows)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(knowledge)
+    assert expected in err.value.message
+
+
+def test_an_undated_page_is_shown_as_such_and_ages_from_its_capture(knowledge: Path) -> None:
+    from datetime import date
+
+    from service.labels import price_date
+
+    cat = load_catalog(knowledge)
+    undated = next(p for p in cat.prices if p.as_of is None)
+    assert undated.captured is not None and undated.dated == undated.captured
+    assert price_date(None, undated.captured.isoformat(), "zh") == f"页面未注明日期 · 抓取于 {undated.captured}"
+    assert (date(2026, 12, 1) - undated.dated).days < 365  # no longer '2,526 days old'

@@ -13,7 +13,7 @@ from service.catalog.loader import Catalog
 from service.documents import fmt
 from service.documents.errors import DocumentInputError
 from service.documents.request import render_request_docx, render_request_markdown
-from service.labels import mfu_basis, public_source
+from service.labels import mfu_basis, price_date, public_source
 from service.planner.strategy import OFFLOAD_SLOWDOWN
 
 from .conftest import pick
@@ -50,7 +50,7 @@ def test_figures_equal_the_plan(plan_name: str, plans: dict[str, Any]) -> None:
     assert f"**{top['memory']['per_gpu_gib']:.2f} GiB**" in md
     assert f"**{fmt.num(top['training_hours'])} 小时**" in md
     # the price's source as a reader sees it: public addresses, none of our working notes
-    assert public_source(top["price"]["source"], top["price"]["confidence"], "zh") in md and top["price"]["as_of"] in md
+    assert public_source(top["price"]["source"], top["price"]["confidence"], "zh") in md and price_date(top["price"]["as_of"], top["price"].get("captured"), "zh") in md
     assert "shared/" not in md and not re.search(r"\bid \d{6,}", md)
     for cloud in p["picks"]:  # the comparison table carries every cloud's pick and its total
         c = pick(p, cloud)

@@ -37,7 +37,9 @@ def list_gpus(catalog: CatalogDep) -> list[dict[str, Any]]:
             per_gpu = p.price_cny / r.gpu_count
             if r.cloud not in cheapest or per_gpu < cheapest[r.cloud]["cny_per_gpu_hour"]:
                 cheapest[r.cloud] = {"instance_type": r.instance_type, "cny_per_gpu_hour": round(per_gpu, 2),
-                                     "source": p.source, "as_of": p.as_of.isoformat(), "confidence": p.confidence}
+                                     "source": p.source, "as_of": p.as_of.isoformat() if p.as_of else None,
+                                     "captured": p.captured.isoformat() if p.captured else None,
+                                     "confidence": p.confidence}
         out.append({**g.model_dump(mode="json"), "sold_as": sorted(r.instance_type for r in rows),
                     "cheapest_on_demand": cheapest})
     return out

@@ -18,6 +18,12 @@ const METHOD_LABEL = { lora: "LoRA", qlora: "QLoRA", freeze: "Freeze" };
 const methodLabel = (m) => METHOD_LABEL[m] || (m === "full" ? t("mFull") : m === "pretrain" ? t("mPretrain") : m || "");
 const isPick = (plan, c) => Boolean(plan.picks && plan.picks[c.cloud] === c.instance_type);
 
+/** A price's date: the source's own, or for an undated page when it was captured. */
+export function priceDate(p) {
+  if (p.as_of) return p.as_of;
+  return p.captured ? t("priceUndated", { date: p.captured }) : "";
+}
+
 export function formatCny(value) {
   if (value === null || value === undefined) return t("on_request"); // no public price (价格需询价)
   const n = Number(value);
@@ -89,7 +95,7 @@ export function priceCell(c) {
   return h("td", { class: "price" },
     h("span", { class: "nowrap" }, `${formatCny(p.price_cny)}${unit}`),
     p.stale ? h("span", { class: "badge warn" }, t("stale")) : null,
-    h("div", { class: "small muted nowrap" }, [p.as_of, confidence].filter(Boolean).join(" · ")),
+    h("div", { class: "small muted nowrap" }, [priceDate(p), confidence].filter(Boolean).join(" · ")),
     h("div", {}, sourceDetails(p), quote));
 }
 
