@@ -11,7 +11,8 @@ from typing import Any
 from service.catalog.hf_config import convert, split_config
 from service.catalog.queries import parse_param_count, resolve_model
 from service.catalog.schema import ModelSpec
-from service.errors import InvalidInputError
+from service.errors import InvalidInputError, UnknownModelError
+from service.planner.generic import estimate_from_name, generic_decoder
 from service.sizing.params import count_params
 from service.workload import DEFAULT_AVG_TOKENS, DEFAULT_EPOCHS, DEFAULT_SEQ_LEN, Workload
 
@@ -57,40 +58,6 @@ class Job:
         return self.seq_len
 
 
-# The same generic size is asked for again and again (an API process): one spec per (size, catalog) keeps the
-# sizing caches, which are keyed by the spec's identity, warm. Holds the models tuple so its id stays unique.
-_GENERIC: dict[tuple[float, int], tuple[tuple[ModelSpec, ...], ModelSpec]] = {}
-
-
-def generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
-    """A decoder of the given size, with the dimensions of the closest dense Llama/Qwen model."""
-    hit = _GENERIC.get((params_b, id(models)))
-    if hit is not None and hit[0] is models:
-        return hit[1]
-    spec = _generic_decoder(params_b, models)
-    if isinstance(models, tuple):
-        if len(_GENERIC) >= 64:
-            _GENERIC.clear()  # rare; a single call, safe next to readers in other threads
-        _GENERIC[(params_b, id(models))] = (models, spec)
-    return spec
-
-
-def _generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
-    dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None and "_vl" not in m.family
-             and m.family != "internvl2"]  # vision-language rows size only their language model
-    if not dense:
-        raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")
-    base = min(dense, key=lambda m: (abs(m.params_published_b - params_b), m.family not in ("llama2", "llama3")))
-    return base.model_copy(update={
-        "id": f"generic-{params_b:g}b",
-        "name": f"{params_b:g}B (≈ {base.name})",  # read in either language; the assumption says the rest
-        "aliases": [],
-        "params_published_b": params_b,
-        "source": f"generic: dimensions of {base.id}",
-        "template": "default",
-    })
-
-
 def model_from_hf_config(path: Path) -> ModelSpec:
     """Size a private model from its Hugging Face config.json (service/catalog/hf_config.py reads it)."""
     try:
@@ -114,6 +81,19 @@ def model_from_hf_config(path: Path) -> ModelSpec:
                                    "active_params_b": counts.active / 1e9 if spec.moe else None})
 
 
+def resolve_named(name: str, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
+    """The catalog row a name means; else, when the name states a decoder's size ('xxx-9b'), a generic decoder of
+    that size labelled estimated (service/planner/generic.py), the same on every surface; else the catalog's
+    UnknownModelError with its suggestions."""
+    try:
+        return resolve_model(name, models), []
+    except UnknownModelError as exc:
+        estimated = estimate_from_name(name, models, exc.suggestions)
+        if estimated is None:
+            raise
+        return estimated[0], [estimated[1]]
+
+
 def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
     notes: list[tuple[str, str]] = []
     if w.model:
@@ -125,7 +105,8 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
             return spec, notes
         size = parse_param_count(w.model)
         if size is None:
-            return resolve_model(w.model, models), notes
+            spec, said = resolve_named(w.model, models)
+            return spec, notes + said
         params_b = size
     else:
         assert w.params_b is not None  # the Workload validator guarantees one of the two

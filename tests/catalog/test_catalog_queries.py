@@ -6,8 +6,16 @@ from datetime import date
 
 import pytest
 
-from service.catalog.queries import best_price, normalize, parse_param_count, resolve_gpu, resolve_model
-from service.catalog.schema import PriceRow
+from service.catalog.queries import (
+    best_price,
+    match_model,
+    normalize,
+    parse_param_count,
+    resolve_gpu,
+    resolve_model,
+    weights_from_name,
+)
+from service.catalog.schema import ModelSpec, PriceRow
 from service.errors import UnknownGpuError, UnknownModelError
 
 
@@ -98,3 +106,45 @@ def test_best_price_order(container: type) -> None:
     best = best_price("X.1", "on_demand", newer)
     assert best is not None and best.price_cny == 6  # newest among equals
     assert best_price("X.1", "monthly", rows) is None
+
+
+def _model(model_id: str, aliases: list[str] | None = None) -> ModelSpec:
+    return ModelSpec(id=model_id, name=model_id, family="test", kind="decoder", aliases=aliases or [], num_layers=2,
+                     hidden_size=64, num_heads=4, intermediate_size=96, params_published_b=7, source="test",
+                     as_of=date(2026, 1, 1))
+
+
+# Three rows: a plain one, one with a Chinese alias, one whose id ends like a suffix would ('-it' is its name).
+TABLE = (_model("Qwen3-8B", ["千问3-8B"]), _model("GLM-4.5-Air", ["zai-org/GLM-4.5-Air"]), _model("Kimi-K2"))
+
+
+@pytest.mark.parametrize(("name", "model_id", "weights"), [
+    ("Qwen/Qwen3-8B", "Qwen3-8B", None),  # an org prefix the aliases do not list
+    ("Qwen3-8B-Instruct", "Qwen3-8B", None),  # chat build: same dims, 16-bit
+    ("Qwen3-8B-AWQ", "Qwen3-8B", "int4"),
+    ("Qwen/Qwen3-8B-Instruct-GPTQ-Int4", "Qwen3-8B", "int4"),  # two suffixes
+    ("qwen3-8b-gptq-int8", "Qwen3-8B", "int8"),
+    ("Qwen3-8B-FP8", "Qwen3-8B", "fp8"),
+    ("Qwen3-8B-GGUF", "Qwen3-8B", "int4"),  # GGUF with no level named: read as 4-bit
+    ("Qwen3-8B-Q8_0-GGUF", "Qwen3-8B", "int8"),  # a named level wins
+    ("unsloth/Qwen3-8B-bnb-4bit", "Qwen3-8B", "int4"),
+    ("千问3-8B", "Qwen3-8B", None),
+    ("通义千问3 8b", "Qwen3-8B", None),
+    ("glm4.5 air", "GLM-4.5-Air", None),  # spaces, dots and dashes fold
+    ("glm-4.5-air", "GLM-4.5-Air", None),
+    ("kimi k2", "Kimi-K2", None),
+    ("月之暗面 Kimi-K2", "Kimi-K2", None),  # the company's name folds away
+])
+def test_match_model_falls_back_to_the_base_row_and_says_the_weights(name: str, model_id: str,
+                                                                     weights: str | None) -> None:
+    m = match_model(name, TABLE)
+    assert (m.spec.id, m.weights) == (model_id, weights)
+    assert resolve_model(name, TABLE).id == model_id  # the plain resolver, as every caller used it
+    assert weights_from_name(name) == weights
+
+
+def test_a_suffix_is_only_dropped_to_reach_a_row() -> None:
+    with pytest.raises(UnknownModelError):
+        match_model("Qwen3-9B-AWQ", TABLE)  # no Qwen3-9B: the suffix does not make a match
+    assert match_model("Qwen3-8B", TABLE).suffix == ""
+    assert match_model("Qwen3-8B-Instruct-AWQ", TABLE).suffix == "instructawq"
