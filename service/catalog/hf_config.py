@@ -24,11 +24,13 @@ _QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_tex
 _QK_NORM_TYPES = ("qwen3", "gemma3")
 # untied unless the config says so, except these (transformers' config class defaults to tied)
 _TIED_BY_DEFAULT = ("gemma", "cohere", "falcon", "gpt_bigcode", "gpt2", "starcoder2")
-_GATED_GELU = ("gemma",)  # GELU MLPs that are still gated (GeGLU); other GELU decoders have fc1 -> fc2
+_GATED_GELU = ("gemma",)
+_GELU_TYPES = ("falcon", "gpt2", "gpt_bigcode")  # GELU MLPs whose configs name no activation  # GELU MLPs that are still gated (GeGLU); other GELU decoders have fc1 -> fc2
 # linear-attention families this schema does not describe (Kimi Delta Attention, Mamba layers)
 _UNSUPPORTED = {"linear_attn_config": "Kimi linear attention (KDA)", "hybrid_override_pattern": "Mamba layers",
                 "mamba_num_heads": "Mamba layers", "compress_ratios": "DeepSeek-V4 compressed attention",
-                "global_head_dim": "separate global-attention head dims", "altup_num_inputs":
+                "global_head_dim": "separate global-attention head dims", "block_configs":
+                "per-layer block shapes (DeciLM / Nemotron NAS)", "altup_num_inputs":
                 "Gemma-3n AltUp and per-layer embeddings", "swa_num_key_value_heads":
                 "separate sliding-window attention heads", "o_lora_rank": "a low-rank output projection"}
 
@@ -198,16 +200,20 @@ def released_dtype(cfg: Config) -> str | None:
         return "fp8"
     bits = q.get("bits") or q.get("w_bit")
     groups = q.get("config_groups")
+    kind = "int"
+    group_size = q.get("group_size")
     if bits is None and isinstance(groups, dict):
         group: Config = next(iter(groups.values()), {})
         weights: Config = group.get("weights") or {}
-        bits = weights.get("num_bits")
-        if str(weights.get("type")) == "float" and bits == 8:
-            return "fp8"
-    if bits == 4:
+        bits, kind, group_size = weights.get("num_bits"), str(weights.get("type") or "int"), weights.get("group_size")
+    if kind == "float" and bits == 8:
+        return "fp8"
+    if kind == "float" and bits == 4 and group_size == 32:
+        return "mxfp4"  # e2m1 in groups of 32 (MXFP4)
+    if kind != "float" and bits == 4:
         return "int4"
-    raise ConfigUnsupported(f"quantization_config {method or fmt or q} is not a weight dtype the catalog holds.",
-                            "Convert the 16-bit release's config instead.")
+    raise ConfigUnsupported(f"quantization_config {method or fmt or q} is not a weight dtype the catalog holds "
+                            "(bf16, fp8, int4, mxfp4).", "Convert the 16-bit release's config instead.")
 
 
 def vision_params(v: Config, text_hidden: int) -> float:
@@ -253,7 +259,8 @@ def convert(cfg: Config) -> Converted:
         kv = t["multi_query_group_num"]  # ChatGLM / GLM-4 (THUDM format)
     if kv is None and t.get("multi_query"):
         kv = 1  # Falcon-7B
-    act = str(_first(t, "hidden_act", "hidden_activation", "activation_function") or "silu").lower()
+    act = str(_first(t, "hidden_act", "hidden_activation", "activation_function")
+              or ("gelu" if mtype in _GELU_TYPES else "silu")).lower()
     mlp = "gelu" if act.startswith("gelu") and not mtype.startswith(_GATED_GELU) else "swiglu"
     inter = _first(t, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner")
     if isinstance(inter, list):
@@ -261,6 +268,11 @@ def convert(cfg: Config) -> Converted:
     if inter is None and mlp == "gelu":
         inter = 4 * hidden
         notes.append("intermediate_size 4 x hidden (GELU MLP, not in the config)")
+    moe = _moe(t, layers, notes)
+    if inter is None and moe is not None and moe.get("first_k_dense", 0) == 0 and moe.get("layer_step", 1) == 1 \
+            and not moe.get("dense_layers"):
+        inter = moe["moe_intermediate_size"]  # no dense MLP anywhere: the field is unused
+        notes.append("no dense MLP layer: intermediate_size set to the expert width (unused)")
     if inter is None:
         raise InvalidInputError("config lacks intermediate_size.", "Use a decoder config.json from the model repo.")
     vocab = _first(t, "vocab_size", "padded_vocab_size")
@@ -281,6 +293,10 @@ def convert(cfg: Config) -> Converted:
     qk_norm = _first(t, "use_qk_norm", "qk_layernorm", "use_qk_layernorm")
     if qk_norm is None:
         qk_norm = mtype.startswith(_QK_NORM_TYPES)
+    max_pos = _first(t, "max_position_embeddings", "seq_length", "n_positions", "max_sequence_length")
+    if max_pos is None and mtype == "falcon":
+        max_pos = 2048
+        notes.append("max_position_embeddings not in the config: 2048 (transformers FalconConfig default)")
     kinds = _layer_kinds(t, layers)
     if t.get("cross_attention_layers"):
         notes.append(f"{len(t['cross_attention_layers'])} image cross-attention layers counted as self-attention "
@@ -289,10 +305,9 @@ def convert(cfg: Config) -> Converted:
         "kind": "decoder", "num_layers": layers, "hidden_size": hidden, "num_heads": heads,
         "num_kv_heads": int(kv) if kv is not None else heads, "head_dim": head_dim, "intermediate_size": int(inter),
         "vocab_size": int(vocab),
-        "max_position_embeddings": _first(t, "max_position_embeddings", "seq_length", "n_positions",
-                                          "max_sequence_length"),
+        "max_position_embeddings": max_pos,
         "tie_word_embeddings": bool(tied), "qkv_bias": bool(bias) and mla is None, "qk_norm": bool(qk_norm),
-        "mlp": mlp, "moe": _moe(t, layers, notes), "mla": mla,
+        "mlp": mlp, "moe": moe, "mla": mla,
         "linear_attn": _linear_attn(t, kinds, heads, head_dim or hidden // heads),
         "attn_output_gate": bool(t.get("attn_output_gate", mtype.startswith("qwen3_next"))),
         **_windows(t, kinds, layers, notes),

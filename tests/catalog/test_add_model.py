@@ -116,3 +116,45 @@ def test_cli_writes_and_refuses_with_exit_2(add_model: ModuleType, tmp_path: Pat
 def test_an_unsupported_config_is_refused_not_guessed(add_model: ModuleType) -> None:
     with pytest.raises(add_model.RowError, match="linear_attn_config"):
         _row(add_model, {**TINY, "linear_attn_config": {"kda_layers": [1]}})
+
+
+TINY_ROW = """- id: Tiny-1M
+  name: Tiny-1M
+  family: test
+  kind: decoder
+  aliases: ["org/Tiny-1M"]
+  num_layers: 2
+  hidden_size: 64
+  num_heads: 4
+  num_kv_heads: 2
+  intermediate_size: 96
+  vocab_size: 1000
+  max_position_embeddings: 4096
+  params_published_b: 0.19
+  source: >-
+    org/tiny:config.json@abc1234
+  as_of: 2026-12-01
+"""
+
+
+def test_a_release_with_the_same_dims_becomes_an_alias(add_model: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "models.yaml"
+    out.write_text(EXISTING + "\n" + TINY_ROW + "\n# ---- a section comment\n" + EXISTING.replace("Old-7B", "Z-7B")
+                   .replace("旧模型", "乙"), encoding="utf-8")
+    add_model.alias_existing(out, TINY, "Tiny-1M", model_id="Tiny-1M-2507", source="org/tiny-2507:config.json@def5678",
+                             aliases=["org/Tiny-1M-2507"])
+    rows = read_yaml_rows(out, ModelSpec)
+    tiny = next(r for r in rows if r.id == "Tiny-1M")
+    assert tiny.aliases == ["org/Tiny-1M", "Tiny-1M-2507", "org/Tiny-1M-2507"]
+    assert "Tiny-1M-2507 has the same dims (org/tiny-2507:config.json@def5678)" in tiny.source
+    assert [r.id for r in rows] == ["Old-7B", "Tiny-1M", "Z-7B"]
+    assert "# ---- a section comment" in out.read_text(encoding="utf-8")  # the rest of the file is untouched
+
+
+def test_a_release_with_other_dims_is_not_an_alias(add_model: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "models.yaml"
+    out.write_text(TINY_ROW, encoding="utf-8")
+    with pytest.raises(add_model.RowError, match="max_position_embeddings"):
+        add_model.alias_existing(out, {**TINY, "max_position_embeddings": 32768}, "Tiny-1M", model_id="Tiny-1M-32k",
+                                 source="s", aliases=[])
+    assert out.read_text(encoding="utf-8") == TINY_ROW

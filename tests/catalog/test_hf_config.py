@@ -174,3 +174,13 @@ def test_vision_params_count_blocks_patch_and_projector() -> None:
     # patch 3 x 2 x 2 x 8 = 96; projector 8 x 10 (no merge) = 80 -> 776
     v = {"hidden_size": 8, "num_hidden_layers": 1, "intermediate_size": 16, "patch_size": 2}
     assert vision_params(v, text_hidden=10) == 776
+
+
+def test_float4_groups_of_16_are_nvfp4_and_refused() -> None:
+    # NVIDIA's NVFP4 copies (e2m1, groups of 16): not a dtype the catalog holds; groups of 32 are MXFP4
+    nv = {"quant_method": "compressed-tensors",
+          "config_groups": {"g": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}
+    with pytest.raises(ConfigUnsupported, match="not a weight dtype"):
+        released_dtype({"quantization_config": nv})
+    mx = {"config_groups": {"g": {"weights": {"num_bits": 4, "type": "float", "group_size": 32}}}}
+    assert released_dtype({"quantization_config": mx}) == "mxfp4"
