@@ -25,7 +25,8 @@ _QK_NORM_TYPES = ("qwen3", "gemma3")
 # untied unless the config says so, except these (transformers' config class defaults to tied)
 _TIED_BY_DEFAULT = ("gemma", "cohere", "falcon", "gpt_bigcode", "gpt2", "starcoder2")
 _GATED_GELU = ("gemma",)
-_GELU_TYPES = ("falcon", "gpt2", "gpt_bigcode")  # GELU MLPs whose configs name no activation  # GELU MLPs that are still gated (GeGLU); other GELU decoders have fc1 -> fc2
+_GELU_TYPES = ("falcon", "gpt2", "gpt_bigcode")  # GELU MLPs whose configs name no activation
+_PLAIN_ACTS = ("relu", "relu2", "quick_gelu")  # OPT's ReLU MLP, Nemotron's squared ReLU: not gated  # GELU MLPs that are still gated (GeGLU); other GELU decoders have fc1 -> fc2
 # linear-attention families this schema does not describe (Kimi Delta Attention, Mamba layers)
 _UNSUPPORTED = {"linear_attn_config": "Kimi linear attention (KDA)", "hybrid_override_pattern": "Mamba layers",
                 "mamba_num_heads": "Mamba layers", "compress_ratios": "DeepSeek-V4 compressed attention",
@@ -261,7 +262,8 @@ def convert(cfg: Config) -> Converted:
         kv = 1  # Falcon-7B
     act = str(_first(t, "hidden_act", "hidden_activation", "activation_function")
               or ("gelu" if mtype in _GELU_TYPES else "silu")).lower()
-    mlp = "gelu" if act.startswith("gelu") and not mtype.startswith(_GATED_GELU) else "swiglu"
+    plain = act.startswith("gelu") or act in _PLAIN_ACTS  # two matrices (fc1 -> act -> fc2), unless a gated family
+    mlp = "gelu" if plain and not mtype.startswith(_GATED_GELU) else "swiglu"
     inter = _first(t, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner")
     if isinstance(inter, list):
         inter = inter[0]

@@ -184,3 +184,9 @@ def test_float4_groups_of_16_are_nvfp4_and_refused() -> None:
         released_dtype({"quantization_config": nv})
     mx = {"config_groups": {"g": {"weights": {"num_bits": 4, "type": "float", "group_size": 32}}}}
     assert released_dtype({"quantization_config": mx}) == "mxfp4"
+
+
+@pytest.mark.parametrize(("act", "mlp"), [("silu", "swiglu"), ("gelu_new", "gelu"), ("relu", "gelu")])
+def test_activation_picks_the_mlp_shape(act: str, mlp: str) -> None:
+    # Regression: OPT's ReLU MLP (two matrices) was read as a gated SwiGLU (three): OPT-175B counted 232B
+    assert fields(hidden_act=act)["mlp"] == mlp
