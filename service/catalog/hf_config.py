@@ -260,11 +260,11 @@ def convert(cfg: Config) -> Converted:
         kv = t["multi_query_group_num"]  # ChatGLM / GLM-4 (THUDM format)
     if kv is None and t.get("multi_query"):
         kv = 1  # Falcon-7B
-    act = str(_first(t, "hidden_act", "hidden_activation", "activation_function")
+    act = str(_first(t, "hidden_act", "hidden_activation", "activation_function", "afn")
               or ("gelu" if mtype in _GELU_TYPES else "silu")).lower()
     plain = act.startswith("gelu") or act in _PLAIN_ACTS  # two matrices (fc1 -> act -> fc2), unless a gated family
     mlp = "gelu" if plain and not mtype.startswith(_GATED_GELU) else "swiglu"
-    inter = _first(t, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner")
+    inter = _first(t, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", "dff")
     if isinstance(inter, list):
         inter = inter[0]
     if inter is None and mlp == "gelu":

@@ -90,10 +90,15 @@ def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> tuple[GpuSpec, str]:
 
 
 def model_index(models: Iterable[ModelSpec]) -> dict[str, ModelSpec]:
+    """normalised name -> row; a Hugging Face id alias ('Qwen/Qwen3-8B') is indexed without its organisation too."""
     index: dict[str, ModelSpec] = {}
     for m in models:
         for name in (m.id, m.name, *m.aliases):
             index.setdefault(normalize(name), m)
+    for m in models:
+        for name in m.aliases:
+            if "/" in name:
+                index.setdefault(normalize(name.rsplit("/", 1)[-1]), m)
     return index
 
 

@@ -60,10 +60,28 @@ def test_unknown_gpu_suggests(catalog) -> None:
         ("qwen2.5-7b-instruct", "Qwen2.5-7B"),  # suffix fallback, not an alias
         ("meta-llama/Llama-2-7b-chat-hf", "Llama-2-7B"),  # HF repo id with -chat-hf
         ("deepseek-r1:7b", "DeepSeek-R1-Distill-Qwen-7B"),  # Ollama tag
+        # the names of issue "Every model people ask about", on the shipped catalog
+        ("qwen3 vl 235b", "Qwen3-VL-235B-A22B"),
+        ("千问3-8B", "Qwen3-8B"),
+        ("文心4.5-21B-A3B", "ERNIE-4.5-21B-A3B"),
+        ("kimi k2", "Kimi-K2"),
+        ("glm4.5 air", "GLM-4.5-Air"),
+        ("glm-4.5-air", "GLM-4.5-Air"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B"),
+        ("Qwen3-30B-A3B-Instruct-2507-FP8", "Qwen3-30B-A3B-2507"),  # an HF id alias matches without its org too
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "Llama-4-Maverick-17B-128E"),
+        ("混元 A13B", "Hunyuan-A13B"),
     ],
 )
 def test_model_names(catalog, name: str, model_id: str) -> None:
     assert resolve_model(name, catalog.models).id == model_id
+
+
+def test_a_family_without_a_size_suggests_its_rows(catalog) -> None:
+    # '文心4.5' names the ERNIE-4.5 family (0.3B ... 300B-A47B), not one model: the rows are suggested
+    with pytest.raises(UnknownModelError) as err:
+        resolve_model("文心4.5", catalog.models)
+    assert any(s.startswith("ERNIE-4.5") for s in err.value.suggestions)
 
 
 @pytest.mark.parametrize(("name", "expect"), [("Qwen2-7", "Qwen2-7B"), ("Lama-2-7B", "Llama-2-7B"), ("qwen", "Qwen")])
