@@ -105,5 +105,9 @@ def parse_serving_workload(data: dict[str, Any], models: tuple[ModelSpec, ...] |
             try:
                 resolve_model(w.model, models)
             except UnknownModelError as exc:
-                raise InvalidInputError(f"model: {exc.message}", exc.fix) from exc
+                from service.catalog.name_sizes import guess_from_name
+
+                guess = guess_from_name(w.model)
+                if guess is None or guess.kind != "decoder" or not guess.params_b:  # a stated size is estimated
+                    raise InvalidInputError(f"model: {exc.message}", exc.fix) from exc
     return w

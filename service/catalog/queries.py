@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec, PriceRow
@@ -13,9 +14,10 @@ from service.errors import UnknownGpuError, UnknownModelError
 _SEP = re.compile(r"[\s\-_./·（）()]+")
 _GB = re.compile(r"(\d)(gb|gib|g)(?![a-z])")
 
-# Chinese names people use for model families; normalised before alias matching.
+# Chinese names people use for model families; normalised before alias matching (longer names first).
 _ZH_FAMILY = {"通义千问": "qwen", "千问": "qwen", "羊驼": "llama", "百川": "baichuan", "书生浦语": "internlm",
-              "零一万物": "yi", "智谱": "", "深度求索": "deepseek"}
+              "书生万象": "internvl", "零一万物": "yi", "智谱": "", "深度求索": "deepseek", "文心一言": "ernie",
+              "文心": "ernie", "腾讯混元": "hunyuan", "混元": "hunyuan", "月之暗面": "", "阶跃星辰": "", "面壁": ""}
 
 
 def normalize(name: str) -> str:
@@ -88,33 +90,96 @@ def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> tuple[GpuSpec, str]:
 
 
 def model_index(models: Iterable[ModelSpec]) -> dict[str, ModelSpec]:
+    """normalised name -> row; a Hugging Face id alias ('Qwen/Qwen3-8B') is indexed without its organisation too."""
     index: dict[str, ModelSpec] = {}
     for m in models:
         for name in (m.id, m.name, *m.aliases):
             index.setdefault(normalize(name), m)
+    for m in models:
+        for name in m.aliases:
+            if "/" in name:
+                index.setdefault(normalize(name.rsplit("/", 1)[-1]), m)
     return index
 
 
-_INSTRUCT = re.compile(r"(instruct|chat|base|hf|it)$")
+@dataclass(frozen=True)
+class ModelMatch:
+    """A catalog row and what the name said beyond it: the weight dtype of a quantised release ('-AWQ' -> int4,
+    '-FP8' -> fp8), None when the name names the 16-bit release."""
+
+    spec: ModelSpec
+    weights: str | None = None
+    suffix: str = ""  # the variant words dropped to reach the row ('instruct', 'awq'), normalised
+
+
+# Variant suffixes of the same architecture, on the normalised name: chat builds share the base's dimensions;
+# quantised releases do too and say their weight dtype. Tried repeatedly ('-Instruct-GPTQ-Int4').
+_CHAT_SUFFIX = re.compile(r"(instruct|chat|base|hf|it|unsloth|mlx)$")
+_QUANT_SUFFIX: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(gptqint4|gptq4bit|awq|w4a16|bnb4bit|int4|4bit|nf4|q4km|q4ks|q40|q4k)$"), "int4"),
+    (re.compile(r"(gptqint8|gptq8bit|w8a8|int8|8bit|q80)$"), "int8"),
+    (re.compile(r"(fp8dynamic|fp8|w8a8fp8)$"), "fp8"),
+    (re.compile(r"(gptq)$"), "int4"),
+)
+_GGUF = re.compile(r"(gguf)$")  # a GGUF with no level named: read as 4-bit (Q4_K_M, the common download)
+# kept for callers that strip chat suffixes only
+_INSTRUCT = _CHAT_SUFFIX
+
+
+def variants(key: str) -> Iterator[tuple[str, str | None, str]]:
+    """The normalised name, then the names its variant suffixes fall back to: (key, weights, dropped suffix).
+    'qwen25-7b-instruct-awq' -> qwen257binstructawq, qwen257binstruct (int4), qwen257b (int4). Quantisation
+    suffixes are tried before chat ones ('-bnb-4bit' is not '-it')."""
+    yield key, None, ""
+    weights: str | None = None
+    gguf = False
+    dropped = ""
+    while True:
+        for pattern, dtype in (*_QUANT_SUFFIX, (_GGUF, None), (_CHAT_SUFFIX, None)):
+            m = pattern.search(key)
+            if m and m.start() > 0:
+                weights = weights or dtype
+                gguf = gguf or pattern is _GGUF
+                dropped = m.group(1) + dropped
+                key = key[: m.start()]
+                yield key, weights or ("int4" if gguf else None), dropped
+                break
+        else:
+            return
+
+
+def lookup(key: str, index: Mapping[str, _T]) -> tuple[_T, str | None, str] | None:
+    """The first of `variants(key)` the index holds: (value, weights, dropped suffix)."""
+    for k, weights, dropped in variants(key):
+        hit = index.get(k)
+        if hit is not None:
+            return hit, weights, dropped
+    return None
+
+
+def match_model(name: str, models: Sequence[ModelSpec]) -> ModelMatch:
+    """The catalog row a name means, as people type it: a Hugging Face id with its organisation, a chat or
+    quantised release (falls back to the base row and says the weight dtype), Chinese family names."""
+    index = _indexed("model", models, model_index)
+    # A Hugging Face repo id may carry an organisation the aliases do not list ('meta-llama/Llama-2-7b-chat-hf').
+    for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
+        found = lookup(normalize(candidate), index)
+        if found is not None:
+            return ModelMatch(*found)
+    raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
+
+
+def weights_from_name(name: str) -> str | None:
+    """The weight dtype a release's name states ('Qwen2.5-7B-Instruct-AWQ' -> int4, '-FP8' -> fp8), else None."""
+    weights = None
+    for _, w, _ in variants(normalize(name.rsplit("/", 1)[-1])):
+        weights = w or weights
+    return weights
 
 
 def resolve_model(name: str, models: Sequence[ModelSpec]) -> ModelSpec:
-    index = _indexed("model", models, model_index)
-    hit = None
-    # A Hugging Face repo id may carry an organisation the aliases do not list ('meta-llama/Llama-2-7b-chat-hf').
-    for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
-        key = normalize(candidate)
-        hit = index.get(key)
-        # 'qwen2-7b-instruct' / 'llama-2-7b-chat-hf' -> base architecture (same dimensions)
-        stripped = key
-        while hit is None and (m := _INSTRUCT.search(stripped)) and m.start() > 0:
-            stripped = stripped[: m.start()]
-            hit = index.get(stripped)
-        if hit is not None:
-            break
-    if hit is None:
-        raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
-    return hit
+    """The catalog row a name means (see `match_model`, which also says a quantised release's dtype)."""
+    return match_model(name, models).spec
 
 
 _PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)

@@ -204,16 +204,48 @@ class MoeSpec(_Row):
     first_k_dense: int = Field(default=0, description="leading layers that stay dense")
     shared_expert_intermediate_size: int | None = Field(
         default=None, description="Qwen2-MoE: one shared expert of this width (instead of moe_intermediate_size)")
+    layer_step: int = Field(default=1, ge=1, description="MoE on every k-th layer only, layer i when (i + 1) % k "
+                            "== 0, the others dense (Llama-4 Maverick interleave_moe_layer_step 2, Qwen-MoE "
+                            "decoder_sparse_step)")
+    dense_layers: list[int] = Field(default_factory=list, description="further dense layers, 0-based (Qwen-MoE "
+                                    "mlp_only_layers)")
+
+    def is_sparse(self, layer: int) -> bool:
+        """Whether 0-based `layer` holds the experts (else the dense MLP of ModelSpec.intermediate_size)."""
+        return (layer >= self.first_k_dense and (layer + 1) % self.layer_step == 0
+                and layer not in self.dense_layers)
+
+    def sparse_layers(self, num_layers: int) -> int:
+        """How many of `num_layers` layers hold the experts."""
+        return sum(1 for i in range(num_layers) if self.is_sparse(i))
 
 
 class MlaSpec(_Row):
-    """DeepSeek multi-head latent attention projection sizes."""
+    """DeepSeek multi-head latent attention projection sizes; DeepSeek-V3.2 / GLM-5 add the DSA indexer."""
 
     q_lora_rank: int
     kv_lora_rank: int
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+    index_n_heads: int = Field(default=0, ge=0, description="DSA lightning indexer heads (index_n_heads); 0: none")
+    index_head_dim: int = Field(default=0, ge=0, description="DSA indexer key width: one more cached key per token "
+                                "and layer")
+
+
+class LinearAttnSpec(_Row):
+    """Linear-attention layers: a fixed-size state per sequence instead of a per-token KV cache (Qwen3-Next and
+    Qwen3.5 gated DeltaNet, MiniMax-01 / M1 lightning attention). The other layers use ModelSpec's attention."""
+
+    kind: Literal["gated_deltanet", "lightning"]
+    layers: int = Field(gt=0, description="how many of num_layers are linear (Qwen3-Next: full attention every 4th "
+                        "layer, 36 of 48; MiniMax-Text-01: softmax every 8th, 70 of 80)")
+    num_key_heads: int = Field(gt=0)
+    num_value_heads: int = Field(gt=0)
+    key_head_dim: int = Field(gt=0)
+    value_head_dim: int = Field(gt=0)
+    conv_kernel: int = Field(default=0, ge=0, description="gated DeltaNet's causal conv over q, k, v "
+                             "(linear_conv_kernel_dim); 0: none")
 
 
 class ModelSpec(_Row):
@@ -238,6 +270,9 @@ class ModelSpec(_Row):
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
+    linear_attn: LinearAttnSpec | None = None
+    attn_output_gate: bool = Field(default=False, description="the query projection also yields a sigmoid gate "
+                                   "on the attention output (Qwen3-Next, Qwen3.5 attn_output_gate)")
     # Serving (KV cache): optional, absent for every model that attends over the whole context on every layer.
     sliding_window: int | None = Field(default=None, gt=0, description="tokens a sliding-window layer attends "
                                        "to (config.json sliding_window, where the model uses it)")
@@ -248,8 +283,9 @@ class ModelSpec(_Row):
                                            "config's, or vLLM's product with a linear RoPE factor")
     vision_params_b: float | None = Field(default=None, gt=0, description="vision-language: the vision tower's "
                                           "parameters, billions (loaded by a serving engine next to the LLM)")
-    released_dtype: Literal["bf16", "fp8"] = Field(default="bf16", description="the dtype the official weights ship "
-                                                  "in (DeepSeek-V3/R1: fp8): what a serving engine loads unless told")
+    released_dtype: Literal["bf16", "fp8", "int4", "mxfp4"] = Field(
+        default="bf16", description="the dtype the official weights ship in (DeepSeek-V3/R1: fp8, Kimi-K2-Thinking: "
+        "int4): what a serving engine loads unless told")
     params_published_b: float = Field(gt=0, description="published parameter count, billions")
     active_params_b: float | None = Field(default=None, description="MoE: parameters active per token")
     # Non-transformer models: compute per sample and the input the figure refers to.
@@ -282,4 +318,10 @@ class ModelSpec(_Row):
             raise ValueError(f"{self.id}: sliding_window_layers needs sliding_window")
         if self.sliding_window_layers is not None and self.sliding_window_layers > (self.num_layers or 0):
             raise ValueError(f"{self.id}: sliding_window_layers is above num_layers")
+        linear = self.linear_attn.layers if self.linear_attn is not None else 0
+        window = self.sliding_window_layers or 0
+        if linear and linear + window > (self.num_layers or 0):
+            raise ValueError(f"{self.id}: linear_attn.layers and sliding_window_layers add up to more than num_layers")
+        if self.moe is not None and self.moe.sparse_layers(self.num_layers or 0) == 0 and self.kind == "decoder":
+            raise ValueError(f"{self.id}: moe is set but no layer holds the experts (first_k_dense / layer_step)")
         return self

@@ -9,6 +9,7 @@ from service.calibration.store import calibration_factors
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import ModelSpec
+from service.planner.generic import is_estimated
 from service.planner.resolve import resolve_job
 from service.planner.room import Room, room_hint
 from service.planner.settings import framework_note, require_precision, settings_for
@@ -36,7 +37,7 @@ def model_dict(m: ModelSpec) -> dict[str, object]:
     return {"id": m.id, "name": m.name, "family": m.family, "kind": m.kind,
             "params_b": round(m.params_published_b, 3), "params_counted_b": round(c.total / 1e9, 3),
             "active_params_b": m.active_params_b, "num_layers": m.num_layers, "hidden_size": m.hidden_size,
-            "vocab_size": m.vocab_size, "source": m.source}
+            "vocab_size": m.vocab_size, "source": m.source, "estimated": is_estimated(m)}
 
 
 def _verdict_warning(mem_need: float, v: Verdict, gpu_name: str, room: Room | None) -> dict[str, str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 from service.catalog.loader import Catalog
 from service.catalog.queries import parse_param_count, resolve_model
 from service.errors import UnknownModelError
+from service.planner.generic import estimate_from_name, generic_decoder
 from service.planner.name_hints import model_from_name
-from service.planner.resolve import generic_decoder
 from service.workload import Workload
 
 Assumption = tuple[str, str]  # (English, Chinese)
@@ -27,7 +27,11 @@ def catalog_for(cat: Catalog, w: Workload) -> tuple[Catalog, list[Assumption]]:
         resolve_model(name, cat.models)
         return cat, []
     except UnknownModelError as exc:
-        guessed = model_from_name(name, cat.models, generic_decoder)
+        # a decoder whose name states its size: the engine's own estimate, labelled the same on every surface
+        estimated = estimate_from_name(name, cat.models, exc.suggestions)
+        if estimated is not None:
+            return replace(cat, models=(*cat.models, estimated[0])), [estimated[1]]
+        guessed = model_from_name(name, cat.models, generic_decoder)  # an encoder or diffusion family by name
         if guessed is None:
             raise
         spec, (en, zh) = guessed

@@ -4,37 +4,12 @@ sd/stable diffusion/sdxl/flux -> diffusion). Every such sizing is an assumption 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from service.catalog.name_sizes import NameGuess, guess_from_name
 from service.catalog.schema import ModelSpec
 
-_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![A-Za-z0-9])", re.IGNORECASE)  # 'llama70b' too
-_ENCODER = re.compile(r"(?<![a-z])(?:bge|bert|roberta|deberta|e5|ernie|xlm|m3e|text2vec|gte)(?![a-z])", re.IGNORECASE)
-_VISION = re.compile(r"(?<![a-z])(?:vl|vision|visual|llava|vlm|mllm)(?![a-z])", re.IGNORECASE)
-_DIFFUSION = re.compile(r"(?<![a-z])(?:sd|sdxl|stable[\s_-]*diffusion|flux|diffusion|unet)(?![a-z])", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class NameGuess:
-    kind: str  # decoder | encoder | diffusion
-    params_b: float | None
-    vision: bool = False
-
-
-def guess_from_name(name: str) -> NameGuess | None:
-    """What the name says, or None when it says neither a size nor a family."""
-    sizes = [float(m.group(1)) / (1 if m.group(2).lower() == "b" else 1000) for m in _SIZE.finditer(name)]
-    size = sizes[-1] if sizes else None  # 'yi-1.5-9b': the last size is the parameter count
-    if _DIFFUSION.search(name):
-        return NameGuess("diffusion", size)
-    if _ENCODER.search(name):
-        return NameGuess("encoder", size)
-    if size is None:
-        return None
-    return NameGuess("decoder", size, vision=bool(_VISION.search(name)))
-
+__all__ = ["NameGuess", "closest", "guess_from_name", "model_from_name", "notes_for"]
 
 def closest(models: tuple[ModelSpec, ...], kind: str, params_b: float | None) -> ModelSpec | None:
     """The catalog model of this kind nearest in size (the largest-known default when no size is given)."""
@@ -50,8 +25,13 @@ def notes_for(name: str, guess: NameGuess, spec: ModelSpec) -> tuple[str, str]:
     """(English, Chinese) assumption for a model sized from its name."""
     size = f"{guess.params_b:g}B " if guess.params_b is not None else ""
     if guess.kind == "decoder":
-        en = f"'{name}' is not in the catalog: sized from its name as a {size}decoder ({spec.name})."
-        zh = f"目录中没有“{name}”：按名称估算为 {size}解码器模型（{spec.name}）。"
+        like = spec.source.removeprefix("generic: dimensions of ")
+        moe = f", an MoE of ~{guess.active_b:g}B active" if guess.active_b and spec.moe is not None else ""
+        moe_zh = f"，约 {guess.active_b:g}B 激活参数的 MoE" if moe else ""
+        en = (f"'{name}' is not in the catalog: estimated from the size in its name as a generic {size}decoder "
+              f"(the layout of {like}{moe}); the figures are estimates, not that model's own.")
+        zh = (f"目录中没有“{name}”：按名称中的规模估算为通用 {size}解码器（参照 {like} 的结构{moe_zh}），"
+              "以下数字为估算，并非该模型的实际配置。")
         if guess.vision:
             en += " Its vision tower and image tokens are not in the memory estimate."
             zh += "视觉编码器和图像 token 未计入显存估算。"

@@ -6,11 +6,13 @@ import json
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from service.catalog.hf_config import convert, split_config
 from service.catalog.queries import parse_param_count, resolve_model
 from service.catalog.schema import ModelSpec
-from service.errors import InvalidInputError
+from service.errors import InvalidInputError, UnknownModelError
+from service.planner.generic import estimate_from_name, generic_decoder
 from service.sizing.params import count_params
 from service.workload import DEFAULT_AVG_TOKENS, DEFAULT_EPOCHS, DEFAULT_SEQ_LEN, Workload
 
@@ -56,102 +58,40 @@ class Job:
         return self.seq_len
 
 
-# The same generic size is asked for again and again (an API process): one spec per (size, catalog) keeps the
-# sizing caches, which are keyed by the spec's identity, warm. Holds the models tuple so its id stays unique.
-_GENERIC: dict[tuple[float, int], tuple[tuple[ModelSpec, ...], ModelSpec]] = {}
-
-
-def generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
-    """A decoder of the given size, with the dimensions of the closest dense Llama/Qwen model."""
-    hit = _GENERIC.get((params_b, id(models)))
-    if hit is not None and hit[0] is models:
-        return hit[1]
-    spec = _generic_decoder(params_b, models)
-    if isinstance(models, tuple):
-        if len(_GENERIC) >= 64:
-            _GENERIC.clear()  # rare; a single call, safe next to readers in other threads
-        _GENERIC[(params_b, id(models))] = (models, spec)
-    return spec
-
-
-def _generic_decoder(params_b: float, models: tuple[ModelSpec, ...]) -> ModelSpec:
-    dense = [m for m in models if m.kind == "decoder" and m.moe is None and m.mla is None and "_vl" not in m.family
-             and m.family != "internvl2"]  # vision-language rows size only their language model
-    if not dense:
-        raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")
-    base = min(dense, key=lambda m: (abs(m.params_published_b - params_b), m.family not in ("llama2", "llama3")))
-    return base.model_copy(update={
-        "id": f"generic-{params_b:g}b",
-        "name": f"{params_b:g}B (≈ {base.name})",  # read in either language; the assumption says the rest
-        "aliases": [],
-        "params_published_b": params_b,
-        "source": f"generic: dimensions of {base.id}",
-        "template": "default",
-    })
-
-
 def model_from_hf_config(path: Path) -> ModelSpec:
-    """Size a private model from its Hugging Face config.json."""
+    """Size a private model from its Hugging Face config.json (service/catalog/hf_config.py reads it)."""
     try:
         cfg: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidInputError(f"Cannot read {path} as a Hugging Face config.json: {exc}",
                                 "Pass the model's config.json (with hidden_size, num_hidden_layers ...).") from exc
-    need = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
-    missing = [k for k in need if k not in cfg]
-    if missing:
-        raise InvalidInputError(f"{path} lacks {', '.join(missing)}.", "Use a decoder config.json from the model repo.")
-    moe, mla = _moe_from_config(cfg), _mla_from_config(cfg)
-    name = str(cfg.get("_name_or_path") or cfg.get("model_type") or path.parent.name)
-    model_type = str(cfg.get("model_type", "custom"))
-    spec = ModelSpec(
-        id=f"config:{path.name}", name=name, family=model_type, kind="decoder",
-        num_layers=cfg["num_hidden_layers"], hidden_size=cfg["hidden_size"], num_heads=cfg["num_attention_heads"],
-        num_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"],
-        head_dim=cfg.get("head_dim") or cfg.get("kv_channels"),
-        intermediate_size=cfg["intermediate_size"], vocab_size=cfg["vocab_size"],
-        max_position_embeddings=cfg.get("max_position_embeddings"),
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        qkv_bias=bool(cfg.get("attention_bias", cfg.get("qkv_bias", model_type in ("qwen2", "qwen2_moe")))),
-        qk_norm=model_type.startswith("qwen3"), mlp=_mlp_kind(cfg, model_type),
-        moe=moe, mla=mla, params_published_b=1.0, source=str(path), as_of=date.today(), template="default",
-    )
+    if not isinstance(cfg, dict):
+        raise InvalidInputError(f"{path} is not a config.json object.", "Pass the model's config.json.")
+    try:
+        converted = convert(cfg)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{path}: {exc.message}", exc.fix) from exc
+    text, _ = split_config(cfg)
+    name = str(cfg.get("_name_or_path") or text.get("model_type") or path.parent.name)
+    spec = ModelSpec(**converted.fields, id=f"config:{path.name}", name=name,
+                     family=str(text.get("model_type", "custom")), params_published_b=1.0, source=str(path),
+                     as_of=date.today(), template="default")
     counts = count_params(spec)
     return spec.model_copy(update={"params_published_b": counts.total / 1e9,
-                                   "active_params_b": counts.active / 1e9 if moe else None})
+                                   "active_params_b": counts.active / 1e9 if spec.moe else None})
 
 
-# GELU models whose MLP is still gated (three matrices, GeGLU): Gemma. Other GELU decoders (GPT-2, Phi, Falcon,
-# StarCoder) have a plain fc1 -> GELU -> fc2 MLP of two matrices.
-_GATED_GELU = ("gemma",)
-
-
-def _mlp_kind(cfg: dict[str, Any], model_type: str) -> Literal["swiglu", "gelu"]:
-    act = str(cfg.get("hidden_act") or cfg.get("activation_function") or "silu").lower()
-    if act.startswith("gelu") and not model_type.startswith(_GATED_GELU):
-        return "gelu"
-    return "swiglu"
-
-
-def _moe_from_config(cfg: dict[str, Any]) -> dict[str, Any] | None:
-    experts = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg.get("num_local_experts")
-    if not experts:
-        return None
-    shared = cfg.get("shared_expert_intermediate_size")
-    return {"num_experts": experts, "top_k": cfg.get("num_experts_per_tok", 2),
-            "moe_intermediate_size": cfg.get("moe_intermediate_size") or cfg["intermediate_size"],
-            "shared_experts": cfg.get("n_shared_experts") or (1 if shared else 0),
-            "shared_expert_intermediate_size": shared or None,
-            "first_k_dense": cfg.get("first_k_dense_replace") or 0}
-
-
-def _mla_from_config(cfg: dict[str, Any]) -> dict[str, Any] | None:
-    """DeepSeek-V2/V3 multi-head latent attention (q_lora_rank is null in the V2-Lite config: no query latent)."""
-    if not cfg.get("kv_lora_rank"):
-        return None
-    return {"q_lora_rank": cfg.get("q_lora_rank") or 0, "kv_lora_rank": cfg["kv_lora_rank"],
-            "qk_nope_head_dim": cfg["qk_nope_head_dim"], "qk_rope_head_dim": cfg["qk_rope_head_dim"],
-            "v_head_dim": cfg["v_head_dim"]}
+def resolve_named(name: str, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
+    """The catalog row a name means; else, when the name states a decoder's size ('xxx-9b'), a generic decoder of
+    that size labelled estimated (service/planner/generic.py), the same on every surface; else the catalog's
+    UnknownModelError with its suggestions."""
+    try:
+        return resolve_model(name, models), []
+    except UnknownModelError as exc:
+        estimated = estimate_from_name(name, models, exc.suggestions)
+        if estimated is None:
+            raise
+        return estimated[0], [estimated[1]]
 
 
 def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, list[tuple[str, str]]]:
@@ -165,7 +105,8 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
             return spec, notes
         size = parse_param_count(w.model)
         if size is None:
-            return resolve_model(w.model, models), notes
+            spec, said = resolve_named(w.model, models)
+            return spec, notes + said
         params_b = size
     else:
         assert w.params_b is not None  # the Workload validator guarantees one of the two

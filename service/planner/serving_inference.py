@@ -16,6 +16,7 @@ from pydantic import Field
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.errors import InvalidInputError
+from service.planner.generic import is_estimated
 from service.planner.serving_launch import launch
 from service.planner.serving_size import (
     context_note,
@@ -115,7 +116,7 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
     kv = kv_layout(m, replace(setup, tp=tp))
     return InferenceResult(
         model=ModelRef(id=m.id, name=m.name, params_b=m.params_published_b, active_params_b=m.active_params_b,
-                       source=m.source),
+                       source=m.source, estimated=is_estimated(m)),
         gpu=gpu.id, gpu_name=gpu.name, engine=w.engine, weights=w.weights, kv_dtype=w.kv_dtype, gpus=tp,
         replicas=replicas, mem_fraction=mem.mem_fraction, max_model_len=mem.max_model_len,
         weights_gib_per_gpu=round(mem.weights_gib, 3), kv_bytes_per_token=kv.bytes_per_token_per_gpu,

@@ -27,6 +27,7 @@ from service.planner.costing import (
     quote,
     quote_notes,
 )
+from service.planner.generic import is_estimated
 from service.planner.serving_launch import launch
 from service.planner.serving_size import (
     cost_per_million,
@@ -202,7 +203,8 @@ def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
         infeasible_zh = "所选云上没有能承载该负载的实例（原因见 rejected）：可尝试 int4/fp8 量化、缩短 max_model_len 或更大显存的 GPU。"
     return ServingPlan(
         workload=w, model=ModelRef(id=m.id, name=m.name, params_b=m.params_published_b,
-                                   active_params_b=m.active_params_b, source=m.source),
+                                   active_params_b=m.active_params_b, source=m.source,
+                                   estimated=is_estimated(m)),
         candidates=ranked, picks=picks, rejected=rejected, assumptions=[en for en, _ in notes],
         assumptions_zh=[zh for _, zh in notes], infeasible=infeasible, infeasible_zh=infeasible_zh,
     )

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from service.catalog.queries import parse_param_count, resolve_model
+from service.catalog.queries import parse_param_count, weights_from_name
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.errors import InvalidInputError
-from service.planner.resolve import generic_decoder, model_from_hf_config
+from service.planner.generic import generic_decoder
+from service.planner.resolve import model_from_hf_config, resolve_named
 from service.planner.serving_types import ServingSizing
 from service.serving_workload import ServingWorkload
 from service.sizing.serving.engines import default_context, kv_layout
@@ -29,7 +30,8 @@ def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> 
         spec = model_from_hf_config(Path(w.model))
         notes.append((f"Sized from {w.model}.", f"按 {w.model} 的配置估算。"))
     elif w.model and parse_param_count(w.model) is None:
-        spec = resolve_model(w.model, models)
+        spec, said = resolve_named(w.model, models)
+        notes += said
     else:
         size = parse_param_count(w.model) if w.model else w.params_b
         assert size is not None  # the workload validator guarantees model or params_b
@@ -45,9 +47,15 @@ def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> 
 
 
 def released_weights(w: ServingWorkload, m: ModelSpec) -> tuple[ServingWorkload, Notes]:
-    """Weights not stated: the dtype the model ships in (DeepSeek-R1's FP8 checkpoint is what people serve)."""
+    """Weights not stated: the dtype the name's release is in ('-AWQ', '-GPTQ-Int8', '-FP8'), else the dtype the
+    model ships in (DeepSeek-R1's FP8 checkpoint is what people serve)."""
     if w.weights is not None:
         return w, []
+    named = weights_from_name(w.model) if w.model and not w.model.endswith(".json") else None
+    if named is not None:
+        return w.model_copy(update={"weights": named}), [
+            (f"'{w.model}' is a {named.upper()} release: sized on {named} weights (give the weights to size another).",
+             f"“{w.model}”是 {named.upper()} 量化版本：按 {named} 权重估算（如需其他精度请说明）。")]
     dtype = m.released_dtype
     if dtype == "bf16":
         return w.model_copy(update={"weights": dtype}), []

@@ -47,6 +47,7 @@ class ModelRef(_Out):
     params_b: float
     active_params_b: float | None = None
     source: str
+    estimated: bool = False  # a generic architecture of the stated size, not the model's own config
 
 
 class ServingSizing(_Out):

@@ -220,6 +220,8 @@ class TrainingModel(_Out):
     hidden_size: int | None
     vocab_size: int | None
     source: str
+    estimated: bool = Field(default=False, description="a generic architecture of the stated size (a size alone, "
+                            "or a name the catalog does not hold), not the model's own config")
 
 
 class RejectedOption(_Out):

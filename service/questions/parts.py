@@ -34,6 +34,7 @@ class ModelEcho(Part):
     hidden_size: int | None = None
     vocab_size: int | None = None
     source: str = ""
+    estimated: bool = Field(default=False, description="not in the catalog: a generic decoder of its stated size")
 
 
 class StrategyEcho(Part):

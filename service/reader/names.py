@@ -17,7 +17,7 @@ from service.catalog.queries import normalize
 
 Stance = Literal["include", "exclude"]
 
-_ZH_FAMILIES = "通义千问|千问|羊驼|百川|书生浦语|零一万物|深度求索|智谱"
+_ZH_FAMILIES = "通义千问|千问|羊驼|百川|书生浦语|书生万象|零一万物|深度求索|智谱|文心一言|文心|腾讯混元|混元|月之暗面"
 _TOKEN = re.compile(rf"[A-Za-z0-9]+(?:\.[0-9]+[A-Za-z0-9]*)*|{_ZH_FAMILIES}")
 _JOIN_GAP = re.compile(r"[\s\-_./]{0,3}")
 _SIZE = re.compile(r"\d+(?:\.\d+)?[bBmM]")

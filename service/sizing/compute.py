@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.params import count_params, flops_matmul_params, head_dim
+from service.sizing.params import count_params, flops_matmul_params, head_dim, moe_layers, softmax_layers
 from service.sizing.types import MfuPrior, TrainSetup
 
 SPOT_RERUN_OVERHEAD = 0.15  # assumed share of work redone after spot interruptions (estimate)
@@ -29,7 +29,7 @@ def _attn_unit(m: ModelSpec, seq_len: int) -> float:
     """s*L*H*d for the model's attention (MLA: the q/k head width)."""
     if m.kind not in ("decoder", "encoder", "vision_transformer"):
         return 0.0
-    layers, heads = m.num_layers or 0, m.num_heads or 0
+    layers, heads = softmax_layers(m), m.num_heads or 0  # linear-attention layers have no s^2 term
     hd = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim if m.mla else head_dim(m)
     return float(seq_len * layers * heads * hd)
 
@@ -71,7 +71,7 @@ def expert_flops_share(m: ModelSpec) -> float:
         return 0.0
     c = count_params(m)
     e = m.moe
-    layers = (m.num_layers or 0) - e.first_k_dense
+    layers = moe_layers(m)
     routed = sum(x.d_in * x.d_out * layers * e.top_k for x in c.linears if x.name.startswith("expert_"))
     total = flops_matmul_params(m)
     return routed / total if total else 0.0

@@ -31,6 +31,23 @@ def head_dim(m: ModelSpec) -> int:
     return m.head_dim or m.hidden_size // m.num_heads
 
 
+def linear_layers(m: ModelSpec) -> int:
+    """Layers with linear attention (a fixed state, no KV cache): Qwen3-Next / Qwen3.5 gated DeltaNet, MiniMax-01
+    lightning attention."""
+    return m.linear_attn.layers if m.linear_attn is not None else 0
+
+
+def softmax_layers(m: ModelSpec) -> int:
+    """Layers with softmax attention (full or sliding-window): every layer but the linear-attention ones."""
+    return (m.num_layers or 0) - linear_layers(m)
+
+
+def moe_layers(m: ModelSpec) -> int:
+    """Layers that hold the routed experts: all but the leading dense ones, every k-th only (Llama-4 Maverick,
+    Qwen-MoE decoder_sparse_step), minus Qwen-MoE's mlp_only_layers."""
+    return m.moe.sparse_layers(m.num_layers or 0) if m.moe is not None else 0
+
+
 def shared_expert_width(m: ModelSpec) -> int:
     """Width of the always-on shared expert(s) of an MoE layer, fused: Qwen2-MoE's
     shared_expert_intermediate_size, or DeepSeek's n_shared_experts x moe_intermediate_size."""
@@ -41,13 +58,18 @@ def shared_expert_width(m: ModelSpec) -> int:
 
 
 def _attention_linears(m: ModelSpec) -> list[Linear]:
-    h, heads, layers = m.hidden_size or 0, m.num_heads or 0, m.num_layers or 0
+    h, heads, layers = m.hidden_size or 0, m.num_heads or 0, softmax_layers(m)
+    out = _linear_attention_linears(m)
     if m.mla is not None:
         a = m.mla
         qk = a.qk_nope_head_dim + a.qk_rope_head_dim
         query = ([Linear("q_a_proj", h, a.q_lora_rank, layers), Linear("q_b_proj", a.q_lora_rank, heads * qk, layers)]
                  if a.q_lora_rank else [Linear("q_proj", h, heads * qk, layers)])  # V2-Lite: no query latent
-        return [
+        if a.index_n_heads:  # DSA lightning indexer (DeepSeek-V3.2, GLM-5): wq_b, wk, weights_proj
+            query += [Linear("indexer_wq_b", a.q_lora_rank or h, a.index_n_heads * a.index_head_dim, layers),
+                      Linear("indexer_wk", h, a.index_head_dim, layers),
+                      Linear("indexer_weights_proj", h, a.index_n_heads, layers)]
+        return out + [
             *query,
             Linear("kv_a_proj_with_mqa", h, a.kv_lora_rank + a.qk_rope_head_dim, layers),
             Linear("kv_b_proj", a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), layers),
@@ -55,12 +77,41 @@ def _attention_linears(m: ModelSpec) -> list[Linear]:
         ]
     hd = head_dim(m)
     kv = m.num_kv_heads or heads
-    return [
-        Linear("q_proj", h, heads * hd, layers),
+    gate = 2 if m.attn_output_gate else 1  # Qwen3-Next: q_proj yields the query and its output gate
+    return out + [
+        Linear("q_proj", h, heads * hd * gate, layers),
         Linear("k_proj", h, kv * hd, layers),
         Linear("v_proj", h, kv * hd, layers),
         Linear("o_proj", heads * hd, h, layers),
     ]
+
+
+def _linear_attention_linears(m: ModelSpec) -> list[Linear]:
+    """Qwen3-Next GatedDeltaNet: in_proj_qkvz (q, k, v and the output gate z), in_proj_ba (per-head beta and
+    decay), out_proj. MiniMax-01 lightning attention: qkv_proj, output_gate, out_proj (transformers'
+    Qwen3NextGatedDeltaNet, MiniMaxLightningAttention)."""
+    a, h = m.linear_attn, m.hidden_size or 0
+    if a is None:
+        return []
+    key, value = a.num_key_heads * a.key_head_dim, a.num_value_heads * a.value_head_dim
+    if a.kind == "gated_deltanet":
+        return [Linear("in_proj_qkvz", h, 2 * key + 2 * value, a.layers),
+                Linear("in_proj_ba", h, 2 * a.num_value_heads, a.layers),
+                Linear("linear_out_proj", value, h, a.layers)]
+    return [Linear("qkv_proj", h, 2 * key + value, a.layers), Linear("output_gate", h, value, a.layers),
+            Linear("linear_out_proj", value, h, a.layers)]
+
+
+def _linear_attention_other(m: ModelSpec) -> int:
+    """Non-matrix parameters of the linear-attention layers: DeltaNet's depthwise conv over q/k/v, A_log and
+    dt_bias per value head, its gated norm; lightning's output norm."""
+    a = m.linear_attn
+    if a is None:
+        return 0
+    key, value = a.num_key_heads * a.key_head_dim, a.num_value_heads * a.value_head_dim
+    if a.kind == "gated_deltanet":
+        return a.layers * ((2 * key + value) * a.conv_kernel + 2 * a.num_value_heads + a.value_head_dim)
+    return a.layers * value
 
 
 def _mlp_linears(m: ModelSpec) -> list[Linear]:
@@ -71,7 +122,8 @@ def _mlp_linears(m: ModelSpec) -> list[Linear]:
         return [Linear("gate_proj", h, inter, layers), Linear("up_proj", h, inter, layers),
                 Linear("down_proj", inter, h, layers)]
     e = m.moe
-    dense, sparse = e.first_k_dense, layers - e.first_k_dense
+    sparse = moe_layers(m)
+    dense = layers - sparse
     experts = sparse * e.num_experts
     out = [
         Linear("expert_gate_proj", h, e.moe_intermediate_size, experts),
@@ -92,16 +144,17 @@ def _mlp_linears(m: ModelSpec) -> list[Linear]:
 def _bias_and_norm_params(m: ModelSpec) -> float:
     h, layers = m.hidden_size or 0, m.num_layers or 0
     heads, kv = m.num_heads or 0, m.num_kv_heads or m.num_heads or 0
-    per_layer = 0
+    per_attention = 0  # per softmax-attention layer
     if m.kind == "decoder":
-        per_layer += 2 * h  # two RMSNorms
         if m.qkv_bias and m.mla is None:
-            per_layer += (heads + 2 * kv) * head_dim(m)
+            per_attention += (heads + 2 * kv) * head_dim(m)
         if m.qk_norm:
-            per_layer += 2 * head_dim(m)
+            per_attention += 2 * head_dim(m)
         if m.mla is not None:
-            per_layer += m.mla.q_lora_rank + m.mla.kv_lora_rank  # latent norms
-        return per_layer * layers + h  # final norm
+            per_attention += m.mla.q_lora_rank + m.mla.kv_lora_rank  # latent norms
+            per_attention += 2 * m.mla.index_head_dim if m.mla.index_n_heads else 0  # indexer k_norm (LayerNorm)
+        # two RMSNorms per layer and the final norm
+        return 2 * h * layers + per_attention * softmax_layers(m) + _linear_attention_other(m) + h
     # encoders / ViT: LayerNorms (weight + bias) and biases on every linear
     inter = m.intermediate_size or 0
     per_layer = 2 * 2 * h + 3 * h + h + inter + h
@@ -158,8 +211,7 @@ def _count_params(m: ModelSpec) -> ParamCounts:
     if m.moe is not None:
         e = m.moe
         per_expert = 3 * (m.hidden_size or 0) * e.moe_intermediate_size
-        inactive = (m.num_layers or 0) - e.first_k_dense
-        active = total - inactive * (e.num_experts - e.top_k) * per_expert
+        active = total - moe_layers(m) * (e.num_experts - e.top_k) * per_expert
     largest = max([emb, head] + [float(x.d_in * x.d_out) for x in linears])
     return ParamCounts(total, emb, head, linear, active, largest, linears)
 
@@ -199,9 +251,7 @@ def _flops_matmul_params(m: ModelSpec) -> float:
     for x in c.linears:
         n = x.d_in * x.d_out * x.count
         if m.moe is not None and x.name.startswith("expert_"):
-            e = m.moe
-            layers = (m.num_layers or 0) - e.first_k_dense
-            n = x.d_in * x.d_out * layers * e.top_k
+            n = x.d_in * x.d_out * moe_layers(m) * m.moe.top_k
         per_token_linear += n
     vocab_side = 2 * (m.vocab_size or 0) * (m.hidden_size or 0) if m.kind == "decoder" else c.embedding + c.lm_head
     return per_token_linear + vocab_side

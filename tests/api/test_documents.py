@@ -53,7 +53,7 @@ def test_bad_document_requests_are_422(client: TestClient, payload: dict[str, ob
 
 
 def test_unknown_model_in_a_document_request_is_400(client: TestClient) -> None:
-    r = client.post("/v1/documents/request", json={"workload": {"model": "Qwen9-7B"}})
+    r = client.post("/v1/documents/request", json={"workload": {"model": "Qwen9-chat"}})  # no size to estimate
     assert r.status_code == 400 and "Did you mean" in r.json()["error"]["message"]
 
 

@@ -23,7 +23,7 @@ def test_plan_max_candidates_caps_the_list(client: TestClient) -> None:
 
 
 def test_unknown_model_is_400_with_did_you_mean(client: TestClient) -> None:
-    r = client.post("/v1/plan", json={"model": "Qwen9-7B"})
+    r = client.post("/v1/plan", json={"model": "Qwen9-7"})  # no size stated ('Qwen9-7B' is estimated as a 7B)
     assert r.status_code == 400
     err = r.json()["error"]
     assert err["code"] == "unknown_name" and "Did you mean" in err["message"] and "Qwen2-7B" in err["message"]

@@ -29,7 +29,7 @@ def test_serving_plan_is_typed_and_capped(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(("route", "payload", "status", "needle"), [
-    ("/v1/inference", {"model": "Qwen9-7B", "gpu": "A10"}, 400, "Did you mean"),  # unknown model
+    ("/v1/inference", {"model": "Qwen9-chat", "gpu": "A10"}, 400, "Did you mean"),  # unknown, no size stated
     ("/v1/inference", {"model": "Qwen2.5-7B", "gpu": "A10", "concurrency": 4, "request_rate": 2}, 422, "not both"),
     ("/v1/inference", {"model": "Qwen2.5-7B", "gpu": "A10", "concurrency": -4}, 422, "concurrency"),  # negative
     ("/v1/inference", {"model": "Qwen2.5-7B"}, 422, "gpu"),  # the GPU is required here
@@ -42,3 +42,17 @@ def test_bad_serving_requests(client: TestClient, route: str, payload: dict[str,
     r = client.post(route, json=payload)
     assert r.status_code == status
     assert needle in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(("route", "payload"), [
+    ("/v1/inference", {"model": "acme-llm-9b", "gpu": "L20"}),
+    ("/v1/plan/serving", {"model": "acme-llm-9b"}),
+    ("/v1/plan", {"model": "acme-llm-9b"}),
+])
+def test_a_name_with_a_size_is_estimated_and_labelled(client: TestClient, route: str,
+                                                      payload: dict[str, object]) -> None:
+    r = client.post(route, json=payload)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["model"]["estimated"] is True
+    assert body["assumptions"][0].startswith("'acme-llm-9b' is not in the catalog: estimated")

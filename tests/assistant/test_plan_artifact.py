@@ -28,8 +28,8 @@ def test_the_artifact_validates_against_the_contract(catalog: Catalog) -> None:
 
 
 def test_a_name_sized_model_keeps_its_assumption_and_validates(catalog: Catalog) -> None:
-    art = _call(_plan_tool(catalog), {"model": "minicpm-2b"}).artifact["plan"]  # outside models.yaml: by its name
-    assert "minicpm-2b" in art["assumptions"][0] and TrainingPlan.model_validate(art)
+    art = _call(_plan_tool(catalog), {"model": "acme-llm-2b"}).artifact["plan"]  # outside models.yaml: by its name
+    assert "acme-llm-2b" in art["assumptions"][0] and TrainingPlan.model_validate(art)
 
 
 def test_drift_fails_loudly_not_as_a_tool_error(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,3 +79,27 @@ def test_hopper_needs_cuda_11_8(catalog) -> None:
 def test_bf16_only_from_ampere(catalog) -> None:
     for g in catalog.gpus:
         assert g.supports_bf16 is (g.arch not in ("kepler", "pascal", "volta", "turing")), g.id
+
+
+def test_calculated_parameter_counts_are_what_the_dimensions_count(catalog) -> None:
+    # A row whose source says "params calc" carries the count of its own dimensions (scripts/add_model.py): a
+    # dimension edited later without the count (or a count typed by hand) shows up here.
+    import re
+
+    from service.sizing.params import count_params
+
+    for m in catalog.models:
+        if m.kind == "decoder" and re.search(r"params calc \d", m.source):
+            counted = count_params(m).total / 1e9 + (m.vision_params_b or 0.0)
+            assert abs(counted - m.params_published_b) <= max(0.002 * counted, 1e-3), m.id
+
+
+def test_every_new_architecture_family_is_represented(catalog) -> None:
+    # The layouts the schema learned for issue "Every model people ask about" are in the shipped data
+    by_id = {m.id: m for m in catalog.models}
+    assert by_id["Qwen3-Next-80B-A3B"].linear_attn is not None  # gated DeltaNet, full attention every 4th layer
+    assert by_id["MiniMax-M1"].linear_attn is not None and by_id["MiniMax-M1"].linear_attn.kind == "lightning"
+    maverick = by_id["Llama-4-Maverick-17B-128E"].moe
+    assert maverick is not None and maverick.layer_step == 2  # MoE on every other layer
+    assert by_id["DeepSeek-V3.2"].mla is not None and by_id["DeepSeek-V3.2"].mla.index_head_dim  # DSA indexer
+    assert len(catalog.models) >= 250

@@ -79,8 +79,10 @@ def test_bad_inference_input_is_one_line(cli, args: list[str], needle: str) -> N
 
 
 def test_unknown_model_suggests(cli) -> None:  # type: ignore[no-untyped-def]
-    r = cli("inference", "--model", "Qwen9-7B", "--gpu", "A10")
+    r = cli("inference", "--model", "Qwen9-chat", "--gpu", "A10")  # no size stated: nothing to estimate from
     assert r.exit_code == 2 and "Did you mean" in r.stderr
+    sized = _json(cli("inference", "--model", "Qwen9-7B", "--gpu", "A10", "--json"))  # a size: estimated
+    assert sized["model"]["estimated"] and "Did you mean" in sized["assumptions"][0]
 
 
 def test_plan_kind_serving_is_plan_serving(cli) -> None:  # type: ignore[no-untyped-def]
@@ -109,3 +111,14 @@ def test_plan_options_of_the_other_kind_are_named(cli, args: list[str],  # type:
                                                   needle: str) -> None:
     r = cli("plan", *args)
     assert r.exit_code == 2 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("inference", "--model", "acme-llm-9b", "--gpu", "L20"),  # serving one GPU type
+    ("estimate", "--model", "acme-llm-9b", "--gpu", "A100"),  # one training setup
+    ("plan", "--model", "acme-llm-9b"),  # the training plan
+])
+def test_a_name_with_a_size_is_estimated_and_labelled(cli, args: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    out = _json(cli(*args, "--json"))
+    assert out["model"]["estimated"] is True and out["model"]["params_b"] == 9
+    assert out["assumptions"][0].startswith("'acme-llm-9b' is not in the catalog: estimated")

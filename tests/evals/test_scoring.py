@@ -55,7 +55,7 @@ def test_a_failed_turn_fails_the_scenario(catalog: Catalog) -> None:
 
 
 def test_a_bad_gold_is_reported_not_scored(catalog: Catalog, qwen_plan: dict[str, Any]) -> None:
-    truth = truth_plan({"model": "NoSuchModel-7B"}, catalog)
+    truth = truth_plan({"model": "NoSuchModel"}, catalog)  # no size stated ('NoSuchModel-7B' is estimated as a 7B)
     assert truth.error
     res = score_scenario(SCENARIO, _conv(answer(qwen_plan, qwen_plan["workload"])), truth, catalog)
     assert "ground truth failed" in res.error

@@ -241,5 +241,6 @@ def test_size_inference_is_the_inference_route(mcp_call: Call, catalog: Catalog)
     want = inference(ServingWorkload.model_validate(body), catalog).model_dump(mode="json")
     assert r.structuredContent == want
     assert r.content[0].text.startswith(f"{want['gpus']}x L20 per replica")  # type: ignore[union-attr]
-    named = mcp_call("size_inference", {"model": "minicpm-2b", "gpu": "A10"}).structuredContent
-    assert named is not None and named["starts"] is True and "minicpm-2b" in named["assumptions"][0]
+    named = mcp_call("size_inference", {"model": "acme-llm-2b", "gpu": "A10"}).structuredContent
+    assert named is not None and named["starts"] is True and named["model"]["estimated"] is True
+    assert named["assumptions"][0].startswith("'acme-llm-2b' is not in the catalog: estimated")

@@ -12,16 +12,16 @@ from service.workload import Workload
 
 
 def test_an_unknown_name_is_sized_and_said(catalog: Catalog) -> None:
-    cat, said = catalog_for(catalog, Workload(model="internlm3-8b"))
-    job = resolve_job(Workload(model="internlm3-8b"), cat.models)
+    cat, said = catalog_for(catalog, Workload(model="acme-llm-8b"))
+    job = resolve_job(Workload(model="acme-llm-8b"), cat.models)
     assert job.model.params_published_b == 8.0 and job.model.kind == "decoder"
-    assert "internlm3-8b" in said[0][0] and "internlm3-8b" in said[0][1]
+    assert "acme-llm-8b" in said[0][0] and "acme-llm-8b" in said[0][1]
     art = with_assumptions({"assumptions": ["x"], "assumptions_zh": ["y"]}, said)
     assert art["assumptions"] == [said[0][0], "x"] and art["assumptions_zh"] == [said[0][1], "y"]
 
 
 def test_vision_and_encoder_hints(catalog: Catalog) -> None:
-    _, said = catalog_for(catalog, Workload(model="Llama-3.2-11B-Vision"))
+    _, said = catalog_for(catalog, Workload(model="Acme-11B-Vision"))  # Llama-3.2-11B-Vision is in the catalog now
     assert "vision tower" in said[0][0]
     cat, _ = catalog_for(catalog, Workload(model="bge-small-en"))
     assert resolve_job(Workload(model="bge-small-en"), cat.models).model.kind == "encoder"

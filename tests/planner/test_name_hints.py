@@ -16,6 +16,8 @@ from service.workload import Workload
     ("gemma-4-9b", "decoder", 9.0, False),
     ("yi-1.5-9b", "decoder", 9.0, False),  # the last size is the parameter count, not the version
     ("xxx-1.5b", "decoder", 1.5, False),
+    ("Foo-235B-A22B", "decoder", 235.0, False),  # the active size is not the parameter count
+    ("ERNIE-4.5-21B-A3B", "decoder", 21.0, False),  # ERNIE 4.5 is a decoder, not the ERNIE encoders
     ("Llama-3.2-11B-Vision", "decoder", 11.0, True),
     ("bge-small-en", "encoder", None, False),
     ("sdxl-turbo", "diffusion", None, False),
@@ -29,6 +31,10 @@ def test_guess_from_name(name: str, kind: str | None, size: float | None, vision
     assert g is not None and (g.kind, g.params_b, g.vision) == (kind, size, vision)
 
 
-def test_the_engine_stays_strict_about_names(catalog: Catalog) -> None:
-    with pytest.raises(UnknownModelError):  # the plan API and the CLI: 400 / exit 2 with "did you mean"
-        resolve_job(Workload(model="internlm3-8b"), catalog.models)
+def test_the_engine_estimates_a_stated_size_and_refuses_a_bare_name(catalog: Catalog) -> None:
+    # The plan API and the CLI size 'acme-llm-9b' by its 9B, labelled estimated (was: refused, issue "Every model
+    # people ask about"); a name that states no size is still refused with "did you mean".
+    job = resolve_job(Workload(model="acme-llm-9b"), catalog.models)
+    assert job.model.params_published_b == 9.0 and any("estimated" in a for a in job.assumptions)
+    with pytest.raises(UnknownModelError):
+        resolve_job(Workload(model="acme-llm"), catalog.models)

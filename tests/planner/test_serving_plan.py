@@ -115,10 +115,15 @@ def test_bad_workloads_name_the_field(fields: dict[str, object], field: str) -> 
 
 
 def test_unknown_model_gets_suggestions(catalog: Catalog) -> None:
+    # a name that states no size: refused with the closest names
     with pytest.raises(InvalidInputError, match="Did you mean"):
-        parse_serving_workload({"model": "Qwen9-7B"}, catalog.models)
+        parse_serving_workload({"model": "Qwen9-chat"}, catalog.models)
     with pytest.raises(UnknownModelError):
-        _plan(catalog, model="Qwen9-7B")
+        _plan(catalog, model="Qwen9-chat")
+    # a name that states its size: sized as an estimate, the closest names still offered
+    assert parse_serving_workload({"model": "Qwen9-7B"}, catalog.models).model == "Qwen9-7B"
+    plan = _plan(catalog, model="Qwen9-7B")
+    assert plan.model.estimated and "estimated" in plan.assumptions[0] and "Did you mean" in plan.assumptions[0]
 
 
 def test_a_non_llm_is_refused(catalog: Catalog) -> None:
@@ -154,3 +159,21 @@ def test_more_than_one_node_says_how_many_gpus_the_weights_fill(catalog: Catalog
     assert 8 < math.ceil(total / 80) <= r.min_gpus_for_weights <= math.ceil(total / (78 * r.mem_fraction))
     pinned = inference(ServingWorkload(model="DeepSeek-R1", gpu="A100-80G", gpus=8, weights="bf16"), catalog)
     assert pinned.min_gpus_for_weights is None  # a count was given: that count is answered
+
+
+@pytest.mark.parametrize(("model", "stated", "weights"), [
+    ("Qwen2.5-7B-Instruct-AWQ", None, "int4"),  # the release's suffix says its weights
+    ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", None, "int8"),
+    ("Qwen2.5-7B-Instruct-AWQ", "bf16", "bf16"),  # weights stated win over the name
+    ("Qwen2.5-7B-Instruct", None, "bf16"),  # no suffix: the dtype the model ships in
+])
+def test_a_quantised_release_name_sets_the_weights(catalog: Catalog, model: str, stated: str | None,
+                                                   weights: str) -> None:
+    from service.planner.serving_size import released_weights, resolve_serving_model
+
+    w = ServingWorkload(model=model, weights=stated)
+    spec, _ = resolve_serving_model(w, catalog.models)
+    assert spec.id == "Qwen2.5-7B"
+    after, notes = released_weights(w, spec)
+    assert after.weights == weights
+    assert bool(notes) == (stated is None and weights != "bf16")

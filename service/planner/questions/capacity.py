@@ -54,7 +54,8 @@ def _dense_decoders(cat: Catalog) -> list[Any]:
     """One catalog decoder per size (dense, text-only), smallest first: the sizes the search steps through."""
     seen: dict[float, Any] = {}
     for m in sorted(cat.models, key=lambda m: (m.params_published_b, m.id)):
-        if m.kind == "decoder" and m.moe is None and "_vl" not in m.family and m.family != "internvl2":
+        if (m.kind == "decoder" and m.moe is None and "_vl" not in m.family and m.family != "internvl2"
+                and m.vision_params_b is None):
             seen.setdefault(round(m.params_published_b, 1), m)
     return list(seen.values())
 

@@ -106,7 +106,8 @@ def _seq_layer_tokens(kv: KvEstimate, tokens: int, block: int, batched: int) -> 
 def _fits_len(kv: KvEstimate, pool_bytes: float, block: int, batched: int, limit: int) -> int:
     """The longest single sequence the pool holds (bisection)."""
     def fits(n: int) -> bool:
-        return _seq_layer_tokens(kv, n, block, batched) * kv.bytes_per_token_layer <= pool_bytes
+        need = _seq_layer_tokens(kv, n, block, batched) * kv.bytes_per_token_layer + kv.state_bytes_per_seq
+        return need <= pool_bytes
 
     if pool_bytes <= 0:
         return 0
@@ -155,8 +156,9 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
     block = d.block_size_tokens
     pool_bytes = max(0.0, pool) * GIB
     capacity = int(pool_bytes // (kv.bytes_per_token_per_gpu * block)) * block
-    if window_aware and kv.window_layers:
-        per_seq = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer
+    if (window_aware and kv.window_layers) or kv.state_bytes_per_seq:
+        # windowed layers hold their window, linear-attention layers a fixed state per sequence
+        per_seq = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer + kv.state_bytes_per_seq
         concurrency = pool_bytes / per_seq
         fits = _fits_len(kv, pool_bytes, block, batched, max_len)
     else:  # every layer holds every token

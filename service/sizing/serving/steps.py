@@ -78,10 +78,18 @@ class StepModel:
     link_bytes_per_s: float
     link_latency_s: float
     eff: Efficiency
+    kv_state_bytes: float = 0.0  # linear-attention state of one sequence, read and written every step
+    attn_layers: int | None = None  # softmax-attention layers (None: every layer)
 
     def kv_read_bytes(self, context: float) -> float:
         window = context if self.kv_window is None else min(context, self.kv_window)
-        return self.kv_layer_bytes * (self.kv_full_layers * context + self.kv_window_layers * window)
+        return (self.kv_layer_bytes * (self.kv_full_layers * context + self.kv_window_layers * window)
+                + self.kv_state_bytes)
+
+    @property
+    def context_layers(self) -> int:
+        """Layers whose attention cost grows with the context (linear-attention layers' does not)."""
+        return self.layers if self.attn_layers is None else self.attn_layers
 
     def weights_read_bytes(self, batch: float) -> float:
         if not self.experts:
@@ -96,7 +104,7 @@ class StepModel:
         return 2 * self.layers * (self.link_latency_s + size / self.link_bytes_per_s)
 
     def token_flops(self, context: float) -> float:
-        return 2 * self.flops_params + 4 * context * self.q_dim * self.layers
+        return 2 * self.flops_params + 4 * context * self.q_dim * self.context_layers
 
     def decode_s(self, batch: float, context: float, prefill_tokens: float = 0.0,
                  prompt_tokens: float = 0.0) -> tuple[float, Bound]:
@@ -121,7 +129,7 @@ class StepModel:
 
     def prompt_token_flops(self, prompt_tokens: float) -> float:
         """FLOPs per prompt token, the causal attention averaged over the prompt (n / 2 keys per query)."""
-        return 2 * self.flops_params + 2 * prompt_tokens * self.q_dim * self.layers
+        return 2 * self.flops_params + 2 * prompt_tokens * self.q_dim * self.context_layers
 
     def prefill_compute_s(self, tokens: float, prompt_tokens: float | None = None) -> float:
         """The compute of `tokens` prompt tokens from prompts `prompt_tokens` long (default: one prompt)."""
@@ -167,6 +175,8 @@ def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency 
         link_bytes_per_s=eff_link,
         link_latency_s=(eff.nvlink_latency_us if nvlink else eff.pcie_latency_us) / 1e6,
         eff=eff,
+        kv_state_bytes=kv.state_bytes_per_seq,
+        attn_layers=kv.full_layers + kv.window_layers,
     )
 
 

@@ -48,7 +48,8 @@ class WeightsEstimate:
 
 @dataclass(frozen=True)
 class KvEstimate:
-    """KV cache per token. Full-attention layers keep every token; sliding-window layers at most the window."""
+    """KV cache per token. Full-attention layers keep every token; sliding-window layers at most the window;
+    linear-attention layers (and nothing else) a fixed state per sequence, whatever its length."""
 
     attention: AttentionKind
     dtype_bytes: int
@@ -57,6 +58,8 @@ class KvEstimate:
     full_layers: int
     window_layers: int
     window_tokens: int | None
+    linear_layers: int = 0
+    state_bytes_per_seq: float = 0.0  # the linear layers' recurrent and conv state of one sequence, one GPU
 
     @property
     def bytes_per_token_per_gpu(self) -> float:
@@ -64,9 +67,11 @@ class KvEstimate:
         return self.bytes_per_token_layer * (self.full_layers + self.window_layers)
 
     def bytes_for_sequence(self, tokens: int) -> float:
-        """One sequence of `tokens` on one GPU: windowed layers keep only the last `window_tokens`."""
+        """One sequence of `tokens` on one GPU: windowed layers keep only the last `window_tokens`, linear
+        layers their fixed state."""
         window = tokens if self.window_tokens is None else min(tokens, self.window_tokens)
-        return self.bytes_per_token_layer * (self.full_layers * tokens + self.window_layers * window)
+        return (self.bytes_per_token_layer * (self.full_layers * tokens + self.window_layers * window)
+                + self.state_bytes_per_seq)
 
 
 @dataclass(frozen=True)

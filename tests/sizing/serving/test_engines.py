@@ -114,3 +114,16 @@ def test_hybrid_window_model_counts_sequences_of_max_model_len(gpus: dict[str, G
     # so a sequence costs 8192 + 3 x 2576 layer-tokens instead of 4 x 8192 (vLLM SlidingWindowSpec)
     assert b.max_concurrency / a.max_concurrency == pytest.approx(4 * 8192 / (8192 + 3 * 2576), rel=0.01)
     assert b.kv_capacity_tokens == a.kv_capacity_tokens  # the logged token count is per token on every layer
+
+
+def test_linear_attention_state_is_held_per_sequence_in_the_pool(gpus: dict[str, GpuSpec]) -> None:
+    # A hybrid spec: one DeltaNet layer with a large state (64 value heads x 64 x 64 x 2 B = 512 KiB, no conv) next
+    # to one softmax layer of 128 B per token. Concurrency at max_model_len 4096 = pool / (4096 x 128 B + state).
+    from tests.sizing.specs import decoder
+
+    m = decoder(linear_attn={"kind": "gated_deltanet", "layers": 1, "num_key_heads": 64, "num_value_heads": 64,
+                             "key_head_dim": 64, "value_head_dim": 64})
+    r = engine_memory(m, gpus["A10"], ServingSetup(max_model_len=4096))
+    per_seq = 4096 * 128 + 64 * 64 * 64 * 2
+    assert r.max_concurrency == pytest.approx(r.kv_cache_gib * GIB / per_seq)
+    assert r.max_model_len_fits == 4096 and r.starts

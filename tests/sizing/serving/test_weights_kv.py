@@ -103,3 +103,32 @@ def test_published_kv_sizes(catalog_models: dict[str, ModelSpec]) -> None:
     # DeepSeek-V3: 61 layers x 576 x 2 B = 70,272 B per token
     assert estimate_kv(catalog_models["Llama-3-8B"]).bytes_per_token_per_gpu == 131_072
     assert estimate_kv(catalog_models["DeepSeek-V3"]).bytes_per_token_per_gpu == 70_272
+
+
+def test_linear_attention_layers_keep_a_fixed_state_not_per_token_kv() -> None:
+    # One DeltaNet layer of 2: only the softmax layer grows, 2 x 2 KV heads x 16 x 2 B = 128 B per token.
+    # State: 4 value heads x 8 x 8 = 256 + conv (4 - 1) x (2 x 16 + 32) = 192 -> 448 elements x 2 B = 896 B.
+    m = decoder(linear_attn={"kind": "gated_deltanet", "layers": 1, "num_key_heads": 2, "num_value_heads": 4,
+                             "key_head_dim": 8, "value_head_dim": 8, "conv_kernel": 4})
+    kv = estimate_kv(m)
+    assert (kv.full_layers, kv.window_layers, kv.linear_layers) == (1, 0, 1)
+    assert kv.bytes_per_token_per_gpu == 128
+    assert kv.bytes_for_sequence(1000) == 128 * 1000 + 896
+    assert kv.bytes_for_sequence(10) == 128 * 10 + 896  # the state does not shrink with the sequence
+    # tp 2: one KV head per GPU, the state's heads split in two
+    assert (estimate_kv(m, "auto", 2).bytes_per_token_per_gpu, estimate_kv(m, "auto", 2).state_bytes_per_seq) == \
+        (64, 448)
+
+
+def test_lightning_state_is_heads_times_head_dim_squared() -> None:
+    # 4 heads x 16 x 16 x 2 B = 2,048 B per sequence, whatever its length
+    m = decoder(linear_attn={"kind": "lightning", "layers": 1, "num_key_heads": 4, "num_value_heads": 4,
+                             "key_head_dim": 16, "value_head_dim": 16})
+    assert estimate_kv(m).state_bytes_per_seq == 2_048
+
+
+def test_dsa_indexer_key_is_cached_per_token() -> None:
+    # (kv_lora_rank 16 + rope 4 + indexer key 8) x 2 layers x 2 B = 112 B per token (80 without the indexer)
+    mla = {"q_lora_rank": 32, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8}
+    assert estimate_kv(decoder(mla=mla)).bytes_per_token_per_gpu == 80
+    assert estimate_kv(decoder(mla={**mla, "index_n_heads": 2, "index_head_dim": 8})).bytes_per_token_per_gpu == 112
