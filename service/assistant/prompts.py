@@ -42,7 +42,16 @@ def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise PromptError(f"prompts/answer.{lang}.yaml must be a mapping.", "Check the file.")
     lex = lexicon()
+    types = dict(lex.labels("question_types", lang))
+    for path in sorted((prompts_dir / "questions").glob("*.yaml")):  # one file per question type: its phrases
+        own = yaml.safe_load(_read(path)) or {}
+        if not isinstance(own, dict) or not isinstance(own.get(lang), dict):
+            raise PromptError(f"prompts/questions/{path.name} needs a '{lang}' mapping.", "Add the phrases.")
+        data = {**data, **own[lang]}
+        label = (own.get("label") or {}).get(lang)
+        if label:
+            types[path.stem] = str(label)
     return {**data, "cloud_names": lex.labels("clouds", lang), "method_names": lex.labels("methods", lang),
             "billing_names": lex.labels("billing", lang), "stage_names": lex.labels("stages", lang),
-            "engine_names": lex.labels("engines", lang), "type_names": lex.labels("question_types", lang),
+            "engine_names": lex.labels("engines", lang), "type_names": types,
             "weights_names": lex.labels("weights", lang), "objective_names": lex.labels("objectives", lang)}

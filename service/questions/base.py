@@ -139,6 +139,7 @@ class QuestionModule(Generic[A, R]):
     description: str = ""
     follows: bool = True  # a follow-up without type words keeps this type
     frames: tuple[tuple[str, str], ...] = ()  # (task, asked) pairs of the question frame this type answers
+    workload: bool = True  # its arguments are a job a follow-up continues ('那京东云呢' changes one field of it)
 
     def call(self, ctx: Context, raw: dict[str, Any]) -> R:
         """Validate raw arguments and run the engine (InvalidInputError names a bad argument)."""

@@ -416,7 +416,7 @@ def _summary(o: KnowledgeAnswer) -> str:
 
 MODULE = QuestionModule(
     name="knowledge", tool="ask_knowledge", title="Answer from the guide and the catalog", args=KnowledgeArgs,
-    answer=KnowledgeAnswer, run=_run, route=_route, render=_render, summary=_summary, follows=False,
+    answer=KnowledgeAnswer, run=_run, route=_route, render=_render, summary=_summary, follows=False, workload=False,
     frames=(("none", "howto"), ("none", "fact"), ("train", "howto"), ("serve", "howto"), ("both", "howto"),
             ("none", "price")),
     description="A how-to or a fact: the guide's passages for the question (cited), the catalog's answer when a "

@@ -36,5 +36,6 @@ def _render(answer: OutOfScopeAnswer, ph: Phrases) -> str:
 
 MODULE = QuestionModule(
     name="out_of_scope", tool=None, title="Out of scope", args=ScopeArgs, answer=OutOfScopeAnswer, run=_run,
-    route=_route, render=_render, summary=lambda o: "out of scope", follows=False, frames=(("none", "other"),),
+    route=_route, render=_render, summary=lambda o: "out of scope", follows=False, workload=False,
+    frames=(("none", "other"),),
     description="Not a question about choosing or sizing GPUs for ML training or serving on these clouds.")

@@ -45,7 +45,7 @@ TYPES: tuple[str, ...] = tuple(m.name for m in MODULES)
 BY_NAME: dict[str, QuestionModule[Any, Any]] = {m.name: m for m in MODULES}
 BY_TOOL: dict[str, QuestionModule[Any, Any]] = {m.tool: m for m in MODULES if m.tool}
 # The types whose arguments are a workload a follow-up continues from.
-WORKLOAD_TYPES: tuple[str, ...] = tuple(m.name for m in MODULES if m.name not in ("knowledge", "out_of_scope"))
+WORKLOAD_TYPES: tuple[str, ...] = tuple(m.name for m in MODULES if m.workload)
 
 
 def frame_table() -> dict[tuple[str, str], str]:
