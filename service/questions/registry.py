@@ -16,6 +16,7 @@ from pydantic import Field, TypeAdapter
 
 from service.questions import (
     capacity,
+    catalog,
     compare,
     diagnose,
     feasibility,
@@ -39,6 +40,7 @@ MODULES: tuple[QuestionModule[Any, Any], ...] = (
     capacity.MODULE,
     diagnose.MODULE,
     knowledge.MODULE,
+    catalog.MODULE,
     out_of_scope.MODULE,
 )
 TYPES: tuple[str, ...] = tuple(m.name for m in MODULES)

@@ -1,0 +1,396 @@
+"""Question type `catalog`: a question answered from the catalog tables, with each price's source and date ('H20一小时
+多少钱', 'GN10Xp是啥卡', '哪个实例是L20', 'cheapest instance with 80GB cards', '包月和按量哪个划算', '竞价能便宜多少',
+'京东云都有什么卡', 'A10和L20每卡时多少钱'). Engine: service/planner/questions/catalog.py. A follow-up ('那京东云呢',
+'按月呢') changes one field; these questions leave no workload behind."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from service.labels import confidence_label, per_unit, price_date
+from service.planner.questions.catalog import ASKS, catalog_answer
+from service.planner.questions.facts import FACTS, catalog_fact
+from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
+from service.questions.parts import Part
+from service.reader.choices import billings_mentioned
+
+CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "fact"]
+# an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
+_FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
+                     r"(?![A-Za-z0-9])")
+_CHEAPEST = re.compile(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])", re.I)
+_BREAKEVEN = re.compile(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时", re.I)
+_LIST = re.compile(r"哪些|哪个实例|哪款实例|哪种实例|什么(?:卡|gpu|显卡|实例|机型)|都有|有啥|有什么|(?<![A-Za-z])(?:which|what)\s+"
+                   r"(?:[A-Za-z]+\s+){0,2}(?:gpus|cards|instances?|instance types?|machines?|types?)(?![A-Za-z])|"
+                   r"instance types?", re.I)
+_MONTHLY = re.compile(r"一个月|每月|月租|月费|包月|(?<![A-Za-z])(?:per month|a month|monthly|month)(?![A-Za-z])", re.I)
+_WHAT = re.compile(r"是什么|是啥|啥卡|什么卡|区别|啥区别|什么意思|(?<![A-Za-z])(?:what is|what's|what exactly|difference)"
+                   r"(?![A-Za-z])", re.I)
+_MEMORY = re.compile(r"(?:≥|>=|至少|不少于|起码|以上|at least|over|≥ ?)?\s*(\d{2,3})\s*(?:G|GB|GiB)(?:\s*(?:以上|及以上|\+))?",
+                     re.I)
+_RDMA = re.compile(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|多机互联", re.I)
+_SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops",
+               "cuda", "rdma", "billing")
+
+
+class CatalogArgs(BaseModel):
+    ask: CatalogAsk = Field(description="price | instances | family | cheapest | breakeven | spot | offer | "
+                                        "side_by_side | fact (a GPU spec or who sells it)")
+    gpu: str | None = Field(default=None, max_length=64, description="the GPU asked about: A100, H20, L20, 4090")
+    gpus: list[str] = Field(default_factory=list, max_length=4, description="side_by_side: the GPUs to set together")
+    instance: str | None = Field(default=None, max_length=64, description="an instance type: GT4.4XLARGE96")
+    family: str | None = Field(default=None, max_length=24, description="an instance family: GN7, GT4, HCCPNV4sn")
+    clouds: list[Literal["tencent", "jdcloud"]] = Field(default_factory=list, description="empty: both clouds")
+    billing: Literal["on_demand", "monthly", "spot"] | None = None
+    min_memory_gb: float | None = Field(default=None, gt=0, le=1024, description="cheapest: memory per card at least")
+    min_cards: int | None = Field(default=None, ge=1, le=64, description="cheapest: cards per instance at least")
+    rdma: bool | None = None
+    fp8: bool | None = None
+    fact: Literal[FACTS] | None = Field(default=None, description="ask=fact: the fact")  # type: ignore[valid-type]
+    exact: bool = Field(default=False, description="ask=fact: the variant named (A100 80G)")
+    question: str | None = None
+    also: str | None = None
+
+
+class PriceLine(Part):
+    price_cny: float
+    unit: str
+    per_gpu_hour_cny: float
+    price_low_cny: float | None = None
+    source: str
+    as_of: str | None = None
+    captured: str | None = None
+    confidence: str
+    on_request: bool = False
+    promo: bool = False
+
+
+class CatalogRow(Part):
+    cloud: str
+    instance_type: str
+    family: str
+    gpu: str
+    gpu_count: float
+    gpu_memory_gib: float
+    vcpus: int
+    memory_gib: float
+    network_gbps: float | None = None
+    rdma: bool
+    regions: str = ""
+    sale_status: str
+    source: str
+    fp8: bool = False
+    dense_bf16_tflops: float | None = None
+    prices: dict[str, PriceLine] = Field(default_factory=dict, description="billing -> its price")
+    quote_link: str = ""
+
+
+class BreakEvenPair(Part):
+    instance_type: str
+    cloud: str
+    hourly_cny: float
+    monthly_cny: float
+    break_even_hours: float
+
+
+class BillingRuleLine(Part):
+    cloud: str
+    family: str
+    low: float
+    high: float
+    source: str
+
+
+class BreakEven(Part):
+    pairs: list[BreakEvenPair] = Field(default_factory=list)
+    rules: list[BillingRuleLine] = Field(default_factory=list)
+
+
+class SpotLine(Part):
+    instance_type: str
+    cloud: str
+    on_demand_cny: float
+    spot_cny: float
+    ratio: float
+    confidence: str
+    source: str
+
+
+class SideLine(Part):
+    gpu: str
+    name: str
+    memory_gib: float
+    dense_bf16_tflops: float | None = None
+    fp8: bool = False
+    per_gpu_hour_cny: float | None = None
+    instance_type: str | None = None
+    cloud: str | None = None
+    cny_per_tflops_hour: float | None = None
+    rented: bool = False
+
+
+class Worth(Part):
+    cny_per_tflops_hour: float | None = None
+    best_cny_per_tflops_hour: float | None = None
+    worth: bool | None = None
+    retired: bool = False
+
+
+class CatalogAnswer(AnswerBase):
+    kind: Literal["catalog"] = "catalog"
+    ask: CatalogAsk
+    clouds: list[str] = Field(default_factory=list)
+    gpu: str | None = None
+    gpu_family: str | None = None
+    instance: str | None = None
+    family: str | None = None
+    billing: str | None = None
+    answer: str | None = None
+    rows: list[CatalogRow] = Field(default_factory=list)
+    matched: int = 0
+    on_request: list[str] = Field(default_factory=list)
+    quote_links: dict[str, str] = Field(default_factory=dict)
+    min_memory_gb: float | None = None
+    min_cards: int | None = None
+    rdma: bool | None = None
+    fp8: bool | None = None
+    breakeven: BreakEven | None = None
+    spot: list[SpotLine] = Field(default_factory=list)
+    side: list[SideLine] = Field(default_factory=list)
+    worth: Worth | None = None
+    cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
+    regions: list[str] = Field(default_factory=list)
+    fact: dict[str, Any] | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
+
+    def facts(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        top = self.rows[0] if self.rows else None
+        if top is not None:
+            p = top.prices.get(self.billing or "on_demand") or top.prices.get("on_demand") or top.prices.get("monthly")
+            if p is not None:
+                out["cny_per_gpu_hour"] = p.per_gpu_hour_cny
+                out["cny_per_hour" if p.unit == "hour" else "cny_per_month"] = p.price_cny
+            mo = top.prices.get("monthly")
+            if mo is not None:
+                out["cny_per_month"] = mo.price_cny
+            out.update({"vcpu": float(top.vcpus), "ram_gib": top.memory_gib, "count": float(top.gpu_count)})
+        if self.breakeven and self.breakeven.pairs:
+            out["break_even_hours"] = self.breakeven.pairs[0].break_even_hours
+        return out
+
+
+def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
+    if args.ask == "fact":
+        fact = catalog_fact(ctx.catalog, args.fact or "sells", args.gpu, list(args.clouds), args.exact)
+        return CatalogAnswer(ask="fact", gpu=args.gpu, clouds=list(args.clouds),
+                             answer=(fact or {}).get("answer"), fact=fact)
+    out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
+                         family=args.family, clouds=list(args.clouds), billing=args.billing,
+                         min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8)
+    return CatalogAnswer.model_validate(out)
+
+
+def _mentioned(a: Ask) -> tuple[str | None, str | None]:
+    """The instance type and the family the question names."""
+    instance = next((n for n in a.extra.get("mentioned") or [] if "." in n and any(c.isdigit() for c in n)), None)
+    fam = _FAMILY.search(a.text)
+    family = fam.group(0) if fam and (instance is None or not instance.startswith(fam.group(0))) else None
+    if family and a.reading.parsed.subject.gpus and family.upper() in {g.split("-")[0].upper()
+                                                                       for g in a.reading.parsed.subject.gpus}:
+        family = None  # 'A100', 'H20': a GPU, not a family
+    return instance, family
+
+
+def _route(a: Ask) -> dict[str, Any]:
+    prev = dict(a.prev.args) if a.same_type and a.prev is not None else {}
+    gpus = list(a.reading.parsed.subject.gpus)
+    clouds = [c for c in a.reading.slots.get("clouds") or [] if c in ("tencent", "jdcloud")]
+    billings = billings_mentioned(a.text)
+    instance, family = _mentioned(a)
+    fact = a.reading.slots.get("fact")
+    memory = a.reading.own_slots.get("gpu_memory_gb")
+    m = _MEMORY.search(a.text) if memory is None else None
+    if m is not None and not gpus:
+        memory = float(m.group(1))
+    out: dict[str, Any] = {k: v for k, v in prev.items() if k in CatalogArgs.model_fields}
+    out.update({k: v for k, v in {"gpu": gpus[0] if gpus else None, "instance": instance, "family": family}.items()
+                if v is not None})
+    if clouds:
+        out["clouds"] = clouds
+    if billings:
+        out["billing"] = billings[-1]
+    elif _MONTHLY.search(a.text):
+        out["billing"] = "monthly"
+    if "spot" in billings:
+        ask = "spot"
+    elif len(set(billings) & {"monthly", "on_demand"}) == 2 or (_BREAKEVEN.search(a.text) and billings):
+        ask = "breakeven"
+    elif _CHEAPEST.search(a.text) or a.reading.slots.get("objective") == "cheapest":
+        ask = "cheapest"
+        out.update({"min_memory_gb": memory, "min_cards": a.reading.own_slots.get("gpu_count"),
+                    "rdma": True if _RDMA.search(a.text) else None,
+                    "fp8": True if re.search(r"fp8", a.text, re.I) else None})
+    elif len(gpus) >= 2:
+        ask, out["gpus"] = "side_by_side", gpus[:4]
+    elif family and _WHAT.search(a.text):
+        ask = "family"
+    elif fact in _SPEC_FACTS and gpus and fact != "billing":
+        ask = "fact"
+        out.update({"fact": fact, "exact": bool(re.search(r"\d+\s*g", a.text, re.I))})
+    elif instance or (fact == "price") or (gpus and fact in (None, "price")):
+        ask = "price" if (fact == "price" or instance or billings or not _LIST.search(a.text)) else "instances"
+    elif gpus and (fact in ("sells", "regions") or _LIST.search(a.text)):
+        ask = "instances"
+    elif family:
+        ask = "family"
+    elif clouds or fact in ("list", "regions", "sells") or _LIST.search(a.text):
+        ask = "offer"
+    else:  # nothing more specific: what the clouds sell (a follow-up keeps its question)
+        ask = prev.get("ask") or "offer"
+    out["ask"] = ask
+    return out
+
+
+def _cloud(c: str, ph: Phrases) -> str:
+    return str(ph["cloud_names"].get(c, c))
+
+
+def _lang(ph: Phrases) -> str:
+    return "zh" if ph["hours_unit"] == "小时" else "en"
+
+
+def _p(p: dict[str, Any], ph: Phrases) -> str:
+    """'¥28.64/小时（页面未注明日期 · 抓取于 2026-12-01 · 官方）'."""
+    lang = _lang(ph)
+    when = price_date(p.get("as_of"), p.get("captured"), lang)
+    price = (f"¥{p['price_low_cny']:,.2f}–{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
+    return str(ph["cat_price"]).format(price=price, unit=per_unit(p["unit"], lang), date=when,
+                                       confidence=confidence_label(p["confidence"], lang))
+
+
+def _row_line(r: dict[str, Any], ph: Phrases) -> str:
+    prices = [f"{ph['billing_names'].get(b, b)} {_p(p, ph)}" for b, p in r["prices"].items() if not p["on_request"]]
+    shown = str(ph["list_sep"]).join(prices) if prices else str(ph["cat_on_request"]).format(link=r["quote_link"])
+    return str(ph["cat_row"]).format(cloud=_cloud(r["cloud"], ph), instance=r["instance_type"],
+                                     count=f"{r['gpu_count']:g}", gpu=r["gpu"], mem=f"{r['gpu_memory_gib']:g}",
+                                     vcpus=r["vcpus"], ram=f"{r['memory_gib']:g}",
+                                     net=f"{r['network_gbps']:g}" if r.get("network_gbps") else "—",
+                                     rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
+
+
+def _first(art: dict[str, Any], ph: Phrases) -> str:
+    ask, rows = art["ask"], art.get("rows") or []
+    subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
+    where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
+    if not rows and ask not in ("offer", "side_by_side", "fact"):
+        return str(ph["cat_none"]).format(what=subject or where, cloud=where)
+    top = rows[0] if rows else None
+    if ask == "fact":
+        return ""
+    if ask == "offer":
+        parts = [str(ph["cat_offer"]).format(cloud=_cloud(c, ph), gpus=str(ph["list_sep"]).join(g))
+                 for c, g in (art.get("cloud_gpus") or {}).items()]
+        return "\n".join(parts)
+    if ask == "side_by_side":
+        items = []
+        for s in art.get("side") or []:
+            per = f"¥{s['per_gpu_hour_cny']:,.2f}" if s.get("per_gpu_hour_cny") else ph["cat_not_priced"]
+            tf = f"¥{s['cny_per_tflops_hour']:.4f}" if s.get("cny_per_tflops_hour") else "—"
+            items.append(str(ph["cat_side_item"]).format(gpu=s["name"], per=per, tflops=f"{s['dense_bf16_tflops']:g}"
+                                                         if s.get("dense_bf16_tflops") else "—", per_tflops=tf))
+        return str(ph["cat_side"]).format(items="；".join(items) if _lang(ph) == "zh" else "; ".join(items))
+    if ask == "breakeven":
+        be = art.get("breakeven") or {}
+        pair = (be.get("pairs") or [None])[0]
+        if pair is None:
+            return str(ph["cat_breakeven_none"]).format(what=subject or where)
+        h = pair["break_even_hours"]
+        return str(ph["cat_breakeven"]).format(instance=pair["instance_type"], hours=f"{h:g}", days=f"{h / 24:.1f}",
+                                               hourly=f"{pair['hourly_cny']:,.2f}", monthly=f"{pair['monthly_cny']:,.0f}")
+    if ask == "spot":
+        spots = art.get("spot") or []
+        if not spots:
+            return str(ph["cat_spot_none"]).format(what=subject or where)
+        s = spots[0]
+        key = "cat_spot_estimate" if s["confidence"] == "estimate" else "cat_spot"
+        return str(ph[key]).format(instance=s["instance_type"], spot=f"{s['spot_cny']:,.2f}",
+                                   od=f"{s['on_demand_cny']:,.2f}", pct=round(100 * s["ratio"]))
+    assert top is not None
+    if ask == "cheapest":
+        p = next(iter(top["prices"].values()))
+        return str(ph["cat_cheapest"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
+                                              count=f"{top['gpu_count']:g}", gpu=top["gpu"],
+                                              mem=f"{top['gpu_memory_gib']:g}", price=_p(p, ph),
+                                              per=f"{p['per_gpu_hour_cny']:,.2f}")
+    if ask == "family":
+        fam = top["family"]
+        gpus = sorted({r["gpu"] for r in rows})
+        counts = sorted({r["gpu_count"] for r in rows})
+        worth = art.get("worth") or {}
+        verdict = (ph["cat_worth_retired"] if worth.get("retired") else ph["cat_worth_yes"] if worth.get("worth")
+                   else ph["cat_worth_no"] if worth.get("worth") is False else "")
+        return str(ph["cat_family"]).format(family=fam, cloud=_cloud(top["cloud"], ph), gpus="/".join(gpus),
+                                            counts="–".join(f"{c:g}" for c in (counts[0], counts[-1]))
+                                            if len(counts) > 1 else f"{counts[0]:g}", verdict=verdict)
+    if ask == "instances":
+        names = str(ph["list_sep"]).join(f"{r['instance_type']}（{r['gpu_count']:g}×）" if _lang(ph) == "zh" else
+                                          f"{r['instance_type']} ({r['gpu_count']:g}x)" for r in rows[:6])
+        return str(ph["cat_instances"]).format(gpu=subject, cloud=where, instances=names, n=art.get("matched", 0))
+    p = top["prices"].get(art.get("billing") or "") or top["prices"].get("on_demand") or top["prices"].get("monthly")
+    if p is None or p["on_request"]:
+        return str(ph["cat_price_on_request"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
+                                                      link=top["quote_link"])
+    return str(ph["cat_price_first"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
+                                             count=f"{top['gpu_count']:g}", gpu=top["gpu"],
+                                             billing=ph["billing_names"].get(art.get("billing") or "on_demand", ""),
+                                             price=_p(p, ph), per=f"{p['per_gpu_hour_cny']:,.2f}")
+
+
+def _render(answer: CatalogAnswer, ph: Phrases) -> str:
+    art = answer.public()
+    if answer.ask == "fact":
+        from service.questions.knowledge import render_fact
+
+        return render_fact(art["fact"], ph) if art.get("fact") else str(ph["cat_none"]).format(
+            what=art.get("gpu") or "", cloud="")
+    lines = [_first(art, ph)]
+    rows = art.get("rows") or []
+    if rows and answer.ask not in ("offer", "side_by_side"):
+        lines += ["", *[f"- {_row_line(r, ph)}" for r in rows[:6]]]
+        if art.get("matched", 0) > 6:
+            lines.append(str(ph["cat_more"]).format(n=art["matched"] - 6))
+    if answer.ask == "spot" or (answer.ask == "price" and answer.billing == "spot"):
+        lines += ["", str(ph["cat_spot_risk"])]
+    if answer.ask == "breakeven" and art.get("breakeven", {}).get("rules"):
+        r = art["breakeven"]["rules"][0]
+        ratio = f"{r['low']:g}" if r["low"] == r["high"] else f"{r['low']:g}–{r['high']:g}"
+        lines += ["", str(ph["cat_rule"]).format(cloud=_cloud(r["cloud"], ph), family=r["family"], ratio=ratio)]
+    if art.get("on_request"):
+        links = str(ph["list_sep"]).join(sorted(set((art.get("quote_links") or {}).values())))
+        lines += ["", str(ph["cat_on_request_list"]).format(instances=str(ph["list_sep"]).join(art["on_request"][:6]),
+                                                            link=links)]
+    return "\n".join(lines)
+
+
+def _summary(o: CatalogAnswer) -> str:
+    head = f"{o.ask}: {o.answer}; {o.matched} rows"
+    rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
+        f"{b} ¥{p.price_cny:g}/{p.unit} ({price_date(p.as_of, p.captured, 'en')}, {p.confidence})"
+        for b, p in r.prices.items()) for r in o.rows[:5])
+    return f"{head}. {rows}"[:2000]
+
+
+MODULE = QuestionModule(
+    name="catalog", tool="catalog", title="Answer from the catalog tables", args=CatalogArgs, answer=CatalogAnswer,
+    run=_run, route=_route, render=_render, summary=_summary, follows=True, workload=False,
+    frames=(("none", "price"), ("none", "fact"), ("train", "price"), ("serve", "price")),
+    description="A question about the catalog itself, answered from its tables with each price's source and date: "
+                "the price of a GPU or an instance under each billing rule (on-demand, monthly, spot, per GPU-hour), "
+                "which instances carry a GPU (cards, vCPU, RAM, network, RDMA), what an instance family is and "
+                "whether it is still worth renting, the cheapest instance with >= N GB per card (>= K cards, RDMA, "
+                "FP8), monthly against on-demand (the break-even hours a month), the spot discount and its risk, "
+                "what a cloud sells and where, two GPUs side by side per GPU-hour and per dense BF16 TFLOPS. "
+                f"`ask` is one of {', '.join(ASKS)} or fact. Not for sizing a job: use plan or the question tools.")
