@@ -111,6 +111,8 @@ class Resources:
         self.catalog = Lazy("catalog", self._load_catalog, value=catalog)
         self.retriever = Lazy[RetrieverLike]("bm25", self._load_retriever, value=retriever)
         self.assistant = Lazy[AssistantProtocol]("assistant", self._load_assistant, value=assistant)
+        # optional components an adapter adds (the Slack bot's delivery): name -> its state, "ready" or why not
+        self.probes: dict[str, Callable[[], str]] = {}
         self.started_at = time.monotonic()
 
     def _load_catalog(self) -> Catalog:
@@ -180,7 +182,13 @@ class Resources:
         dense = getattr(self.retriever.value, "dense", None)
         states["dense"] = dense.status.label() if dense is not None else (
             "ready" if self.retriever.value is not None else "not loaded")
+        for name, probe in self.probes.items():
+            states[name] = probe()
         return states
+
+    def optional(self) -> frozenset[str]:
+        """Components the service answers without (search falls back to BM25; the API answers without Slack)."""
+        return frozenset({"dense", *self.probes})
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Stop an index build between batches (the unfinished generation is discarded) and release the store."""

@@ -34,6 +34,7 @@ from service.slack.blocks import (
     tr,
     usage_text,
 )
+from service.slack.delivery import SlackDelivery, is_connection_error
 from service.slack.feedback import feedback_block, parse_feedback, thanks_text
 from service.slack.mrkdwn import (
     escape,
@@ -82,9 +83,11 @@ def recipient_of(body: Mapping[str, Any], event: Mapping[str, Any]) -> tuple[str
 
 
 class SlackHandlers:
-    def __init__(self, assistant: AssistantProvider, threads: ThreadSessions) -> None:
+    def __init__(self, assistant: AssistantProvider, threads: ThreadSessions,
+                 delivery: SlackDelivery | None = None) -> None:
         self.assistant = assistant
         self.threads = threads
+        self.delivery = delivery or SlackDelivery()
         self.langs: dict[str, Lang] = {}  # user id -> language of their Slack locale (panel greetings)
 
     # -- Bolt lazy listeners (arguments are injected by name) -------------------------------------------
@@ -113,12 +116,15 @@ class SlackHandlers:
     def on_assistant_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         self._guard(self._on_assistant_message, event, body, client)
 
-    @staticmethod
-    def _guard(fn: Callable[..., None], *args: Any) -> None:
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
         try:
             fn(*args)
-        except Exception:  # nothing reaches Slack from here; keep the traceback for the operator
-            log.exception("Slack listener %s failed", fn.__name__)
+        except Exception as exc:  # nothing reaches Slack from here
+            if is_connection_error(exc):  # slack.com out of reach: reported once per outage, not per listener
+                self.delivery.failed(exc)
+                log.debug("Slack listener %s could not reach Slack: %s", fn.__name__, exc)
+                return
+            log.exception("Slack listener %s failed", fn.__name__)  # keep the traceback for the operator
 
     # -- conversations ------------------------------------------------------------------------------
     def _on_user_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:

@@ -21,8 +21,6 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-OPTIONAL = frozenset({"dense"})  # without it search answers from BM25: the service is up, "degraded"
-
 
 @router.get("/readyz", responses={503: {"description": "still loading, or a component failed"}})
 def readyz(resources: ResourcesDep) -> Any:
@@ -31,12 +29,13 @@ def readyz(resources: ResourcesDep) -> Any:
     503 says what is missing."""
     components = resources.readiness()
     uptime_s = round(time.monotonic() - resources.started_at, 2)
-    missing = [name for name, state in components.items() if state != "ready" and name not in OPTIONAL]
+    optional = resources.optional()  # without these the service is up, "degraded"
+    missing = [name for name, state in components.items() if state != "ready" and name not in optional]
     if not missing:
         warnings: list[str] = []
         if resources.retriever.value is not None:
             warnings = list(getattr(resources.retriever.value, "warnings", []))
-        degraded = [f"{name}: {components[name]}" for name in sorted(OPTIONAL) if components.get(name) != "ready"]
+        degraded = [f"{name}: {components[name]}" for name in sorted(optional) if components.get(name) != "ready"]
         status = "degraded" if degraded else "ready"
         return {"status": status, "components": components, "degraded": degraded, "uptime_s": uptime_s,
                 "warnings": warnings}
