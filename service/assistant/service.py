@@ -47,8 +47,9 @@ class Assistant:
       stateless caller such as the OpenAI-compatible route rebuilding them from `messages`. When given, it is the
       conversation so far (stored turns are not read); without it, the session's stored turns are. Follow-ups
       ("预算改成8000呢") work from either, from the user texts alone when no workload is given.
-    - `owner`: the caller's owner token; a session belongs to whoever created it and is unknown to anyone else.
-      None (CLI, Slack, evals) skips the check.
+    - `owner`: the caller's owner token; a session id names a session within its owner's sessions: the same id
+      from another owner is another session, and one you do not own is unknown to you (404), whether or not it
+      exists. None (CLI, Slack, evals) is trusted: the most recent session with that id, whoever owns it.
     - `request_id`: a client's idempotency key; a retry with the same key gets the stored answer, not a new turn.
     - One writer per session: turns to one session run one at a time (across processes on Postgres), so every
       acknowledged turn is stored, in order. A stream whose consumer goes away still records its turn, marked
@@ -115,16 +116,18 @@ class Assistant:
         return self.sessions.list(owner)
 
     def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
-        if not self.sessions.exists(session_id, owner):
+        own = self.sessions.resolve(session_id, owner)
+        if own is None or not self.sessions.exists(session_id, own):
             raise SessionNotFoundError(session_id)
-        return turn_messages(self.sessions.turns(session_id))
+        return turn_messages(self.sessions.turns(session_id, own))
 
     def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
         return self.sessions.rename(session_id, title, owner)
 
     def delete_session(self, session_id: str, owner: str | None = None) -> None:
-        with self.db.lock(f"session:{session_id}"):
-            self.sessions.delete(session_id, owner)
+        own = self.sessions.resolve(session_id, owner)
+        with self.db.lock(self._lock_key(session_id, own or "", None)):
+            self.sessions.delete(session_id, own)
 
     def rate_turn(self, session_id: str, turn: int, rating: Rating, *, rater: str = "", source: str = "") -> None:
         """A person's 👍/👎 on one answered turn (Slack's feedback buttons); counted per intent in the eval report."""
@@ -138,12 +141,18 @@ class Assistant:
             raise InvalidInputError(f"The message has {len(message)} characters; the limit is {limit}.",
                                     "Shorten it or split it into several messages.")
 
-    def _lock_key(self, session_id: str | None, owner: str | None, request_id: str | None) -> str:
-        if session_id is not None:
-            return f"session:{session_id}"
-        return f"request:{owner or ''}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
+    def _owner(self, session_id: str | None, owner: str | None) -> str:
+        """The owner this turn is stored under: the caller's, or for a trusted caller (None) the session's."""
+        if owner is not None:
+            return owner
+        return (self.sessions.owner_of(session_id) if session_id is not None else None) or ""
 
-    def _begin(self, session_id: str | None, create: bool, owner: str | None, request_id: str | None
+    def _lock_key(self, session_id: str | None, owner: str, request_id: str | None) -> str:
+        if session_id is not None:
+            return f"session:{owner}:{session_id}"
+        return f"request:{owner}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
+
+    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None
                ) -> tuple[str, AskResult | None]:
         """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
         if request_id:
@@ -155,18 +164,15 @@ class Assistant:
                 return done[0], AskResult.model_validate(done[1].result)
         if session_id is None:
             return uuid.uuid4().hex, None
-        known = self.sessions.owner_of(session_id)
-        if known is None and create:
+        if create or self.sessions.exists(session_id, owner):  # create: this owner's session of that id
             return session_id, None
-        if known is None or (owner is not None and known != (owner or "")):
-            raise SessionNotFoundError(session_id)
-        return session_id, None
+        raise SessionNotFoundError(session_id)
 
-    def _context(self, sid: str, history: list[HistoryTurn] | None) -> list[BaseMessage]:
-        turns: list[HistoryTurn] = list(history) if history is not None else list(self.sessions.turns(sid))
+    def _context(self, sid: str, owner: str, history: list[HistoryTurn] | None) -> list[BaseMessage]:
+        turns: list[HistoryTurn] = list(history) if history is not None else list(self.sessions.turns(sid, owner))
         return to_messages(turns)
 
-    def _record(self, sid: str, owner: str | None, message: str, result: AskResult, workload: dict[str, Any] | None,
+    def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
                 request_id: str | None, stopped: bool = False) -> None:
         self.sessions.append(sid, owner, TurnRecord(
             user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
@@ -179,14 +185,15 @@ class Assistant:
             request_id: str | None = None, lang: Language | None = None) -> AskResult:
         """Answer one message and store the turn (see the class docstring for the arguments)."""
         self._check(message)
-        with self.db.lock(self._lock_key(session_id, owner, request_id)):
-            sid, done = self._begin(session_id, create, owner, request_id)
+        own = self._owner(session_id, owner)
+        with self.db.lock(self._lock_key(session_id, own, request_id)):
+            sid, done = self._begin(session_id, create, own, request_id)
             if done is not None:
                 return done
-            inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
+            inputs = {"messages": [*self._context(sid, own, history), human_message(message, lang)]}
             backend, state = self._run(inputs)
             result = self._result(sid, message, state, backend, lang)
-            self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])), request_id)
+            self._record(sid, own, message, result, turn_workload(current_turn(state["messages"])), request_id)
             return result
 
     def _run(self, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -223,18 +230,19 @@ class Assistant:
                      message: str, session_id: str | None, create: bool, history: list[HistoryTurn] | None,
                      owner: str | None, request_id: str | None, lang: Language | None) -> None:
         try:
-            with self.db.lock(self._lock_key(session_id, owner, request_id)):
-                sid, done = self._begin(session_id, create, owner, request_id)
+            own = self._owner(session_id, owner)
+            with self.db.lock(self._lock_key(session_id, own, request_id)):
+                sid, done = self._begin(session_id, create, own, request_id)
                 if done is not None:
                     events.put(StreamEvent(type="final", data=done.model_dump()))
                     return
-                inputs = {"messages": [*self._context(sid, history), human_message(message, lang)]}
+                inputs = {"messages": [*self._context(sid, own, history), human_message(message, lang)]}
                 backend, state, text = self._stream_agent(inputs, events, stop)
                 result = self._result(sid, message, state, backend, lang)
                 stopped = stop.is_set() and not result.answer_markdown
                 if stopped:
                     result = result.model_copy(update={"answer_markdown": text})
-                self._record(sid, owner, message, result, turn_workload(current_turn(state["messages"])),
+                self._record(sid, own, message, result, turn_workload(current_turn(state["messages"])),
                              request_id, stopped=stop.is_set())
                 events.put(StreamEvent(type="final", data=result.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
