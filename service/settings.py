@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
     max_message_chars: int = 4000
     body_timeout_s: float = Field(default=30.0, gt=0, description="a request body must arrive in full within this")
+    min_free_mb: int = Field(default=100, ge=0, description="/readyz reports the data disk full below this")
     # Slack
     slack_signing_secret: str = Field(default="", validation_alias="SLACK_SIGNING_SECRET")
     slack_bot_token: str = Field(default="", validation_alias="SLACK_BOT_TOKEN")

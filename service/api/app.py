@@ -94,6 +94,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        from service.storage import storage_full
+
+        full = storage_full(exc, request.app.state.resources.settings.data_dir)
+        if full is not None:  # any write on a full disk (a rename, a delete): say so, not "internal error"
+            log.error("storage full on %s %s: %s", request.method, request.url.path, full.message)
+            return JSONResponse(error_body(full.code, full.message, full.fix), status_for(full))
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
         return JSONResponse(
             error_body("internal_error", "Internal server error.", "Try again; if it persists, see the server log."),

@@ -103,6 +103,7 @@ ERROR_STATUSES: dict[int, str] = {
     422: "a field is missing, of the wrong type, out of range, or breaks a rule between fields",
     500: "internal error (logged)",
     503: "a component (catalog, index, assistant) is still loading or unavailable",
+    507: "storage full: the data directory's disk (or the database's) has no space; the turn was not stored",
 }
 
 

@@ -19,7 +19,7 @@ from service.assistant.intents.result import intent_fields
 from service.assistant.offline_model import OfflinePlannerModel
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, current_user, prose_check, stream_events, turn_messages
-from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord
+from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord, now
 from service.assistant.tools import ToolContext, make_tools
 from service.assistant.types import (
     AskResult,
@@ -34,6 +34,7 @@ from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
 from service.lexicon import language_of
 from service.settings import Settings, get_settings
+from service.storage import storage_full
 
 log = logging.getLogger(__name__)
 __all__ = ["Assistant", "build_assistant", "citation_url", "prose_check"]
@@ -70,6 +71,7 @@ class Assistant:
         sqlite_path = s.data_dir / "sessions.sqlite"
         self.db = open_database(s.database_url, sqlite_path)
         self.sessions = SessionStore(self.db)
+        self.storage_error: tuple[str, str] | None = None  # (when, why) the last turn failed to store, if it did
         self.offline_model = OfflinePlannerModel.from_catalog(self.catalog, s.prompts_dir)
         self.agent: Any = create_agent(self.offline_model, tools, system_prompt=self._system("zh or en"))
         self.llm_agent: Any = None
@@ -174,10 +176,21 @@ class Assistant:
 
     def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
                 request_id: str | None, stopped: bool = False) -> None:
-        self.sessions.append(sid, owner, TurnRecord(
-            user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
-            intent=result.intent,
-            result=result.model_dump(mode="json"), stopped=stopped))
+        """Store the turn (one transaction). A full disk is a StorageFullError naming it (HTTP 507): nothing is
+        stored for this turn and nothing stored before is touched; /readyz shows it until a turn is stored."""
+        try:
+            self.sessions.append(sid, owner, TurnRecord(
+                user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
+                intent=result.intent,
+                result=result.model_dump(mode="json"), stopped=stopped))
+        except Exception as exc:
+            full = storage_full(exc, self.settings.data_dir, self.db.describe())
+            if full is None:
+                raise
+            self.storage_error = (now(), full.message)
+            log.error("turn not stored: %s", full.message)
+            raise full from exc
+        self.storage_error = None
 
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,

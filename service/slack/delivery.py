@@ -92,13 +92,15 @@ class SlackDelivery:
         if recovered:
             log.info("Slack delivery recovered: the Web API answers again")
 
-    def state(self) -> str:
+    def state(self, detail: bool = True) -> str:
+        """/readyz's `slack`: "ready" or "failing: ...; fix: ..." (the cause only in the detailed view)."""
         with self._lock:
             if not self.failures:
                 return "ready"
             since = datetime.fromtimestamp(self.since, UTC).strftime("%H:%M:%S UTC")
             calls = "call" if self.failures == 1 else "calls"
-            return f"failing: {self.cause} ({self.failures} {calls} since {since}); fix: {FIX}"
+            cause = f"{self.cause} " if detail else "slack.com cannot be reached "
+            return f"failing: {cause}({self.failures} {calls} since {since}); fix: {FIX}"
 
 
 class DeliveryRetry(RetryHandler):

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import hmac
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.api.deps import ResourcesDep
 from service.api.errors import error_body
+
+_bearer = HTTPBearer(auto_error=False, description="optional: with the API key, /readyz shows each failure's detail")
 
 router = APIRouter(tags=["health"])
 
@@ -22,20 +26,31 @@ def healthz() -> dict[str, str]:
 
 
 
+def _authenticated(resources: ResourcesDep, credentials: HTTPAuthorizationCredentials | None) -> bool:
+    key = resources.settings.api_key
+    return bool(key) and credentials is not None and hmac.compare_digest(credentials.credentials.encode(),
+                                                                          key.encode())
+
+
 @router.get("/readyz", responses={503: {"description": "still loading, or a component failed"}})
-def readyz(resources: ResourcesDep) -> Any:
-    """Readiness: 200 once the catalog, BM25 search and the assistant are loaded, with `status: ready` when dense
-    retrieval is ready too and `status: degraded` (and why) while its index builds or after a vector-store error.
-    503 says what is missing."""
-    components = resources.readiness()
+def readyz(resources: ResourcesDep,
+           credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None) -> Any:
+    """Readiness, checked at each call: 200 once the catalog, BM25 search, the assistant, the session database
+    and the data disk are fine, with `status: ready` when dense retrieval (and Slack delivery, when mounted) are
+    ready too and `status: degraded` (and why) otherwise. 503 says what is missing. Without the API key the
+    states name what failed and the fix, without paths or library errors; with it, the detail."""
+    checked = resources.readiness()
+    detail = _authenticated(resources, credentials)
+    components = {name: c.detail if detail else c.public for name, c in checked.items()}
     uptime_s = round(time.monotonic() - resources.started_at, 2)
-    optional = resources.optional()  # without these the service is up, "degraded"
-    missing = [name for name, state in components.items() if state != "ready" and name not in optional]
+    missing = [name for name, c in checked.items() if not c.ready and not c.optional]
     if not missing:
         warnings: list[str] = []
-        if resources.retriever.value is not None:
+        if detail and resources.retriever.value is not None:
             warnings = list(getattr(resources.retriever.value, "warnings", []))
-        degraded = [f"{name}: {components[name]}" for name in sorted(optional) if components.get(name) != "ready"]
+        elif not checked["dense"].ready:
+            warnings = [f"Dense retrieval unavailable, answering from BM25 only: {components['dense']}"]
+        degraded = [f"{name}: {components[name]}" for name, c in checked.items() if c.optional and not c.ready]
         status = "degraded" if degraded else "ready"
         return {"status": status, "components": components, "degraded": degraded, "uptime_s": uptime_s,
                 "warnings": warnings}
