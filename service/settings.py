@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
     max_message_chars: int = 4000
     body_timeout_s: float = Field(default=30.0, gt=0, description="a request body must arrive in full within this")
+    header_timeout_s: float = Field(default=10.0, ge=0, description="a request's headers must arrive within this "
+                                    "(0: no deadline); see service/api/header_timeout.py")
     min_free_mb: int = Field(default=100, ge=0, description="/readyz reports the data disk full below this")
     # Slack
     slack_signing_secret: str = Field(default="", validation_alias="SLACK_SIGNING_SECRET")
