@@ -263,3 +263,23 @@ def test_the_page_asks_for_the_api_key_when_the_server_needs_one(keyed: Live, op
     answer = ask(page, "用Qwen2-7B做LoRA")
     assert answer.locator(".answer").inner_text() == "需要 2×H100。"
     assert page.locator(".session").count() == 1
+
+
+def test_a_server_with_a_key_asks_for_it_in_chinese_by_the_key_box(keyed: Live, open_page: Any) -> None:
+    # Regression: the page opened on a red English HTTP error ("出错了：Missing API key.") in the session list
+    page = open_page(keyed, wait_for_models=False)
+    prompt = page.locator(".api-key #api-key-prompt")
+    prompt.wait_for()
+    assert "需要 API 密钥" in prompt.inner_text()
+    assert page.locator(".alert.error").count() == 0
+    assert "Missing API key" not in page.locator("body").inner_text()
+    page.fill("#api-key-input", "wrong-key")
+    page.press("#api-key-input", "Enter")
+    page.wait_for_function("document.getElementById('api-key-prompt').textContent.includes('密钥不对')")
+    assert page.locator(".alert.error").count() == 0
+    page.click("#lang-switch")
+    assert "not accepted" in prompt.inner_text()  # follows the language switch
+    page.fill("#api-key-input", "web-key")
+    page.press("#api-key-input", "Enter")
+    page.wait_for_selector("#model-options option", state="attached")
+    assert prompt.is_hidden()
