@@ -283,3 +283,20 @@ def test_a_server_with_a_key_asks_for_it_in_chinese_by_the_key_box(keyed: Live, 
     page.press("#api-key-input", "Enter")
     page.wait_for_selector("#model-options option", state="attached")
     assert prompt.is_hidden()
+
+
+@pytest.mark.parametrize(("tab", "fill", "submit", "result"), [
+    ("#tab-form", {"#f-model": "qwen2-7b", "#f-size": "100000"}, "#plan-submit", "#form-result"),
+    ("#tab-serving", {"#s-model": "Qwen2.5-7B"}, "#serving-submit", "#serving-result"),
+])
+def test_on_a_phone_the_forms_result_scrolls_into_view(live: Live, open_page: Any, tab: str,
+                                                        fill: dict[str, str], submit: str, result: str) -> None:
+    # Regression: on a phone the result appeared below the form, out of sight, and nothing scrolled to it
+    page = open_page(live, viewport=PHONE)
+    page.click(tab)
+    for selector, value in fill.items():
+        page.fill(selector, value)
+    page.click(submit)
+    page.locator(f"{result} table").first.wait_for()
+    page.wait_for_function(f"""() => {{ const top = document.querySelector('{result}').getBoundingClientRect().top;
+        return top >= 0 && top < innerHeight / 2; }}""", timeout=5_000)
