@@ -300,3 +300,32 @@ def test_on_a_phone_the_forms_result_scrolls_into_view(live: Live, open_page: An
     page.locator(f"{result} table").first.wait_for()
     page.wait_for_function(f"""() => {{ const top = document.querySelector('{result}').getBoundingClientRect().top;
         return top >= 0 && top < innerHeight / 2; }}""", timeout=5_000)
+
+
+HUE = """el => { const [r, g, b] = getComputedStyle(el).fill.match(/\\d+/g).map(Number).map(v => v / 255);
+    const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+    if (!d) return -1;
+    const h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+    return (h * 60 + 360) % 360; }"""
+
+
+def test_the_chart_has_a_legend_and_jd_bars_are_not_the_over_budget_red(live: Live, open_page: Any) -> None:
+    # Regression: JD Cloud's bars were the red of 超预算 (over budget), and nothing said what the colours meant
+    page = open_page(live)
+    page.click("#tab-form")
+    page.fill("#f-model", "qwen2-7b")
+    page.fill("#f-size", "100000")
+    page.fill("#f-budget", "300")  # some candidates over budget
+    page.click("#plan-submit")
+    chart = page.locator("#form-result figure.chart").first
+    chart.wait_for()
+    legend = chart.locator(".chart-legend").inner_text()
+    for word in ("腾讯云", "京东云", "推荐", "超预算"):
+        assert word in legend, legend
+    jd = chart.locator("rect.bar.jdcloud").first.evaluate(HUE)
+    tencent = chart.locator("rect.bar.tencent").first.evaluate(HUE)
+    assert 20 <= jd <= 330, jd  # not a red
+    assert abs(jd - tencent) > 60, (jd, tencent)
+    swatch = chart.locator(".chart-legend .swatch.jdcloud").evaluate("el => getComputedStyle(el).backgroundColor")
+    bar = chart.locator("rect.bar.jdcloud").first.evaluate("el => getComputedStyle(el).fill")
+    assert swatch == bar  # the legend shows the bars' own colour
