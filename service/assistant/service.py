@@ -114,6 +114,11 @@ class Assistant:
     def has_session(self, session_id: str, owner: str | None = None) -> bool:
         return self.sessions.exists(session_id, owner)
 
+    def session_with_answer(self, answer: str, owner: str | None = None) -> str | None:
+        """The caller's session that gave `answer` (the OpenAI routes: a client without session ids or our
+        comments sends our answer back in `messages`)."""
+        return self.sessions.session_with_answer(owner or "", answer)
+
     def list_sessions(self, owner: str | None = None) -> list[SessionInfo]:
         return self.sessions.list(owner)
 

@@ -50,7 +50,7 @@ class TurnRecord(HistoryTurn):
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")  # orders turns within a second
 
 
 def _dumps(value: object) -> str | None:
@@ -126,6 +126,15 @@ class SessionStore:
         rows = self.db.execute(f"SELECT {_TURN_COLS} FROM advisor_turns WHERE owner=? AND session_id=? ORDER BY seq",
                                (own, session_id))
         return [_turn(r) for r in rows]
+
+    def session_with_answer(self, owner: str, answer: str) -> str | None:
+        """The owner's most recent session whose stored answer is `answer` (a stateless client sent it back)."""
+        text = answer.strip()
+        if not text:
+            return None
+        rows = self.db.execute("SELECT session_id FROM advisor_turns WHERE owner=? AND (answer=? OR TRIM(answer)=?) "
+                               "ORDER BY created_at DESC, seq DESC LIMIT 1", (owner, text, text))
+        return str(rows[0][0]) if rows else None
 
     def answered(self, owner: str | None, request_id: str) -> tuple[str, TurnRecord] | None:
         """(session id, turn) already answered for this caller's request id, if any."""
