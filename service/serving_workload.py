@@ -20,6 +20,7 @@ KvChoice = Literal["auto", "bf16", "fp16", "fp8"]
 EngineChoice = Literal["vllm", "sglang", "trtllm", "lmdeploy"]
 
 DEFAULT_INPUT_TOKENS = 1024
+MIN_MEM_FRACTION = 0.01
 DEFAULT_OUTPUT_TOKENS = 256
 
 
@@ -48,9 +49,11 @@ class ServingWorkload(BaseModel):
                                           "(bf16; fp8 for DeepSeek-V3/R1)")
     kv_dtype: KvChoice = Field(default="auto", description="KV-cache dtype; auto = the model's 16-bit dtype")
     engine: EngineChoice = "vllm"
-    mem_fraction: float | None = Field(default=None, gt=0, le=1, description="vLLM gpu_memory_utilization / "
-                                       "SGLang mem_fraction_static / TRT-LLM free_gpu_memory_fraction / LMDeploy "
-                                       "cache_max_entry_count; None = the engine's default")
+    # at least 1 %: a smaller share holds no model, and 5e-324 made the GPU count for the weights infinite
+    mem_fraction: float | None = Field(default=None, ge=MIN_MEM_FRACTION, le=1, description="vLLM "
+                                       "gpu_memory_utilization / SGLang mem_fraction_static / TRT-LLM "
+                                       "free_gpu_memory_fraction / LMDeploy cache_max_entry_count, 0.01-1; None = "
+                                       "the engine's default")
     max_model_len: int | None = Field(default=None, ge=16, le=10_485_760, description="context length the "
                                       "server accepts; None = the model's")
     input_tokens: int | None = Field(default=None, ge=1, le=10_485_760, description="prompt tokens per request")

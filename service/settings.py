@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -32,8 +33,16 @@ class Settings(BaseSettings):
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     # API
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
+    public_url: str = Field(default="", description="this server's address as clients reach it (https://advisor."
+                            "example.com): absolute knowledge links in OpenAI-route answers")
+    compat_format: Literal["auto", "text", "markdown"] = Field(
+        default="auto", description="OpenAI routes: text (no gpu-advisor comments), markdown (with them), or auto "
+        "(by User-Agent: Markdown chat UIs get them)")
     max_message_chars: int = 4000
     body_timeout_s: float = Field(default=30.0, gt=0, description="a request body must arrive in full within this")
+    header_timeout_s: float = Field(default=10.0, ge=0, description="a request's headers must arrive within this "
+                                    "(0: no deadline); see service/api/header_timeout.py")
+    min_free_mb: int = Field(default=100, ge=0, description="/readyz reports the data disk full below this")
     # Slack
     slack_signing_secret: str = Field(default="", validation_alias="SLACK_SIGNING_SECRET")
     slack_bot_token: str = Field(default="", validation_alias="SLACK_BOT_TOKEN")

@@ -94,6 +94,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        from service.storage import storage_full
+
+        full = storage_full(exc, request.app.state.resources.settings.data_dir)
+        if full is not None:  # any write on a full disk (a rename, a delete): say so, not "internal error"
+            log.error("storage full on %s %s: %s", request.method, request.url.path, full.message)
+            return JSONResponse(error_body(full.code, full.message, full.fix), status_for(full))
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
         return JSONResponse(
             error_body("internal_error", "Internal server error.", "Try again; if it persists, see the server log."),
@@ -135,6 +141,7 @@ def create_app(
 ) -> FastAPI:
     """Build the app. Anything not injected loads lazily (warm-up thread or first use)."""
     from service.api.deps import require_api_key
+    from service.api.docs_pages import mount_docs
     from service.api.routes import catalog as catalog_routes
     from service.api.routes import (
         chat,
@@ -161,12 +168,15 @@ def create_app(
         version="0.1.0",
         description=DESCRIPTION,
         lifespan=_lifespan(resources, mcp.running),
+        docs_url=None,  # served by mount_docs from a package, not a CDN
+        redoc_url=None,
     )
     app.state.resources = resources
     app.openapi = _openapi_with_settings(app, resources.settings)  # type: ignore[method-assign]
     _install_error_handlers(app)
     app.add_middleware(BodyLimits, timeout_s=resources.settings.body_timeout_s)
     app.add_middleware(HeadAsGet)
+    mount_docs(app)
     app.include_router(health.router)
     app.include_router(knowledge.router, responses=error_responses(404, 408, 422, 500, by_ref=True))
     auth = [Depends(require_api_key)]

@@ -63,6 +63,14 @@ class Conversation:
                 return str(found[-1])
         return None
 
+    @property
+    def last_answer(self) -> str:
+        """The latest assistant message in the history, without our comments ("" when there is none)."""
+        for role, text in reversed(self.earlier):
+            if role == "assistant":
+                return SESSION_MARK.sub("", ARTIFACT.sub("", text)).strip()
+        return ""
+
     def turns(self) -> list[dict[str, Any]]:
         """The earlier exchanges as history turns: each user message with the answer that followed it and the
         workload that answer carried (our artifact), oldest first; client background tasks left out."""

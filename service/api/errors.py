@@ -26,6 +26,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "template_error": 500,
     "internal_error": 500,
     "dependency_unavailable": 503,
+    "storage_full": 507,
     "not_ready": 503,
     "request_timeout": 408,
 }

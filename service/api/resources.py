@@ -19,6 +19,7 @@ from service.errors import AdvisorError, DependencyUnavailableError
 from service.settings import Settings
 
 if TYPE_CHECKING:
+    from service.api.readiness import Component
     from service.retrieval.types import Passage
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,9 @@ class Resources:
         self.catalog = Lazy("catalog", self._load_catalog, value=catalog)
         self.retriever = Lazy[RetrieverLike]("bm25", self._load_retriever, value=retriever)
         self.assistant = Lazy[AssistantProtocol]("assistant", self._load_assistant, value=assistant)
+        # optional components an adapter adds (the Slack bot's delivery): name -> its state ("ready" or why not),
+        # called with detail=True for a caller with the API key, False for the public view (service.api.readiness)
+        self.probes: dict[str, Callable[[bool], str]] = {}
         self.started_at = time.monotonic()
 
     def _load_catalog(self) -> Catalog:
@@ -169,18 +173,15 @@ class Resources:
                 log.warning("warm-up: %s not loaded: %s", lazy.name, exc)
         log.info("warm-up done in %.1f s", time.monotonic() - self.started_at)
 
-    def readiness(self) -> dict[str, str]:
-        """Each component's state; a failed one whose back-off has passed is retried in the background (a
-        database that comes back makes the service ready without a restart). `dense` (the vector index) is
-        optional: search answers from BM25 without it."""
+    def readiness(self) -> dict[str, Component]:
+        """Each component's state, checked now (service.api.readiness); a failed one whose back-off has passed is
+        retried in the background (a database that comes back makes the service ready without a restart)."""
+        from service.api.readiness import components
+
         for lazy in self.all():
             if lazy.retry_due():
                 threading.Thread(target=_quietly, args=(lazy,), name=f"retry-{lazy.name}", daemon=True).start()
-        states = {lazy.name: lazy.state() for lazy in self.all()}
-        dense = getattr(self.retriever.value, "dense", None)
-        states["dense"] = dense.status.label() if dense is not None else (
-            "ready" if self.retriever.value is not None else "not loaded")
-        return states
+        return components(self)
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Stop an index build between batches (the unfinished generation is discarded) and release the store."""

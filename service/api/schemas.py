@@ -103,6 +103,7 @@ ERROR_STATUSES: dict[int, str] = {
     422: "a field is missing, of the wrong type, out of range, or breaks a rule between fields",
     500: "internal error (logged)",
     503: "a component (catalog, index, assistant) is still loading or unavailable",
+    507: "storage full: the data directory's disk (or the database's) has no space; the turn was not stored",
 }
 
 
@@ -231,6 +232,9 @@ class ChatCompletionRequest(BaseModel):
     )
     stream: bool = False
     stream_options: StreamOptions | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000, description="shortens the answer to about "
+                                   "this many tokens, and the reply says so (finish_reason: length)")
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=1_000_000, description="as max_tokens")
     user: str | None = Field(
         default=None, max_length=1000,
         description="the session to continue (or send X-Session-Id): a session id is used as is, any other text "

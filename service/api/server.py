@@ -8,6 +8,7 @@ retry dedup in Postgres (DATABASE_URL, required), the vector index in a Chroma s
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -15,6 +16,7 @@ from service.errors import InvalidInputError
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
+KEEP_ALIVE_S = 5  # uvicorn's default, stated: an idle keep-alive connection is closed after this (docs/deploy.md)
 
 
 def check_workers(workers: int, settings: Settings) -> None:
@@ -45,10 +47,14 @@ def serve(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None =
     import uvicorn
 
     from service.api.app import create_app
+    from service.api.header_timeout import HeaderDeadline, protocol_class
 
-    check_workers(workers, settings or get_settings())
+    settings = settings or get_settings()
+    check_workers(workers, settings)
+    HeaderDeadline.header_timeout_s = settings.header_timeout_s  # workers read GPU_ADVISOR_HEADER_TIMEOUT_S
+    limits: dict[str, Any] = {"http": protocol_class(), "timeout_keep_alive": KEEP_ALIVE_S}
     if workers > 1:
         uvicorn.run("service.api.server:app_factory", factory=True, host=host, port=port, log_level=log_level,
-                    workers=workers)
+                    workers=workers, **limits)
         return
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, **limits)

@@ -44,6 +44,8 @@ class Database(Protocol):
 
     def describe(self) -> str: ...
 
+    def ping(self, timeout_s: float = 2.0) -> None: ...  # raises when the store does not answer now
+
     def close(self) -> None: ...
 
 
@@ -109,6 +111,9 @@ class SqliteDatabase:
 
     def describe(self) -> str:
         return f"sqlite ({self.path})"
+
+    def ping(self, timeout_s: float = 2.0) -> None:
+        self.execute("SELECT 1")
 
     def close(self) -> None:
         with self._mutex:
@@ -214,6 +219,14 @@ class PostgresDatabase:
 
     def describe(self) -> str:
         return f"postgres ({redacted(self.url)})"
+
+    def ping(self, timeout_s: float = 2.0) -> None:
+        """SELECT 1 on a pooled connection, now: /readyz asks at each call (Postgres may stop after the start)."""
+        try:
+            with self.pool.connection(timeout=timeout_s) as conn:
+                conn.execute("SELECT 1")
+        except Exception as exc:  # server down (OperationalError), or no connection within the timeout
+            raise self._unavailable(exc) from exc
 
     def close(self) -> None:
         self.pool.close()

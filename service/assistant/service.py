@@ -17,7 +17,7 @@ from service.assistant.db import open_database
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
 from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
-from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord
+from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord, now
 from service.assistant.types import (
     AskResult,
     Citation,
@@ -32,6 +32,7 @@ from service.errors import InvalidInputError
 from service.questions.base import Context, Phrases, Previous
 from service.questions.turn import Conversation, Names, Turn, answer_message, previous_of
 from service.settings import Settings, get_settings
+from service.storage import storage_full
 
 log = logging.getLogger(__name__)
 __all__ = ["Assistant", "build_assistant", "citation_url", "prose_check"]
@@ -45,8 +46,9 @@ class Assistant:
       stateless caller such as the OpenAI-compatible route rebuilding them from `messages`. When given, it is the
       conversation so far (stored turns are not read); without it, the session's stored turns are. Follow-ups
       ("预算改成8000呢") work from either, from the user texts alone when no workload is given.
-    - `owner`: the caller's owner token; a session belongs to whoever created it and is unknown to anyone else.
-      None (CLI, Slack, evals) skips the check.
+    - `owner`: the caller's owner token; a session id names a session within its owner's sessions: the same id
+      from another owner is another session, and one you do not own is unknown to you (404), whether or not it
+      exists. None (CLI, Slack, evals) is trusted: the most recent session with that id, whoever owns it.
     - `request_id`: a client's idempotency key; a retry with the same key gets the stored answer, not a new turn.
     - One writer per session: turns to one session run one at a time (across processes on Postgres), so every
       acknowledged turn is stored, in order. A stream whose consumer goes away still records its turn, marked
@@ -65,6 +67,7 @@ class Assistant:
         sqlite_path = s.data_dir / "sessions.sqlite"
         self.db = open_database(s.database_url, sqlite_path)
         self.sessions = SessionStore(self.db)
+        self.storage_error: tuple[str, str] | None = None  # (when, why) the last turn failed to store, if it did
         self.llm_agent: Any = None
         self.llm_error = ""
         if llm is None and s.llm == "openai":
@@ -119,20 +122,27 @@ class Assistant:
     def has_session(self, session_id: str, owner: str | None = None) -> bool:
         return self.sessions.exists(session_id, owner)
 
+    def session_with_answer(self, answer: str, owner: str | None = None) -> str | None:
+        """The caller's session that gave `answer` (the OpenAI routes: a client without session ids or our
+        comments sends our answer back in `messages`)."""
+        return self.sessions.session_with_answer(owner or "", answer)
+
     def list_sessions(self, owner: str | None = None) -> list[SessionInfo]:
         return self.sessions.list(owner)
 
     def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
-        if not self.sessions.exists(session_id, owner):
+        own = self.sessions.resolve(session_id, owner)
+        if own is None or not self.sessions.exists(session_id, own):
             raise SessionNotFoundError(session_id)
-        return turn_messages(self.sessions.turns(session_id))
+        return turn_messages(self.sessions.turns(session_id, own))
 
     def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
         return self.sessions.rename(session_id, title, owner)
 
     def delete_session(self, session_id: str, owner: str | None = None) -> None:
-        with self.db.lock(f"session:{session_id}"):
-            self.sessions.delete(session_id, owner)
+        own = self.sessions.resolve(session_id, owner)
+        with self.db.lock(self._lock_key(session_id, own or "", None)):
+            self.sessions.delete(session_id, own)
 
     def rate_turn(self, session_id: str, turn: int, rating: Rating, *, rater: str = "", source: str = "") -> None:
         """A person's 👍/👎 on one answered turn (Slack's feedback buttons); counted per intent in the eval report."""
@@ -146,12 +156,18 @@ class Assistant:
             raise InvalidInputError(f"The message has {len(message)} characters; the limit is {limit}.",
                                     "Shorten it or split it into several messages.")
 
-    def _lock_key(self, session_id: str | None, owner: str | None, request_id: str | None) -> str:
-        if session_id is not None:
-            return f"session:{session_id}"
-        return f"request:{owner or ''}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
+    def _owner(self, session_id: str | None, owner: str | None) -> str:
+        """The owner this turn is stored under: the caller's, or for a trusted caller (None) the session's."""
+        if owner is not None:
+            return owner
+        return (self.sessions.owner_of(session_id) if session_id is not None else None) or ""
 
-    def _begin(self, session_id: str | None, create: bool, owner: str | None, request_id: str | None
+    def _lock_key(self, session_id: str | None, owner: str, request_id: str | None) -> str:
+        if session_id is not None:
+            return f"session:{owner}:{session_id}"
+        return f"request:{owner}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
+
+    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None
                ) -> tuple[str, AskResult | None]:
         """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
         if request_id:
@@ -163,25 +179,33 @@ class Assistant:
                 return done[0], AskResult.model_validate(done[1].result)
         if session_id is None:
             return uuid.uuid4().hex, None
-        known = self.sessions.owner_of(session_id)
-        if known is None and create:
+        if create or self.sessions.exists(session_id, owner):  # create: this owner's session of that id
             return session_id, None
-        if known is None or (owner is not None and known != (owner or "")):
-            raise SessionNotFoundError(session_id)
-        return session_id, None
+        raise SessionNotFoundError(session_id)
 
-    def _history(self, sid: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
+    def _history(self, sid: str, owner: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
         if history is not None:
             return list(history)
         return [HistoryTurn(user=t.user, assistant=t.assistant, workload=t.workload, intent=t.intent)
-                for t in self.sessions.turns(sid)]
+                for t in self.sessions.turns(sid, owner)]
 
-    def _record(self, sid: str, owner: str | None, message: str, result: AskResult, workload: dict[str, Any] | None,
+    def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
                 request_id: str | None, stopped: bool = False) -> None:
-        self.sessions.append(sid, owner, TurnRecord(
-            user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
-            intent=result.intent,
-            result=result.model_dump(mode="json"), stopped=stopped))
+        """Store the turn (one transaction). A full disk is a StorageFullError naming it (HTTP 507): nothing is
+        stored for this turn and nothing stored before is touched; /readyz shows it until a turn is stored."""
+        try:
+            self.sessions.append(sid, owner, TurnRecord(
+                user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
+                intent=result.intent,
+                result=result.model_dump(mode="json"), stopped=stopped))
+        except Exception as exc:
+            full = storage_full(exc, self.settings.data_dir, self.db.describe())
+            if full is None:
+                raise
+            self.storage_error = (now(), full.message)
+            log.error("turn not stored: %s", full.message)
+            raise full from exc
+        self.storage_error = None
 
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
@@ -189,13 +213,14 @@ class Assistant:
             request_id: str | None = None, lang: Language | None = None) -> AskResult:
         """Answer one message and store the turn (see the class docstring for the arguments)."""
         self._check(message)
-        with self.db.lock(self._lock_key(session_id, owner, request_id)):
-            sid, done = self._begin(session_id, create, owner, request_id)
+        own = self._owner(session_id, owner)
+        with self.db.lock(self._lock_key(session_id, own, request_id)):
+            sid, done = self._begin(session_id, create, own, request_id)
             if done is not None:
                 return done
-            turn, backend = self._turn(message, self._history(sid, history), lang)
+            turn, backend = self._turn(message, self._history(sid, own, history), lang)
             result = self._result(sid, message, turn, backend)
-            self._record(sid, owner, message, result, turn.workload, request_id)
+            self._record(sid, own, message, result, turn.workload, request_id)
             return result
 
     def phrases(self, lang: str) -> Phrases:
@@ -242,12 +267,13 @@ class Assistant:
                      message: str, session_id: str | None, create: bool, history: list[HistoryTurn] | None,
                      owner: str | None, request_id: str | None, lang: Language | None) -> None:
         try:
-            with self.db.lock(self._lock_key(session_id, owner, request_id)):
-                sid, done = self._begin(session_id, create, owner, request_id)
+            own = self._owner(session_id, owner)
+            with self.db.lock(self._lock_key(session_id, own, request_id)):
+                sid, done = self._begin(session_id, create, own, request_id)
                 if done is not None:
                     events.put(StreamEvent(type="final", data=done.model_dump()))
                     return
-                turns = self._history(sid, history)
+                turns = self._history(sid, own, history)
                 if self.llm_agent is not None:
                     turn, backend, text = self._stream_llm(message, turns, lang, events, stop)
                 else:
@@ -256,7 +282,7 @@ class Assistant:
                 result = self._result(sid, message, turn, backend)
                 if stop.is_set() and text != result.answer_markdown:
                     result = result.model_copy(update={"answer_markdown": text})
-                self._record(sid, owner, message, result, turn.workload, request_id, stopped=stop.is_set())
+                self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set())
                 events.put(StreamEvent(type="final", data=result.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
             events.put(exc)

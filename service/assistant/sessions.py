@@ -3,7 +3,11 @@
 people's 👍/👎 on a turn (advisor_feedback: one row per turn and rater).
 Storage grows linearly with the turns; the conversation handed to the agent is rebuilt from them.
 
-Works on SQLite or Postgres (service.assistant.db); the schema is created and migrated on open.
+A session is its owner's: it is keyed by (owner, id), so two owners may use the same id (an OpenAI `user`) and
+each has a session of their own. `owner=None` is a trusted caller (the CLI, Slack, the evals): it means the most
+recently updated session with that id, whoever owns it.
+
+Works on SQLite or Postgres (service.assistant.db); the schema is created and migrated on open (schema.py).
 """
 
 from __future__ import annotations
@@ -17,24 +21,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from service.assistant.db import Database, SqliteDatabase
+from service.assistant.schema import ensure_schema
 from service.assistant.types import HistoryTurn, SessionInfo
 from service.errors import AdvisorError, InvalidInputError
 
 log = logging.getLogger(__name__)
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS advisor_sessions (id TEXT PRIMARY KEY, title TEXT, created_at TEXT, "
-    "updated_at TEXT, turns INTEGER, owner TEXT NOT NULL DEFAULT '')",
-    "CREATE TABLE IF NOT EXISTS advisor_turns (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
-    "owner TEXT NOT NULL DEFAULT '', request_id TEXT, user_text TEXT NOT NULL, answer TEXT NOT NULL, "
-    "workload TEXT, result TEXT, stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, "
-    "PRIMARY KEY (session_id, seq))",
-    "CREATE UNIQUE INDEX IF NOT EXISTS advisor_turns_request ON advisor_turns (owner, request_id)",
-    "CREATE INDEX IF NOT EXISTS advisor_sessions_owner ON advisor_sessions (owner, updated_at)",
-    # a person's 👍 (1) or 👎 (-1) on one turn; their last click counts. Added to existing stores on open.
-    "CREATE TABLE IF NOT EXISTS advisor_feedback (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
-    "rater TEXT NOT NULL DEFAULT '', rating INTEGER NOT NULL, source TEXT NOT NULL DEFAULT '', "
-    "created_at TEXT NOT NULL, PRIMARY KEY (session_id, seq, rater))",
-)
 Rating = Literal["up", "down"]
 _RATING = {"up": 1, "down": -1}
 _TURN_COLS = "seq, request_id, user_text, answer, workload, result, stopped, created_at"
@@ -59,7 +50,7 @@ class TurnRecord(HistoryTurn):
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")  # orders turns within a second
 
 
 def _dumps(value: object) -> str | None:
@@ -79,29 +70,23 @@ class SessionStore:
     def __init__(self, db: Database) -> None:
         self.db = db
         with db.lock("advisor-schema"):
-            self._migrate_columns()
-            for statement in SCHEMA:
-                db.execute(statement)
+            ensure_schema(db)
 
-    def _migrate_columns(self) -> None:
-        """Session files from before turns were stored have no owner column: add it (existing rows: no owner)."""
-        try:
-            self.db.execute("SELECT turns FROM advisor_sessions LIMIT 1")
-        except Exception:
-            return  # no table yet: SCHEMA creates it
-        try:
-            self.db.execute("SELECT owner FROM advisor_sessions LIMIT 1")
-        except Exception:
-            self.db.execute("ALTER TABLE advisor_sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+    def owner_of(self, session_id: str) -> str | None:
+        """The owner of the most recently updated session with this id (for trusted callers), or None."""
+        rows = self.db.execute("SELECT owner FROM advisor_sessions WHERE id=? ORDER BY updated_at DESC LIMIT 1",
+                               (session_id,))
+        return str(rows[0][0]) if rows else None
 
-    @staticmethod
-    def _owned(owner: str | None) -> tuple[str, tuple[Any, ...]]:
-        return ("", ()) if owner is None else (" AND owner=?", (owner,))
+    def resolve(self, session_id: str, owner: str | None) -> str | None:
+        """The owner a call means: `owner` itself, or for a trusted caller (None) whoever owns the id."""
+        return owner if owner is not None else self.owner_of(session_id)
 
     def get(self, session_id: str, owner: str | None = None) -> SessionInfo | None:
-        where, args = self._owned(owner)
-        rows = self.db.execute("SELECT id, title, created_at, updated_at, turns FROM advisor_sessions WHERE id=?"
-                               + where, (session_id, *args))
+        own = self.resolve(session_id, owner)
+        rows = [] if own is None else self.db.execute(
+            "SELECT id, title, created_at, updated_at, turns FROM advisor_sessions WHERE owner=? AND id=?",
+            (own, session_id))
         if not rows:
             return None
         r = rows[0]
@@ -110,10 +95,6 @@ class SessionStore:
     def exists(self, session_id: str, owner: str | None = None) -> bool:
         return self.get(session_id, owner) is not None
 
-    def owner_of(self, session_id: str) -> str | None:
-        rows = self.db.execute("SELECT owner FROM advisor_sessions WHERE id=?", (session_id,))
-        return str(rows[0][0]) if rows else None
-
     def list(self, owner: str | None = None) -> list[SessionInfo]:
         where, args = ("", ()) if owner is None else (" WHERE owner=?", (owner,))
         rows = self.db.execute("SELECT id, title, created_at, updated_at, turns FROM advisor_sessions" + where
@@ -121,26 +102,39 @@ class SessionStore:
         return [SessionInfo(session_id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns=r[4]) for r in rows]
 
     def rename(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
-        where, args = self._owned(owner)
-        if self.db.changes("UPDATE advisor_sessions SET title=? WHERE id=?" + where,
-                           (title.strip(), session_id, *args)) == 0:
+        own = self.resolve(session_id, owner)
+        if own is None or self.db.changes("UPDATE advisor_sessions SET title=? WHERE owner=? AND id=?",
+                                          (title.strip(), own, session_id)) == 0:
             raise SessionNotFoundError(session_id)
-        info = self.get(session_id)
+        info = self.get(session_id, own)
         assert info is not None
         return info
 
     def delete(self, session_id: str, owner: str | None = None) -> None:
-        where, args = self._owned(owner)
-        if self.db.changes("DELETE FROM advisor_sessions WHERE id=?" + where, (session_id, *args)) == 0:
+        own = self.resolve(session_id, owner)
+        if own is None or self.db.changes("DELETE FROM advisor_sessions WHERE owner=? AND id=?",
+                                          (own, session_id)) == 0:
             raise SessionNotFoundError(session_id)
-        self.db.execute("DELETE FROM advisor_turns WHERE session_id=?", (session_id,))
-        self.db.execute("DELETE FROM advisor_feedback WHERE session_id=?", (session_id,))
+        self.db.execute("DELETE FROM advisor_turns WHERE owner=? AND session_id=?", (own, session_id))
+        self.db.execute("DELETE FROM advisor_feedback WHERE owner=? AND session_id=?", (own, session_id))
 
     # -- turns ---------------------------------------------------------------------------------------
-    def turns(self, session_id: str) -> builtins.list[TurnRecord]:
-        rows = self.db.execute(f"SELECT {_TURN_COLS} FROM advisor_turns WHERE session_id=? ORDER BY seq",
-                               (session_id,))
+    def turns(self, session_id: str, owner: str | None = None) -> builtins.list[TurnRecord]:
+        own = self.resolve(session_id, owner)
+        if own is None:
+            return []
+        rows = self.db.execute(f"SELECT {_TURN_COLS} FROM advisor_turns WHERE owner=? AND session_id=? ORDER BY seq",
+                               (own, session_id))
         return [_turn(r) for r in rows]
+
+    def session_with_answer(self, owner: str, answer: str) -> str | None:
+        """The owner's most recent session whose stored answer is `answer` (a stateless client sent it back)."""
+        text = answer.strip()
+        if not text:
+            return None
+        rows = self.db.execute("SELECT session_id FROM advisor_turns WHERE owner=? AND (answer=? OR TRIM(answer)=?) "
+                               "ORDER BY created_at DESC, seq DESC LIMIT 1", (owner, text, text))
+        return str(rows[0][0]) if rows else None
 
     def answered(self, owner: str | None, request_id: str) -> tuple[str, TurnRecord] | None:
         """(session id, turn) already answered for this caller's request id, if any."""
@@ -149,38 +143,44 @@ class SessionStore:
         return (str(rows[0][0]), _turn(rows[0][1:])) if rows else None
 
     def append(self, session_id: str, owner: str | None, turn: TurnRecord) -> TurnRecord:
-        """Store one turn (and the session on its first turn) in one transaction. Callers hold db.lock(session)."""
+        """Store one turn (and the session on its first turn) in one transaction. Callers hold db.lock(session).
+        `owner` None (a trusted caller) continues whoever's session it is, or starts one with no owner."""
+        own = self.resolve(session_id, owner) or ""
         stamp = turn.created_at or now()
         with self.db.transaction():
-            rows = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM advisor_turns WHERE session_id=?",
-                                   (session_id,))
+            rows = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM advisor_turns WHERE owner=? AND session_id=?",
+                                   (own, session_id))
             seq = int(rows[0][0]) + 1
             self.db.execute(
                 f"INSERT INTO advisor_turns (session_id, owner, {_TURN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, owner or "", seq, turn.request_id, turn.user, turn.assistant, _dumps(turn.workload),
+                (session_id, own, seq, turn.request_id, turn.user, turn.assistant, _dumps(turn.workload),
                  _dumps(turn.result), int(turn.stopped), stamp))
             title = " ".join(turn.user.split())[:40] or "chat"
             self.db.execute(
                 "INSERT INTO advisor_sessions (id, title, created_at, updated_at, turns, owner) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET updated_at=excluded.updated_at, turns=excluded.turns",
-                (session_id, title, stamp, stamp, seq, owner or ""))
+                "ON CONFLICT (owner, id) DO UPDATE SET updated_at=excluded.updated_at, turns=excluded.turns",
+                (session_id, title, stamp, stamp, seq, own))
         return turn.model_copy(update={"seq": seq, "created_at": stamp})
 
     # -- feedback -------------------------------------------------------------------------------------
-    def rate(self, session_id: str, seq: int, rating: Rating, rater: str = "", source: str = "") -> None:
+    def rate(self, session_id: str, seq: int, rating: Rating, rater: str = "", source: str = "",
+             owner: str | None = None) -> None:
         """Store one person's rating of one turn (a second click replaces the first)."""
-        if not self.db.execute("SELECT 1 FROM advisor_turns WHERE session_id=? AND seq=?", (session_id, seq)):
+        own = self.resolve(session_id, owner)
+        if own is None or not self.db.execute("SELECT 1 FROM advisor_turns WHERE owner=? AND session_id=? AND seq=?",
+                                              (own, session_id, seq)):
             raise InvalidInputError(f"Session '{session_id[:128]}' has no turn {seq}.",
                                     "Rate a turn that was answered: its session id and 1-based turn number.")
         self.db.execute(
-            "INSERT INTO advisor_feedback (session_id, seq, rater, rating, source, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (session_id, seq, rater) DO UPDATE SET rating=excluded.rating, source=excluded.source, "
-            "created_at=excluded.created_at", (session_id, seq, rater, _RATING[rating], source, now()))
+            "INSERT INTO advisor_feedback (owner, session_id, seq, rater, rating, source, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner, session_id, seq, rater) DO UPDATE SET "
+            "rating=excluded.rating, source=excluded.source, created_at=excluded.created_at",
+            (own, session_id, seq, rater, _RATING[rating], source, now()))
 
     def feedback_counts(self) -> dict[str, dict[str, int]]:
         """👍/👎 per question type (the rated turn's intent): {intent: {"up": n, "down": n}}."""
         rows = self.db.execute("SELECT f.rating, t.result FROM advisor_feedback f JOIN advisor_turns t "
-                               "ON t.session_id = f.session_id AND t.seq = f.seq")
+                               "ON t.owner = f.owner AND t.session_id = f.session_id AND t.seq = f.seq")
         out: dict[str, dict[str, int]] = {}
         for rating, result in rows:
             intent = str((json.loads(result) if result else {}).get("intent") or "unknown")

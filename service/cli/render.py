@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -15,6 +16,32 @@ def _console() -> Console:
     if not con.is_terminal:  # logs and pipes: wide enough that the plan table does not fold into slivers
         con = Console(width=170)
     return con
+
+
+NARROW = 120  # below this many columns the tables drop their borders and empty columns, and the text columns fold
+
+
+def candidate_table(con: Console, columns: list[str], rows: list[list[str]], names: list[str],
+                    optional: tuple[str, ...] = ()) -> Table:
+    """A table whose `instance` column always shows each name whole (never cut to "GT4.8X…"): on a narrow
+    terminal (80-100 columns) the other text columns fold instead, the borders go, and `optional` columns with
+    nothing in them ("—") are left out."""
+    narrow = con.width < NARROW
+    keep = [i for i, col in enumerate(columns)
+            if not (narrow and col in optional and all(r[i] in ("—", "-", "") for r in rows))]
+    t = Table(box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, pad_edge=not narrow, collapse_padding=narrow)
+    widest = max((len(n) for n in names), default=8)
+    for i in keep:
+        col = columns[i]
+        if col == "instance":
+            t.add_column(col, no_wrap=True, min_width=widest)
+        elif col in ("#",):
+            t.add_column(col, no_wrap=True)
+        else:
+            t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*[r[i] for i in keep])
+    return t
 
 
 def print_estimate(r: dict[str, Any]) -> None:
@@ -71,16 +98,17 @@ def print_plan(result: PlanResult, top: int = 8) -> None:
               f"({job.epochs:g} epochs) · seq {job.seq_len}")
     if not result.candidates:
         con.print(f"[red]No feasible option.[/] {result.infeasible}")
-    t = Table("#", "instance", "GPUs · vCPU/RAM", "strategy", "GiB/GPU", "hours", "cost ¥", "price",
-              "budget", "deadline")
+    rows, names = [], []
     for i, c in enumerate(result.candidates[:top], 1):
         nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
-        t.add_row(str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
-                  f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{c.inst.vcpus} vCPU / {c.inst.memory_gib:g} GiB",
-                  c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}",
-                  f"{c.hours:,.1f}", *_cost_cells(c),
-                  _verdict(c.within_budget), _verdict(c.meets_deadline))
-    con.print(t)
+        names.append(c.inst.instance_type)
+        rows.append([str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
+                     f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{c.inst.vcpus} vCPU / {c.inst.memory_gib:g} GiB",
+                     c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}",
+                     f"{c.hours:,.1f}", *_cost_cells(c), _verdict(c.within_budget), _verdict(c.meets_deadline)])
+    columns = ["#", "instance", "GPUs · vCPU/RAM", "strategy", "GiB/GPU", "hours", "cost ¥", "price", "budget",
+               "deadline"]
+    con.print(candidate_table(con, columns, rows, names, optional=("budget", "deadline")))
     for cloud, c in result.picks().items():
         con.print(f"pick on {cloud}: [bold]{c.inst.instance_type}[/] ({c.inst.gpu_count:g}× {c.gpu.id}) · "
                   f"{c.hours:,.1f} h · {_cost_text(c)}")
@@ -107,13 +135,15 @@ def _verdict(v: bool | None) -> str:
 
 
 def print_instances(rows: list[dict[str, Any]]) -> None:
-    t = Table("cloud", "instance", "GPU", "vCPU", "RAM GiB", "on-demand ¥/h", "monthly ¥", "status")
+    con = _console()
+    cells = []
     for r in rows:
         od = next((p for p in r["prices"] if p["billing"] == "on_demand" and not p["region"]), None)
         mo = next((p for p in r["prices"] if p["billing"] == "monthly" and not p["region"]), None)
-        t.add_row(r["cloud"], r["instance_type"], f"{r['gpu_count']:g}x {r['gpu']}", str(r["vcpus"]),
-                  f"{r['memory_gib']:g}", _price(od), _price(mo), r["sale_status"])
-    _console().print(t)
+        cells.append([r["cloud"], r["instance_type"], f"{r['gpu_count']:g}x {r['gpu']}", str(r["vcpus"]),
+                      f"{r['memory_gib']:g}", _price(od), _price(mo), r["sale_status"]])
+    columns = ["cloud", "instance", "GPU", "vCPU", "RAM GiB", "on-demand ¥/h", "monthly ¥", "status"]
+    con.print(candidate_table(con, columns, cells, [r["instance_type"] for r in rows]))
 
 
 def _price(p: dict[str, Any] | None) -> str:

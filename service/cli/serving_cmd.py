@@ -131,22 +131,22 @@ def _print_inference(r: Any) -> None:
 
 
 def _print_plan(p: Any, top: int) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from service.cli.render import _console, candidate_table
 
-    con = Console(width=170)
+    con = _console()
     con.print(f"[bold]{p.model.name}[/] serving · {len(p.candidates)} options")
     if p.infeasible:
         con.print(f"[red]{p.infeasible}[/]")
-    t = Table("#", "instance", "GPUs", "replicas x TP", "out tok/s", "TTFT ms", "TPOT ms", "¥/month", "¥/1M out")
+    rows = []
     for i, c in enumerate(p.candidates[:top], 1):
         s = c.sizing
-        t.add_row(str(i), f"{c.cloud}\n{c.instance_type}", f"{c.nodes} x {c.gpu_count:g} {c.gpu}",
-                  f"{c.replicas} x {c.gpus_per_replica}", f"{s.output_tokens_per_s:,.0f}",
-                  "-" if s.ttft_ms is None else f"{s.ttft_ms:,.0f}", f"{s.tpot_ms:.1f}",
-                  "on request" if c.cost_per_month_cny is None else f"{c.cost_per_month_cny:,.0f} {c.billing}",
-                  "-" if c.cny_per_million_output_tokens is None else f"{c.cny_per_million_output_tokens:,.2f}")
-    con.print(t)
+        rows.append([str(i), f"{c.cloud}\n{c.instance_type}", f"{c.nodes} x {c.gpu_count:g} {c.gpu}",
+                     f"{c.replicas} x {c.gpus_per_replica}", f"{s.output_tokens_per_s:,.0f}",
+                     "-" if s.ttft_ms is None else f"{s.ttft_ms:,.0f}", f"{s.tpot_ms:.1f}",
+                     "on request" if c.cost_per_month_cny is None else f"{c.cost_per_month_cny:,.0f} {c.billing}",
+                     "-" if c.cny_per_million_output_tokens is None else f"{c.cny_per_million_output_tokens:,.2f}"])
+    columns = ["#", "instance", "GPUs", "replicas x TP", "out tok/s", "TTFT ms", "TPOT ms", "¥/month", "¥/1M out"]
+    con.print(candidate_table(con, columns, rows, [c.instance_type for c in p.candidates[:top]]))
     if p.candidates:
         con.print(p.candidates[0].launch.vllm)
         con.print(f"[dim]{p.candidates[0].launch.replicas_note}[/]")

@@ -163,12 +163,17 @@ def build_launch_bundle(plan: PlanInput, catalog: Catalog, lang: Lang,
 
 def bundle_as_zip(bundle: LaunchBundle, root: str = "") -> bytes:
     """The bundle as a zip (scripts executable, fixed timestamps); `root` nests the files in a folder."""
+    return files_as_zip(bundle.files, root)
+
+
+def files_as_zip(files: Mapping[str, str], root: str = "") -> bytes:
+    """{path: text} as a zip: the shell scripts executable, fixed timestamps (the same files, the same bytes)."""
     buf = io.BytesIO()
     prefix = f"{root.strip('/')}/" if root.strip("/") else ""
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in sorted(bundle.files):
+        for name in sorted(files):
             info = zipfile.ZipInfo(prefix + name, date_time=ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = (0o755 if name in EXECUTABLE else 0o644) << 16
-            zf.writestr(info, bundle.files[name])
+            zf.writestr(info, files[name])
     return buf.getvalue()

@@ -175,6 +175,20 @@ class RejectedView(_View):
     reason: str
 
 
+class PickReasonView(_View):
+    """Why a cloud's pick is neither its cheapest nor its fastest option (the plan's pick_reasons)."""
+
+    instance_type: str
+    message: str
+    message_zh: str
+    cheapest: str = ""
+    fastest: str = ""
+    versus: list[str] = Field(default_factory=list)
+
+    def text(self, lang: str) -> str:
+        return self.message_zh if lang == "zh" else self.message
+
+
 class PlanView(_View):
     workload: WorkloadView
     model: ModelView
@@ -183,6 +197,7 @@ class PlanView(_View):
     n_candidates: int = 0
     picks: dict[str, str] = Field(default_factory=dict)
     alternatives: dict[str, str] = Field(default_factory=dict)
+    pick_reasons: dict[str, PickReasonView] = Field(default_factory=dict)
     rejected: list[RejectedView] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
     notes: list[NoteView] = Field(default_factory=list)
@@ -199,6 +214,15 @@ class PlanView(_View):
         order = [*[c for c in CLOUD_ORDER if c in self.picks], *[c for c in self.picks if c not in CLOUD_ORDER]]
         found = (self.candidate(self.picks[cloud], cloud) for cloud in order)
         return [c for c in found if c is not None]
+
+    def why_not(self, chosen: CandidateView, other: CandidateView | None = None) -> PickReasonView | None:
+        """Why `chosen` (its cloud's pick) goes before `other` (default: any option the reason names), or None."""
+        why = self.pick_reasons.get(chosen.cloud)
+        if why is None or why.instance_type != chosen.instance_type:
+            return None
+        if other is not None and other.instance_type not in (why.cheapest, why.fastest, *why.versus):
+            return None
+        return why
 
     def alternative(self, kind: str) -> CandidateView | None:
         name = self.alternatives.get(kind)

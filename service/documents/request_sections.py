@@ -35,6 +35,10 @@ def background(view: PlanView, c: CandidateView, applicant: Mapping[str, str], l
         f"{view.n_candidates} feasible options GPU Advisor planned (objective: "
         f"{label(OBJECTIVE, view.workload.objective, lang)}).",
     )
+    why = view.why_not(c)
+    if why is not None:  # the pick is not its cloud's cheapest: say why it still goes first, as the page does
+        summary += tr(lang, f"它不是最便宜的方案，原因：{why.text(lang)}",
+                      f" It is not the cheapest option: {why.text(lang)}")
     rows = [[tr(lang, "项目名称", "Project"), project], [tr(lang, "项目背景与目标", "Background and goal"), purpose]]
     return fmt.table([tr(lang, "项目", "Item"), tr(lang, "内容", "Details")], rows) + "\n\n" + summary
 

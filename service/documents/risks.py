@@ -24,22 +24,26 @@ def _warnings(view: PlanView, chosen: CandidateView, lang: Lang) -> list[str]:
     return out
 
 
-def _alt_line(kind: str, c: CandidateView, lang: Lang) -> str:
+def _alt_line(kind: str, c: CandidateView, lang: Lang, why: str = "") -> str:
     name = {"cheaper": tr(lang, "更便宜", "Cheaper"), "faster": tr(lang, "更快", "Faster")}.get(kind, kind)
     detail = tr(lang, f"{fmt.gpus(c, lang)}，{c.strategy.label}，{fmt.num(c.training_hours)} 小时，"
                       f"{label(BILLING, c.billing, lang)} {fmt.cny(c.total_cost_cny)}",
                 f"{fmt.gpus(c, lang)}, {c.strategy.label}, {fmt.num(c.training_hours)} h, "
                 f"{label(BILLING, c.billing, lang)} {fmt.cny(c.total_cost_cny)}")
-    return f"{name}：**{fmt.instance(c, lang)}**（{detail}）" if lang == "zh" else (
+    line = f"{name}：**{fmt.instance(c, lang)}**（{detail}）" if lang == "zh" else (
         f"{name}: **{fmt.instance(c, lang)}** ({detail})")
+    if why:
+        line += tr(lang, f"。推荐方案仍排在它前面：{why}", f". The recommendation still goes first: {why}")
+    return line
 
 
-def _alternatives(view: PlanView, lang: Lang) -> list[str]:
+def _alternatives(view: PlanView, chosen: CandidateView, lang: Lang) -> list[str]:
     lines = []
     for kind in ("cheaper", "faster"):
         c = view.alternative(kind)
         if c is not None:
-            lines.append(_alt_line(kind, c, lang))
+            why = view.why_not(chosen, c)
+            lines.append(_alt_line(kind, c, lang, why.text(lang) if why is not None else ""))
     if not lines:
         lines.append(tr(lang, "规划结果中没有更便宜或更快的备选方案。", "The plan has no cheaper or faster alternative."))
     return lines
@@ -93,7 +97,7 @@ def risks(view: PlanView, chosen: CandidateView, lang: Lang) -> str:
     warnings = _warnings(view, chosen, lang) or [tr(lang, "无。", "None.")]
     parts = [
         tr(lang, "**规划警告**", "**Planner warnings**"), fmt.bullets(warnings),
-        tr(lang, "**备选方案**", "**Alternatives**"), fmt.bullets(_alternatives(view, lang) + _verdicts(chosen, lang)),
+        tr(lang, "**备选方案**", "**Alternatives**"), fmt.bullets(_alternatives(view, chosen, lang) + _verdicts(chosen, lang)),
         tr(lang, "**竞价实例**", "**Spot instances**"), fmt.bullets([_spot(chosen, lang)]),
         tr(lang, "**价格待确认**", "**Prices to confirm**"), fmt.bullets(_prices(view, lang)),
     ]

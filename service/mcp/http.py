@@ -7,7 +7,9 @@ Stateless with JSON responses: every POST stands alone (no session to pin to one
 behind any number of uvicorn workers or replicas; GET (a server-to-client stream) and DELETE (end a session)
 have nothing to serve and answer 405. The tools share the app's catalog and retriever (each loaded
 once per process); a retriever that cannot load fails search_knowledge alone, with the reason. When
-GPU_ADVISOR_API_KEY is set, a request without `Authorization: Bearer <key>` gets the API's 401 error body.
+GPU_ADVISOR_API_KEY is set, a request without `Authorization: Bearer <key>` gets the API's 401 error body. A JSON
+body is checked before the SDK reads it (service.mcp.guard): not UTF-8, nested too deep, a malformed id or an
+unknown method get JSON-RPC's own errors, never a 500.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from service.api.errors import error_body
 from service.errors import AdvisorError
+from service.mcp.guard import check_body
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -52,13 +55,50 @@ def _credentials(scope: Scope) -> Any:
     return None
 
 
-async def _send_error(send: Send, status: int, code: str, message: str, fix: str,
-                      headers: dict[str, str] | None = None) -> None:
-    body = json.dumps(error_body(code, message, fix), ensure_ascii=False).encode()
+async def _send_json(send: Send, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    body = json.dumps(payload, ensure_ascii=False).encode()
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers", []):
+        if name == b"content-type":
+            return bytes(value).split(b";")[0].strip().lower() == b"application/json"
+    return False
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole body (the API's BodyLimits caps its size and time); the SDK gets it back through _replay."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # then the disconnect, when it comes
+
+    return replay
+
+
+async def _send_error(send: Send, status: int, code: str, message: str, fix: str,
+                      headers: dict[str, str] | None = None) -> None:
+    await _send_json(send, status, error_body(code, message, fix), headers)
 
 
 class McpEndpoint:
@@ -105,4 +145,11 @@ class McpEndpoint:
                               "Install the service extra (pip install -e '.[service]'), which includes mcp, "
                               "and start the app with its lifespan (uvicorn does).")
             return
+        if _is_json(scope):  # anything else: the SDK's 415
+            body = await _read_body(receive)
+            problem = check_body(body)
+            if problem is not None:
+                await _send_json(send, *problem)
+                return
+            receive = _replay(body, receive)
         await self.manager.handle_request(scope, receive, send)

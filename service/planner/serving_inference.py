@@ -73,6 +73,18 @@ class InferenceResult(_Out):
     assumptions_zh: list[str]
 
 
+MAX_GPUS_COUNTED = 100_000
+
+
+def gpus_for(total_gib: float, per_gpu_gib: float) -> int | None:
+    """ceil(total / per GPU): the GPUs `total_gib` fills at `per_gpu_gib` each; None when the share per GPU is too
+    small for the count to mean anything (it would be infinite for a fraction near zero)."""
+    if per_gpu_gib <= 0:
+        return None
+    count = total_gib / per_gpu_gib
+    return math.ceil(count) if math.isfinite(count) and count <= MAX_GPUS_COUNTED else None
+
+
 def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
     if not w.gpu:
         raise InvalidInputError("gpu: give the GPU to size on (e.g. L20, A10, H800).",
@@ -92,7 +104,7 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         starts, reason = mem.starts, mem.starts_reason if not mem.starts else sized
         weights_total = engine_memory(m, gpu, replace(setup, tp=1)).weights_gib
         lowered = None
-        min_weights = math.ceil(weights_total / (mem.device_total_gib * mem.mem_fraction)) if w.gpus is None else None
+        min_weights = gpus_for(weights_total, mem.device_total_gib * mem.mem_fraction) if w.gpus is None else None
         perf_fields: dict[str, object] = {"output_tokens_per_s": None, "ttft_ms": None, "tpot_ms": None,
                                           "meets_limits": False, "headroom": None, "max_concurrency_at_load": None}
         out_launch = None

@@ -171,9 +171,11 @@ class DenseIndex:
             return self._build(sig, rebuild, bad, started)
 
     def _building(self, state: str, done: int, reason: str = "") -> None:
-        """Progress; a store already in use (a partial generation) stays `ready` meanwhile."""
+        """Progress; a store already in use (the previous or a partial generation) stays searchable (`ready`, and
+        /readyz says `rebuilding done/total`: the real state, not `ready`)."""
         ready = self._store is not None and self.status.state == "ready"
-        self.status = DenseStatus("ready" if ready else state, done, len(self.chunks), "" if ready else reason)
+        self.status = DenseStatus("ready" if ready else state, done, len(self.chunks), "" if ready else reason,
+                                  rebuilding=ready)
 
     def _unchanged(self, started: float) -> IndexReport:
         n = len(self.chunks)

@@ -45,11 +45,13 @@ class DenseStatus:
     done: int = 0
     total: int = 0
     reason: str = ""
+    rebuilding: bool = False  # ready (an index in use: the previous one, or the guide's part) while one builds
 
     def label(self) -> str:
-        """What /readyz shows: `ready`, `building 120/472`, `degraded: <why>; rebuilding 12/472`."""
+        """What /readyz shows: `ready`, `building 120/472`, `rebuilding 166/545` (searching the index in use
+        meanwhile), `degraded: <why>; rebuilding 12/472`."""
         if self.state == "ready":
-            return "ready"
+            return f"rebuilding {self.done}/{self.total}" if self.rebuilding else "ready"
         if self.state in ("building", "waiting"):
             what = "building" if self.state == "building" else "waiting for another process's build"
             head = f"{what} {self.done}/{self.total}"

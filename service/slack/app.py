@@ -9,6 +9,9 @@ bytes are checked first (service.slack.verify: size 413, signature and timestamp
 400, all in the API's error shape); then Bolt verifies again and answers url_verification.
 Listeners acknowledge before any work (process_before_response=True, so nothing runs after the HTTP response
 except the lazy listeners, which Bolt runs in its thread pool); retries of an event already seen are dropped.
+Acknowledging never needs Slack's Web API (the bot token is known: no auth.test per request), so an unreachable
+slack.com costs the answers, not the acknowledgements; service.slack.delivery retries, logs the outage once and
+reports it in /readyz.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from service.errors import InvalidInputError
 from service.settings import Settings
 from service.slack.blocks import DOCUMENT_ACTIONS, usage_text
 from service.slack.dedup import SeenEvents, is_duplicate
+from service.slack.delivery import SlackDelivery, quiet_sdk_logger
 from service.slack.feedback import FEEDBACK_ACTION
 from service.slack.handlers import AssistantProvider, SlackHandlers
 from service.slack.threads import ThreadSessions, slack_db
@@ -53,16 +57,29 @@ def _provider(assistant: AssistantProtocol | AssistantProvider) -> AssistantProv
     return lambda: ready
 
 
+def web_client(settings: Settings, delivery: SlackDelivery, client: WebClient | None = None) -> tuple[WebClient, str]:
+    """(the Web API client Bolt copies for each request, the bot token): `client` (a test points it elsewhere) or
+    slack.com, with the delivery's retries and a log without slack_sdk's line per failed try. The client holds no
+    token: `authorize` hands it to each request's client."""
+    from slack_sdk import WebClient
+
+    base = client or WebClient(token=settings.slack_bot_token)
+    quiet = WebClient(base_url=base.base_url, timeout=base.timeout, ssl=base.ssl, proxy=base.proxy,
+                      headers=base.headers, logger=quiet_sdk_logger(), retry_handlers=delivery.retry_handlers())
+    return quiet, base.token or settings.slack_bot_token
+
+
 def build_slack_app(settings: Settings, assistant: AssistantProtocol | AssistantProvider, *,
                     client: WebClient | None = None, socket_mode: bool = False,
-                    listener_executor: Executor | None = None) -> App:
-    """The Bolt app. Makes no network call: Bolt checks the bot token (auth.test) on the first request.
+                    listener_executor: Executor | None = None, delivery: SlackDelivery | None = None) -> App:
+    """The Bolt app. Makes no network call, then or per request: the bot token is authorised as configured (no
+    auth.test), so a request is acknowledged whether or not slack.com can be reached.
 
     `client` points the Web API elsewhere (tests: a loopback stub); `listener_executor` runs the lazy listeners
-    (default: Bolt's thread pool).
+    (default: Bolt's thread pool); `delivery` tracks whether posting works (app.state.slack_delivery, /readyz).
     """
     from slack_bolt import Ack, App, BoltRequest, BoltResponse
-    from slack_sdk import WebClient
+    from slack_bolt.authorization import AuthorizeResult
 
     if not settings.slack_bot_token and client is None:
         raise InvalidInputError("SLACK_BOT_TOKEN is not set.", "Set it to the app's Bot User OAuth Token (xoxb-…).")
@@ -70,14 +87,22 @@ def build_slack_app(settings: Settings, assistant: AssistantProtocol | Assistant
         raise InvalidInputError("SLACK_SIGNING_SECRET is not set.",
                                 "Set it to the Signing Secret from the app's Basic Information page.")
     db = slack_db(settings.data_dir / DB_FILE, settings.database_url)
-    handlers = SlackHandlers(_provider(assistant), ThreadSessions(db))
+    delivery = delivery or SlackDelivery()
+    handlers = SlackHandlers(_provider(assistant), ThreadSessions(db), delivery)
     seen = SeenEvents(db)
+    client, token = web_client(settings, delivery, client)
+
+    def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
+        # One workspace, one bot token: nothing to look up. Bolt's default calls auth.test on the first request,
+        # and when slack.com is unreachable that raised out of dispatch (HTTP 500, dispatch_failed).
+        return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id, bot_token=token)
+
     app = App(
         name="gpu-advisor",
-        client=client or WebClient(token=settings.slack_bot_token),
+        client=client,
+        authorize=authorize,
         signing_secret=settings.slack_signing_secret,
         request_verification_enabled=not socket_mode,  # Socket Mode payloads arrive unsigned over the socket
-        token_verification_enabled=False,
         process_before_response=True,
         listener_executor=listener_executor,
     )
@@ -137,11 +162,13 @@ async def read_capped(request: Request) -> tuple[bytes, Problem | None]:
 
 
 def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantProtocol | AssistantProvider, *,
-                client: WebClient | None = None, listener_executor: Executor | None = None) -> bool:
+                client: WebClient | None = None, listener_executor: Executor | None = None,
+                delivery: SlackDelivery | None = None) -> bool:
     """Add POST /slack/events when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are set; False (and why, logged) if not.
 
     `assistant` may be a function returning the assistant, so the API's lazily built one is shared, not forced.
-    `client` and `listener_executor` are passed to build_slack_app.
+    `client`, `listener_executor` and `delivery` are passed to build_slack_app; the delivery's state is the
+    `slack` component of /readyz.
     """
     missing = [name for name, value in (("SLACK_SIGNING_SECRET", settings.slack_signing_secret),
                                         ("SLACK_BOT_TOKEN", settings.slack_bot_token)) if not value]
@@ -155,7 +182,9 @@ def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantPr
         return False
     from starlette.concurrency import run_in_threadpool
 
-    bolt = build_slack_app(settings, assistant, client=client, listener_executor=listener_executor)
+    delivery = delivery or SlackDelivery()
+    bolt = build_slack_app(settings, assistant, client=client, listener_executor=listener_executor,
+                           delivery=delivery)
 
     async def slack_events(request: Request) -> Response:
         # Size, signature and shape are checked on the raw bytes first (Bolt would parse before verifying: a
@@ -170,5 +199,9 @@ def mount_slack(fastapi_app: FastAPI, settings: Settings, assistant: AssistantPr
     fastapi_app.add_api_route(EVENTS_PATH, slack_events, methods=["POST"], include_in_schema=False,
                               name="slack_events")
     fastapi_app.state.slack_app = bolt
+    fastapi_app.state.slack_delivery = delivery
+    resources = getattr(fastapi_app.state, "resources", None)
+    if resources is not None:
+        resources.probes["slack"] = delivery.state  # optional: the API answers without Slack
     log.info("Slack bot mounted at POST %s", EVENTS_PATH)
     return True

@@ -34,6 +34,7 @@ from service.slack.blocks import (
     tr,
     usage_text,
 )
+from service.slack.delivery import SlackDelivery, is_connection_error
 from service.slack.feedback import feedback_block, parse_feedback, thanks_text
 from service.slack.mrkdwn import (
     escape,
@@ -48,6 +49,7 @@ from service.slack.stream import set_status, stream_answer
 from service.slack.threads import ThreadSessions
 
 log = logging.getLogger(__name__)
+BUNDLE_ZIP = "launch-bundle.zip"
 AssistantProvider = Callable[[], AssistantProtocol]
 USER_SUBTYPES = (None, "file_share", "thread_broadcast")  # message subtypes a person sends
 
@@ -82,9 +84,11 @@ def recipient_of(body: Mapping[str, Any], event: Mapping[str, Any]) -> tuple[str
 
 
 class SlackHandlers:
-    def __init__(self, assistant: AssistantProvider, threads: ThreadSessions) -> None:
+    def __init__(self, assistant: AssistantProvider, threads: ThreadSessions,
+                 delivery: SlackDelivery | None = None) -> None:
         self.assistant = assistant
         self.threads = threads
+        self.delivery = delivery or SlackDelivery()
         self.langs: dict[str, Lang] = {}  # user id -> language of their Slack locale (panel greetings)
 
     # -- Bolt lazy listeners (arguments are injected by name) -------------------------------------------
@@ -113,12 +117,15 @@ class SlackHandlers:
     def on_assistant_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         self._guard(self._on_assistant_message, event, body, client)
 
-    @staticmethod
-    def _guard(fn: Callable[..., None], *args: Any) -> None:
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
         try:
             fn(*args)
-        except Exception:  # nothing reaches Slack from here; keep the traceback for the operator
-            log.exception("Slack listener %s failed", fn.__name__)
+        except Exception as exc:  # nothing reaches Slack from here
+            if is_connection_error(exc):  # slack.com out of reach: reported once per outage, not per listener
+                self.delivery.failed(exc)
+                log.debug("Slack listener %s could not reach Slack: %s", fn.__name__, exc)
+                return
+            log.exception("Slack listener %s failed", fn.__name__)  # keep the traceback for the operator
 
     # -- conversations ------------------------------------------------------------------------------
     def _on_user_message(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
@@ -169,7 +176,8 @@ class SlackHandlers:
             self._post(client, channel, thread_ts, result, extra)
         for kind in DOCUMENTS:
             if files := document_files(kind, result.documents, result.language):
-                self.post_files(client, channel, thread_ts, tr(result.language, *DOCUMENTS[kind][2]), files)
+                self.post_files(client, channel, thread_ts, tr(result.language, *DOCUMENTS[kind][2]), files,
+                                zipped=kind == LAUNCH_BUNDLE_ACTION)
         return result
 
     def _post(self, client: WebClient, channel: str, thread_ts: str, result: AskResult, extra: list[Block]) -> None:
@@ -276,7 +284,7 @@ class SlackHandlers:
         if channel and thread_ts:
             try:
                 if files:
-                    self.post_files(client, channel, str(thread_ts), title, files)
+                    self.post_files(client, channel, str(thread_ts), title, files, zipped=kind == LAUNCH_BUNDLE_ACTION)
                 else:
                     client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=truncate(note, 3000),
                                             blocks=note_blocks(note))
@@ -305,9 +313,16 @@ class SlackHandlers:
         files = document_files(kind, result.documents, lang)
         return (files, "") if files else ({}, markdown_to_mrkdwn(result.answer_markdown))
 
-    def post_files(self, client: WebClient, channel: str, thread_ts: str, title: str, files: Mapping[str, str]) -> None:
-        """Upload the files into the thread (files_upload_v2); code blocks when the upload fails."""
-        uploads = [{"content": text, "filename": name.replace("/", "_"), "title": name} for name, text in files.items()]
+    def post_files(self, client: WebClient, channel: str, thread_ts: str, title: str, files: Mapping[str, str], *,
+                   zipped: bool = False) -> None:
+        """Upload the files into the thread (files_upload_v2): `zipped` (the launch bundle) as one zip with its
+        folders and executable scripts, else one upload per file; code blocks when the upload fails."""
+        uploads: list[dict[str, Any]] = [
+            {"content": text, "filename": name.replace("/", "_"), "title": name} for name, text in files.items()]
+        if zipped:
+            from service.documents.bundle import files_as_zip
+
+            uploads = [{"file": files_as_zip(files), "filename": BUNDLE_ZIP, "title": title}]
         try:
             client.files_upload_v2(channel=channel, thread_ts=thread_ts, file_uploads=uploads, initial_comment=title)
             return

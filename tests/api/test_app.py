@@ -128,3 +128,17 @@ def test_http_errors_share_the_shape(client: TestClient, method: str, path: str,
 def test_malformed_json_is_422(client: TestClient) -> None:
     r = client.post("/v1/plan", content=b"{not json", headers={"Content-Type": "application/json"})
     assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_input"
+
+
+def test_the_docs_pages_load_their_assets_from_this_server(client: TestClient) -> None:
+    # Regression: /docs loaded Swagger UI from a CDN (cdn.jsdelivr.net), so it was blank offline
+    import re
+
+    for page in ("/docs", "/redoc"):
+        html = client.get(page).text
+        urls = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", html) + re.findall(r"url: ?'([^']+)'", html)
+        assert urls and not [u for u in urls if "//" in u], (page, urls)  # same origin only
+        for url in urls:
+            if not url.endswith(".json"):
+                assert client.get(url).status_code == 200, url
+    assert "swagger-ui-bundle.js" in client.get("/docs").text

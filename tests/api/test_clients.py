@@ -78,14 +78,17 @@ def test_openai_follow_up_as_messages_keeps_the_conversation(server: str) -> Non
     assert "¥8,000" in budget_line(streamed)
 
 
-def test_a_trimmed_history_continues_from_our_answer(server: str) -> None:
-    """A client that drops the oldest user turn still sends our answer, which carries the planned workload."""
+@pytest.mark.parametrize("answer_format", ["markdown", "text"])
+def test_a_trimmed_history_continues_from_our_answer(server: str, answer_format: str) -> None:
+    """A client that drops the oldest user turn still sends our answer: a Markdown client's carries the planned
+    workload (an invisible comment); a plain-text client's (the SDK's default: clean text) names its session."""
     from openai import OpenAI
 
-    client = OpenAI(base_url=f"{server}/v1", api_key="none", max_retries=0)
+    headers = {"X-Answer-Format": "markdown"} if answer_format == "markdown" else {}
+    client = OpenAI(base_url=f"{server}/v1", api_key="none", max_retries=0, default_headers=headers)
     first = client.chat.completions.create(model="gpu-advisor", messages=[{"role": "user", "content": QUESTION}])
     answer = first.choices[0].message.content or ""
-    assert "<!-- gpu-advisor:workload " in answer  # invisible in Markdown
+    assert ("<!-- gpu-advisor:workload " in answer) == (answer_format == "markdown")
     trimmed = [{"role": "assistant", "content": answer}, {"role": "user", "content": FOLLOW_UP}]
     second = client.chat.completions.create(model="gpu-advisor", messages=trimmed).choices[0].message.content or ""
     assert "Qwen2-7B" in second and "¥8,000" in budget_line(second)

@@ -33,19 +33,21 @@ def test_search_validates_parameters(client: TestClient) -> None:
 
 
 def test_search_is_503_when_retrieval_cannot_load(tmp_path: Path, catalog: Catalog, monkeypatch: object) -> None:
-    app = create_app(make_settings(tmp_path), FakeAssistant(), catalog=catalog)
+    app = create_app(make_settings(tmp_path, api_key="k"), FakeAssistant(), catalog=catalog)
     resources = app.state.resources
 
     def broken() -> FakeRetriever:
         raise DependencyUnavailableError("Chroma is down.", "Start it.")
 
     resources.retriever.build = broken
-    client = TestClient(app)  # no lifespan: nothing warms up in the background
+    client = TestClient(app, headers={"Authorization": "Bearer k"})  # no lifespan: nothing warms up
     r = client.get("/v1/search", params={"q": "A10"})
     assert r.status_code == 503
     assert r.json()["error"] == {"code": "dependency_unavailable", "message": "Chroma is down.", "fix": "Start it."}
-    ready = client.get("/readyz")
+    ready = client.get("/readyz")  # with the key: the detail
     assert ready.status_code == 503 and "failed: Chroma is down." in ready.json()["components"]["bm25"]
+    public = client.get("/readyz", headers={"Authorization": ""}).json()["components"]["bm25"]
+    assert public.startswith("failed: the server log says why")
 
 
 def test_unexpected_retriever_failure_is_503_not_a_traceback(tmp_path: Path, catalog: Catalog) -> None:

@@ -43,3 +43,39 @@ def test_the_shortest_allowed_deadline_plans(client: TestClient) -> None:
     assert r.status_code == 200
     [note] = [n for n in r.json()["notes"] if n["code"] == "misses_deadline"]
     assert "0.01 h" in note["message"]
+
+
+# Serving (issue "The edges users hit", item 4): POST /v1/inference with mem_fraction 5e-324 was a 500
+# (OverflowError: math.ceil of infinity in min_gpus_for_weights). Every float of the serving workload, at the edge.
+SERVING_FLOATS = ("params_b", "mem_fraction", "concurrency", "request_rate", "ttft_ms", "tpot_ms", "budget_cny")
+SERVING_ROUTES = ("/v1/inference", "/v1/plan/serving", "/v1/plan")
+
+
+def test_the_smallest_mem_fraction_is_422_naming_the_field(client: TestClient) -> None:
+    r = client.post("/v1/inference", json={"model": "Qwen2.5-7B", "gpu": "L20", "mem_fraction": 5e-324})
+    assert r.status_code == 422, r.text[:300]
+    error = r.json()["error"]
+    assert "mem_fraction" in error["message"] and "0.01" in error["message"] and error["fix"]
+
+
+@pytest.mark.parametrize("route", SERVING_ROUTES)
+@pytest.mark.parametrize("field", SERVING_FLOATS)
+@pytest.mark.parametrize("value", TINY)
+def test_tiny_serving_floats_never_make_a_server_error(client: TestClient, route: str, field: str,
+                                                       value: float) -> None:
+    workload: dict[str, object] = {"kind": "serving", "model": "Qwen2.5-7B", field: value}
+    if route == "/v1/inference":
+        workload["gpu"] = "L20"
+    if field == "params_b":
+        del workload["model"]
+    r = client.post(route, json=workload)
+    assert r.status_code < 500, r.text[:300]
+
+
+@pytest.mark.parametrize("gpus", [None, 1, 8])
+def test_the_smallest_allowed_mem_fraction_sizes_without_error(client: TestClient, gpus: int | None) -> None:
+    body: dict[str, object] = {"model": "Qwen2.5-72B", "gpu": "L20", "mem_fraction": 0.01}
+    if gpus:
+        body["gpus"] = gpus
+    r = client.post("/v1/inference", json=body)
+    assert r.status_code == 200 and r.json()["starts"] is False, r.text[:300]

@@ -67,13 +67,15 @@ def test_a_session_is_unknown_to_another_owner(assistant: Assistant) -> None:
     assert assistant.has_session(sid, "alice") and not assistant.has_session(sid, "bob")
     assert [s.session_id for s in assistant.list_sessions("bob")] == []
     for call in (lambda: assistant.ask("预算改成8000呢", sid, owner="bob"),
-                 lambda: assistant.ask("预算改成8000呢", sid, owner="bob", create=True),
                  lambda: assistant.session_messages(sid, "bob"),
                  lambda: assistant.rename_session(sid, "x", "bob"),
                  lambda: assistant.delete_session(sid, "bob")):
         with pytest.raises(SessionNotFoundError):
             call()
     assert len(assistant.sessions.turns(sid)) == 1
+    # create=True (an OpenAI `user`) names bob's own session of that id: alice's is untouched (ids are per owner)
+    assert assistant.ask("预算改成8000呢", sid, owner="bob", create=True).session_id == sid
+    assert [len(assistant.sessions.turns(sid, who)) for who in ("alice", "bob")] == [1, 1]
     msgs = assistant.session_messages(sid, "alice")
     assert [m.role for m in msgs] == ["user", "assistant"]
     assert msgs[1].recommendation is not None and msgs[1].workload is not None

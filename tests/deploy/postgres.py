@@ -21,12 +21,23 @@ class PgServer:
     root: Path
     bin_dir: Path
     user: str | None
+    options: str = ""
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         cmd = [str(self.bin_dir / args[0]), *args[1:]]
         if self.user:
             cmd = ["runuser", "-u", self.user, "--", *cmd]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+    def pause(self) -> None:
+        """Stop the server and keep its data (resume() starts it again on the same port)."""
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        done = self._run("pg_ctl", "-D", str(self.root / "data"), "-o", self.options, "-l", str(self.root / "log"),
+                         "-w", "-t", "60", "start")
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr[-400:]}")
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
@@ -71,6 +82,7 @@ def start_postgres(bin_dir: Path) -> PgServer:
         raise RuntimeError(f"initdb failed: {init.stderr[-800:]}")
     opts = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={root} -c fsync=off "
             "-c max_connections=200 -c shared_buffers=32MB")
+    server.options = opts
     start = server._run("pg_ctl", "-D", str(root / "data"), "-o", opts, "-l", str(root / "log"), "-w", "-t", "60",
                         "start")
     if start.returncode != 0:

@@ -24,11 +24,11 @@ def test_unreachable_postgres_fails_readiness_with_the_reason_and_is_retried(
     monkeypatch.setattr(db, "CONNECT_TIMEOUT_S", 0.3)
     monkeypatch.setattr(resources, "RETRY_AFTER_S", 0.2)
     port = free_port()
-    settings = Settings(data_dir=tmp_path, llm="offline", api_key="", chroma_host="",
+    settings = Settings(data_dir=tmp_path, llm="offline", api_key="k", chroma_host="",
                         DATABASE_URL=f"postgresql://advisor:pw@127.0.0.1:{port}/postgres")
     catalog: Catalog = load_catalog(settings.knowledge_dir, settings.catalog_overlay_dir, None)
     app = create_app(settings, catalog=catalog, retriever=FakeRetriever())
-    with TestClient(app) as client:
+    with TestClient(app, headers={"Authorization": "Bearer k"}) as client:
         deadline = time.monotonic() + 30
         while app.state.resources.assistant.error is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -37,6 +37,9 @@ def test_unreachable_postgres_fails_readiness_with_the_reason_and_is_retried(
         state = r.json()["components"]["assistant"]
         assert state.startswith("failed") and f"127.0.0.1:{port}" in state and "cannot be reached" in state
         assert "pw" not in r.text  # the password is never shown
+        public = client.get("/readyz", headers={"Authorization": ""}).json()["components"]
+        assert public["database"].startswith("failed: the session database cannot be reached")
+        assert str(port) not in str(public)  # without the key: no address, no driver error
         failures = app.state.resources.assistant.failures
         time.sleep(0.5)
         client.get("/readyz")  # past the back-off: /readyz starts a retry

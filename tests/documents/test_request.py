@@ -163,3 +163,26 @@ def test_cloud_without_a_pick_is_named(plans: dict[str, Any]) -> None:
     tencent_only = {**p, "picks": {"tencent": p["picks"]["tencent"]}}
     assert "no feasible option" not in render_request_markdown(p, "en")
     assert "JD Cloud: no feasible option in this plan" in render_request_markdown(tencent_only, "en")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_document_says_why_the_pick_beats_the_cheaper_option(catalog: Catalog, lang: str) -> None:
+    # Regression: the approval document said the pick ranks first ("cheapest") and then listed a cheaper option
+    # without the reason the page gives (the plan's pick_reasons: here the cheaper one is tight on memory)
+    from service.planner.plan import plan
+    from service.planner.report import plan_to_dict
+    from service.workload import Workload
+
+    from .conftest import TODAY
+
+    p = plan_to_dict(plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), catalog, today=TODAY))
+    why = p["pick_reasons"]["tencent"]
+    assert why["instance_type"] == p["picks"]["tencent"] and p["alternatives"]["cheaper"] == why["cheapest"]
+    reason = why["message_zh"] if lang == "zh" else why["message"]
+    lines = render_request_markdown(p, lang).splitlines()
+    ranked = next(line for line in lines if "排名第" in line or "It ranks #" in line)
+    cheaper = next(line for line in lines if line.startswith(("- 更便宜：", "- Cheaper:")))
+    assert reason in ranked  # beside "ranks #1 (objective: cheapest)"
+    assert why["cheapest"] in cheaper and reason in cheaper  # on the cheaper option's own line
+    text = "\n".join(x.text for x in docx.Document(io.BytesIO(render_request_docx(p, lang))).paragraphs)
+    assert text.count(reason) >= 2

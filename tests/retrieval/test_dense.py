@@ -174,6 +174,7 @@ def test_status_labels() -> None:
     assert DenseStatus("ready", 472, 472).label() == "ready"
     degraded = DenseStatus("building", 3, 472, "Chroma failed while querying (boom).").label()
     assert degraded == "degraded: Chroma failed while querying (boom).; rebuilding 3/472"
+    assert DenseStatus("ready", 166, 545, rebuilding=True).label() == "rebuilding 166/545"
 
 
 def test_the_guide_is_searchable_while_the_catalog_documents_embed(config: RetrievalConfig) -> None:
@@ -193,9 +194,14 @@ def test_the_guide_is_searchable_while_the_catalog_documents_embed(config: Retri
     assert str(pointer["signature"]).endswith(":partial") and pointer["chunks"] == len(guide) < len(chunks)
     top = retriever.search("spot instances", k=1, mode="dense")[0]
     assert top.id == "guide/02-billing.en.md#spot-instances" and retriever.warnings == []
+    # /readyz shows the real state while the rest embeds (it said `ready`): the guide's part serves meanwhile
+    _wait(lambda: retriever.dense.status.label().startswith("rebuilding "))
+    done, total = retriever.dense.status.label().removeprefix("rebuilding ").split("/")
+    assert int(done) < int(total) == len(chunks)
     gate.set()
     _wait(lambda: not str(_pointer(config)["signature"]).endswith(":partial"))
     _wait(lambda: retriever.store is not None and retriever.store.count() == len(chunks))
+    _wait(lambda: retriever.dense.status.label() == "ready")
     retriever.close()
 
 

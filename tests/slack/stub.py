@@ -93,6 +93,8 @@ class SlackStub:
         raw = h.rfile.read(int(h.headers.get("Content-Length") or 0))
         args: dict[str, Any] = dict(parse_qsl(parts.query))
         ctype = h.headers.get("Content-Type") or ""
+        if parts.path.strip("/").startswith("upload/"):  # a file's bytes (a zip is not text): kept raw
+            ctype = ""
         if "json" in ctype:
             args.update(json.loads(raw or b"{}"))
         elif "form-urlencoded" in ctype:

@@ -126,14 +126,22 @@ def test_request_document_button_uploads_the_markdown_in_the_thread(slack: Slack
     assert complete["initial_comment"] == "《AI训练资源申请说明》"
 
 
-def test_launch_bundle_button_uploads_every_file(slack: SlackHarness) -> None:
+def test_launch_bundle_button_uploads_one_zip(slack: SlackHarness) -> None:
+    # Regression: the bundle was uploaded as loose files (six for a real plan), each its own upload
+    import io
+    import zipfile
+
     message = answered(slack, "<@UBOT> LoRA fine-tune Qwen2-7B")
     slack.click(button(message, LAUNCH_BUNDLE_ACTION), message)
-    names = [u["filename"] for u in slack.stub.to("files.getUploadURLExternal")]
-    assert names == ["train.yaml", "data_dataset_info.json", "launch.sh"]
+    [url] = slack.stub.to("files.getUploadURLExternal")
+    assert url["filename"] == "launch-bundle.zip"
+    [upload] = [c for c in slack.stub.calls if c.method.startswith("upload/")]
+    with zipfile.ZipFile(io.BytesIO(upload.raw)) as zf:
+        assert sorted(zf.namelist()) == sorted(BUNDLE)  # nested paths kept (data/dataset_info.json)
+        assert zf.read("launch.sh").decode() == BUNDLE["launch.sh"]
+        assert zf.getinfo("launch.sh").external_attr >> 16 == 0o755  # executable once unzipped
     [complete] = slack.stub.to("files.completeUploadExternal")
-    assert [f["title"] for f in complete["files"]] == list(BUNDLE)
-    assert complete["initial_comment"] == "Launch bundle"
+    assert len(complete["files"]) == 1 and complete["initial_comment"] == "Launch bundle"
 
 
 def test_upload_failure_posts_code_blocks_instead(slack: SlackHarness) -> None:

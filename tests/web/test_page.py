@@ -263,3 +263,69 @@ def test_the_page_asks_for_the_api_key_when_the_server_needs_one(keyed: Live, op
     answer = ask(page, "用Qwen2-7B做LoRA")
     assert answer.locator(".answer").inner_text() == "需要 2×H100。"
     assert page.locator(".session").count() == 1
+
+
+def test_a_server_with_a_key_asks_for_it_in_chinese_by_the_key_box(keyed: Live, open_page: Any) -> None:
+    # Regression: the page opened on a red English HTTP error ("出错了：Missing API key.") in the session list
+    page = open_page(keyed, wait_for_models=False)
+    prompt = page.locator(".api-key #api-key-prompt")
+    prompt.wait_for()
+    assert "需要 API 密钥" in prompt.inner_text()
+    assert page.locator(".alert.error").count() == 0
+    assert "Missing API key" not in page.locator("body").inner_text()
+    page.fill("#api-key-input", "wrong-key")
+    page.press("#api-key-input", "Enter")
+    page.wait_for_function("document.getElementById('api-key-prompt').textContent.includes('密钥不对')")
+    assert page.locator(".alert.error").count() == 0
+    page.click("#lang-switch")
+    assert "not accepted" in prompt.inner_text()  # follows the language switch
+    page.fill("#api-key-input", "web-key")
+    page.press("#api-key-input", "Enter")
+    page.wait_for_selector("#model-options option", state="attached")
+    assert prompt.is_hidden()
+
+
+@pytest.mark.parametrize(("tab", "fill", "submit", "result"), [
+    ("#tab-form", {"#f-model": "qwen2-7b", "#f-size": "100000"}, "#plan-submit", "#form-result"),
+    ("#tab-serving", {"#s-model": "Qwen2.5-7B"}, "#serving-submit", "#serving-result"),
+])
+def test_on_a_phone_the_forms_result_scrolls_into_view(live: Live, open_page: Any, tab: str,
+                                                        fill: dict[str, str], submit: str, result: str) -> None:
+    # Regression: on a phone the result appeared below the form, out of sight, and nothing scrolled to it
+    page = open_page(live, viewport=PHONE)
+    page.click(tab)
+    for selector, value in fill.items():
+        page.fill(selector, value)
+    page.click(submit)
+    page.locator(f"{result} table").first.wait_for()
+    page.wait_for_function(f"""() => {{ const top = document.querySelector('{result}').getBoundingClientRect().top;
+        return top >= 0 && top < innerHeight / 2; }}""", timeout=5_000)
+
+
+HUE = """el => { const [r, g, b] = getComputedStyle(el).fill.match(/\\d+/g).map(Number).map(v => v / 255);
+    const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+    if (!d) return -1;
+    const h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+    return (h * 60 + 360) % 360; }"""
+
+
+def test_the_chart_has_a_legend_and_jd_bars_are_not_the_over_budget_red(live: Live, open_page: Any) -> None:
+    # Regression: JD Cloud's bars were the red of 超预算 (over budget), and nothing said what the colours meant
+    page = open_page(live)
+    page.click("#tab-form")
+    page.fill("#f-model", "qwen2-7b")
+    page.fill("#f-size", "100000")
+    page.fill("#f-budget", "300")  # some candidates over budget
+    page.click("#plan-submit")
+    chart = page.locator("#form-result figure.chart").first
+    chart.wait_for()
+    legend = chart.locator(".chart-legend").inner_text()
+    for word in ("腾讯云", "京东云", "推荐", "超预算"):
+        assert word in legend, legend
+    jd = chart.locator("rect.bar.jdcloud").first.evaluate(HUE)
+    tencent = chart.locator("rect.bar.tencent").first.evaluate(HUE)
+    assert 20 <= jd <= 330, jd  # not a red
+    assert abs(jd - tencent) > 60, (jd, tencent)
+    swatch = chart.locator(".chart-legend .swatch.jdcloud").evaluate("el => getComputedStyle(el).backgroundColor")
+    bar = chart.locator("rect.bar.jdcloud").first.evaluate("el => getComputedStyle(el).fill")
+    assert swatch == bar  # the legend shows the bars' own colour

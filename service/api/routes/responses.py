@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,7 @@ from service.api.routes.openai_compat import (
     approx_tokens,
     check_model,
     open_turn,
+    rendering_of,
     requested_session,
 )
 from service.assistant.types import AssistantProtocol
@@ -51,6 +52,8 @@ class ResponsesRequest(BaseModel):
     previous_response_id: str | None = Field(default=None, description="continue that response's conversation")
     stream: bool = False
     user: str | None = Field(default=None, description="a session id to continue (or send X-Session-Id)")
+    max_output_tokens: int | None = Field(default=None, ge=1, le=1_000_000, description="shortens the answer to "
+                                          "about this many tokens, and the reply says so (status incomplete)")
 
     def pairs(self) -> list[tuple[str, str]]:
         out = [("system", self.instructions)] if self.instructions else []
@@ -94,7 +97,7 @@ def response_object(rid: str, body: ResponsesRequest, created: int, status: str,
         "output": output, "usage": usage, "error": None, "incomplete_details": None,
         "instructions": body.instructions, "previous_response_id": body.previous_response_id,
         "parallel_tool_calls": False, "tool_choice": "auto", "tools": [], "temperature": None, "top_p": None,
-        "max_output_tokens": None, "metadata": {}, "text": {"format": {"type": "text"}}, "truncation": "disabled",
+        "max_output_tokens": body.max_output_tokens, "metadata": {}, "text": {"format": {"type": "text"}}, "truncation": "disabled",
         "store": True, "user": body.user, "reasoning": {"effort": None, "summary": None},
     }
 
@@ -114,8 +117,9 @@ def event_stream(assistant: AssistantProtocol, turn: Turn, body: ResponsesReques
     where = {"item_id": item, "output_index": 0, "content_index": 0}
     yield event("response.content_part.added", **where, part=part)
     sent: list[str] = []
+    outcome: dict[str, bool] = {}
     try:
-        for piece in answer_stream(assistant, turn):
+        for piece in answer_stream(assistant, turn, outcome):
             sent.append(piece)
             yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
     except Exception as exc:  # the status line is sent: the error is an event, then the response fails
@@ -130,12 +134,16 @@ def event_stream(assistant: AssistantProtocol, turn: Turn, body: ResponsesReques
     done = _message(item, text)
     yield event("response.output_item.done", output_index=0, item=done)
     usage = _usage(turn.conversation.message, text)
-    yield event("response.completed", response=response_object(rid, body, created, "completed", [done], usage))
+    final = response_object(rid, body, created, "incomplete" if outcome.get("cut") else "completed", [done], usage)
+    if outcome.get("cut"):
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
+    yield event("response.incomplete" if outcome.get("cut") else "response.completed", response=final)
 
 
 @router.post("/responses", responses={200: {"content": {"text/event-stream": {}}}})
 def create_response(
     body: ResponsesRequest,
+    request: Request,
     assistant: AssistantDep,
     settings: SettingsDep,
     owner: OwnerDep,
@@ -152,14 +160,17 @@ def create_response(
         session_id = session_of(body.previous_response_id)
         if not assistant.has_session(session_id, owner):
             raise unknown_session(session_id)
-    turn = open_turn(assistant, conversation, session_id, owner)
+    turn = open_turn(assistant, conversation, session_id, owner, rendering_of(request, settings,
+                                                                             body.max_output_tokens))
     rid = response_id(turn.session_id if not turn.task else "task")
     headers = {} if turn.task else {"X-Session-Id": turn.session_id}
     if body.stream:
         return StreamingResponse(event_stream(assistant, turn, body, rid), media_type="text/event-stream",
                                  headers={**SSE_HEADERS, **headers})
-    text, _sid = answer(assistant, turn)
+    text, _sid, cut = answer(assistant, turn)
     created = int(time.time())
-    out = response_object(rid, body, created, "completed", [_message(f"msg_{uuid.uuid4().hex}", text)],
-                          _usage(conversation.message, text))
+    out = response_object(rid, body, created, "incomplete" if cut else "completed",
+                          [_message(f"msg_{uuid.uuid4().hex}", text)], _usage(conversation.message, text))
+    if cut:
+        out["incomplete_details"] = {"reason": "max_output_tokens"}
     return JSONResponse(out, headers=headers)

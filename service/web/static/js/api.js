@@ -1,4 +1,6 @@
 // The API client: JSON calls, the chat's server-sent events read from a fetch stream, and file downloads.
+import { t } from "./i18n.js";
+
 const KEY_STORE = "gpu-advisor.apiKey";
 
 export class ApiError extends Error {
@@ -27,6 +29,9 @@ async function failure(res) {
   let body = null;
   try { body = await res.json(); } catch { /* not JSON */ }
   const err = body && body.error ? body.error : {};
+  if (res.status === 401) { // said in the page's language, by the key box (main.js), not as the server's English
+    return new ApiError(401, err.code || "unauthorized", t(getApiKey() ? "keyWrong" : "keyNeeded"), "");
+  }
   return new ApiError(res.status, err.code || `http_${res.status}`, err.message || res.statusText, err.fix);
 }
 

@@ -9,8 +9,9 @@ let counter = 0;
 /**
  * rows: [{label, value, valueText, cloud, pick, bad}]; returns a <figure> holding the SVG and its caption.
  * The SVG is an image with a title and a text description listing every value (the table has them too).
+ * legend: {clouds: {tencent: "腾讯云", ...}, pick: "推荐", bad: "超预算"}: the keys of what the chart shows.
  */
-export function barChart(caption, rows) {
+export function barChart(caption, rows, legend = null) {
   counter += 1;
   const id = `chart-${counter}`;
   const max = Math.max(...rows.map((r) => r.value), 1e-9);
@@ -31,5 +32,14 @@ export function barChart(caption, rows) {
       h("svg:text", { x: (barWidth + 5).toFixed(1), y: y + 25, class: `bar-value${r.bad ? " bad" : ""}` }, r.valueText),
     );
   });
-  return h("figure", { class: "chart" }, h("figcaption", {}, caption), svg);
+  return h("figure", { class: "chart" }, h("figcaption", {}, caption), svg, legend ? legendFor(rows, legend) : null);
+}
+
+function legendFor(rows, legend) {
+  const item = (cls, text) => h("li", {}, h("span", { class: `swatch ${cls}`, "aria-hidden": "true" }), text);
+  const clouds = [...new Set(rows.map((r) => r.cloud))].filter((c) => legend.clouds[c]);
+  return h("ul", { class: "chart-legend small" },
+    ...clouds.map((c) => item(c, legend.clouds[c])),
+    rows.some((r) => r.pick) ? h("li", {}, `★ ${legend.pick}`) : null,
+    rows.some((r) => r.bad) ? item("bad", legend.bad) : null);
 }

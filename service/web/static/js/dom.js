@@ -31,6 +31,14 @@ export function announce(text) {
 }
 
 /** An error box with the server's message and its fix. */
+/** Scroll `el` to the top of the view when its top is not on screen (a phone: the result is below the form). */
+export function reveal(el) {
+  const top = el.getBoundingClientRect().top;
+  if (top >= 0 && top <= window.innerHeight * 0.6) return;
+  const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  el.scrollIntoView({ block: "start", behavior: smooth ? "smooth" : "auto" });
+}
+
 export function errorBox(err, prefix, fixPrefix) {
   return h("div", { class: "alert error", role: "alert" },
     h("strong", {}, prefix), err.message || String(err),

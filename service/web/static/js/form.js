@@ -1,6 +1,6 @@
 // Form mode: a workload from form fields → POST /v1/plan → the same plan view; "explain" asks the chat.
 import { api } from "./api.js";
-import { errorBox, announce } from "./dom.js";
+import { errorBox, announce, reveal } from "./dom.js";
 import { getLang, t } from "./i18n.js";
 import { showPlan } from "./plan-view.js";
 
@@ -140,6 +140,7 @@ export function setUpForm({ onExplain, onError }) {
     try {
       showPlan(result, await api("/v1/plan", { method: "POST", body: workload }));
       announce(t("planDone"));
+      reveal(result);
     } catch (err) {
       const shown = localError(err, form);
       result.replaceChildren(errorBox(shown, t("errorPrefix"), t("fixPrefix")));

@@ -6,6 +6,8 @@ const STRINGS = {
     skip: "跳到输入框", tagline: "GPU 训练资源顾问", sessions: "会话", modes: "模式", tabChat: "对话",
     tabForm: "表单规划", newChat: "＋ 新对话", noSessions: "还没有会话。", apiKey: "API 密钥",
     apiKeyHelp: "服务器设置了 GPU_ADVISOR_API_KEY 时填写", conversation: "对话记录",
+    keyNeeded: "这个服务器需要 API 密钥：请在上面填写（服务器的 GPU_ADVISOR_API_KEY），按回车保存。",
+    keyWrong: "API 密钥不对：请检查后重新填写，按回车保存。",
     welcome: "描述你的训练任务：模型、方法、数据量、预算和期限。回答中的配置、时长和价格都由规划引擎计算并注明来源。",
     example: "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000",
     yourMessage: "你的消息", enterHint: "Enter 发送，Shift+Enter 换行", stop: "停止", send: "发送",
@@ -79,6 +81,8 @@ const STRINGS = {
     skip: "Skip to the message box", tagline: "GPU training advisor", sessions: "Sessions", modes: "Mode",
     tabChat: "Chat", tabForm: "Plan form", newChat: "+ New chat", noSessions: "No sessions yet.",
     apiKey: "API key", apiKeyHelp: "Needed when the server sets GPU_ADVISOR_API_KEY", conversation: "Conversation",
+    keyNeeded: "This server needs an API key: enter it above (the server's GPU_ADVISOR_API_KEY) and press Enter.",
+    keyWrong: "That API key is not accepted: check it, enter it again and press Enter.",
     welcome: "Describe your training job: model, method, data size, budget and deadline. Every configuration, " +
       "time and price in the answer comes from the planning engine, with its source.",
     example: "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000",

@@ -42,14 +42,16 @@ function setUpSidebar() {
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && sidebar.classList.contains("open")) { set(false); toggle.focus(); }
   });
-  return { close: () => set(false) };
+  return { close: () => set(false), open: () => set(true) };
 }
 
-function setUpApiKey(onChange) {
+function setUpApiKey(onChange, openSidebar) {
   const input = document.getElementById("api-key-input");
+  const prompt = document.getElementById("api-key-prompt");
   input.value = getApiKey();
   const save = () => {
     setApiKey(input.value.trim());
+    prompt.hidden = true;
     onChange();
   };
   input.addEventListener("change", save);
@@ -57,9 +59,13 @@ function setUpApiKey(onChange) {
     event.preventDefault();
     save();
   });
+  // a 401: ask for the key by the key box, in the page's language (the prompt follows a language switch)
   return () => {
-    const details = input.closest("details");
-    details.open = true;
+    prompt.dataset.i18n = getApiKey() ? "keyWrong" : "keyNeeded";
+    prompt.textContent = t(prompt.dataset.i18n);
+    prompt.hidden = false;
+    input.closest("details").open = true;
+    if (input.offsetParent === null) openSidebar(); // a phone: the sidebar holds the key box
     input.focus();
   };
 }
@@ -88,7 +94,8 @@ function main() {
   let sessions = null;
   let form = null;
   let serving = null;
-  const askForKey = setUpApiKey(() => { sessions.refresh(); form.loadModels(); serving.loadGpus(); });
+  const askForKey = setUpApiKey(() => { sessions.refresh(); form.loadModels(); serving.loadGpus(); },
+    () => sidebar.open());
   const onError = (err) => { if (err && err.status === 401) askForKey(); };
   const chat = createChat({
     onSession: () => sessions.render(),

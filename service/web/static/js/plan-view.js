@@ -207,7 +207,10 @@ function chartFor(plan, shown) {
     bad: c.within_budget === false }));
   const time = shown.map((c) => ({ ...base(c), value: Number(c.training_hours),
     valueText: t("hours", { h: Number(c.training_hours).toFixed(1) }), bad: c.meets_deadline === false }));
-  return h("div", { class: "charts" }, barChart(t("chartCost"), cost), barChart(t("chartTime"), time));
+  const clouds = { tencent: t("tencent"), jdcloud: t("jdcloud") };
+  return h("div", { class: "charts" },
+    barChart(t("chartCost"), cost, { clouds, pick: t("pick"), bad: t("overBudget") }),
+    barChart(t("chartTime"), time, { clouds, pick: t("pick"), bad: t("missesDeadline") }));
 }
 
 function summaryLine(plan) {

@@ -1,7 +1,7 @@
 // The serving form: a serving workload from its fields → POST /v1/plan/serving, or with a GPU × count pinned
 // POST /v1/inference (does it start, the figures) beside the plan on that GPU (where to rent it) → the serving card.
 import { api } from "./api.js";
-import { announce, errorBox } from "./dom.js";
+import { announce, errorBox, reveal } from "./dom.js";
 import { t } from "./i18n.js";
 import { localError } from "./form.js";
 import { showServing } from "./serving-view.js";
@@ -85,6 +85,7 @@ export function setUpServingForm({ onError }) {
     try {
       showServing(result, await planServing(workload));
       announce(t("planDone"));
+      reveal(result);
     } catch (err) {
       const shown = localError(err, form, { names: FIELD_ZH, inputs: FIELD_INPUT });
       result.replaceChildren(errorBox(shown, t("errorPrefix"), t("fixPrefix")));
