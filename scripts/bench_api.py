@@ -49,7 +49,7 @@ def ms(xs: list[float]) -> dict[str, float]:
 def in_process(data_dir: Path, n: int) -> dict[str, Any]:
     from fastapi.testclient import TestClient
 
-    from service.api.app import create_app
+    from service.app import create_app
     from service.settings import Settings
 
     settings = Settings(data_dir=data_dir, llm="offline", api_key="")
@@ -101,7 +101,7 @@ def live(data_dir: Path, total: int, clients: int, timeout_s: float) -> dict[str
     env = {**os.environ, "GPU_ADVISOR_DATA_DIR": str(data_dir), "GPU_ADVISOR_LLM": "offline",
            "GPU_ADVISOR_API_KEY": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False"}
-    code = f"from service.api.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
+    code = f"from service.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env)
     base = f"http://127.0.0.1:{port}"

@@ -167,7 +167,7 @@ def start_server(data_dir: Path, workers: int, key: str) -> tuple[subprocess.Pop
     env = {**os.environ, "GPU_ADVISOR_DATA_DIR": str(data_dir), "GPU_ADVISOR_LLM": "offline",
            "GPU_ADVISOR_API_KEY": key, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory", "--host", "127.0.0.1",
+    command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
                "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
     return subprocess.Popen(command, cwd=REPO, env=env), f"http://127.0.0.1:{port}"
 

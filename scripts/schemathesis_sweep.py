@@ -33,7 +33,7 @@ def start_server(data_dir: Path) -> tuple[str, object, threading.Thread]:
     import httpx
     import uvicorn
 
-    from service.api.app import create_app
+    from service.app import create_app
     from service.catalog.loader import load_catalog
     from service.settings import Settings
     from tests.api.fakes import FakeAssistant, FakeRetriever

@@ -59,8 +59,13 @@ class Example:
     framed: bool = True  # task and asked are labels (False: derived from the type)
 
 
+FAMILIES: frozenset[str] = frozenset()
+
+
 def _parser() -> Callable[[str], ParsedMessage]:
+    global FAMILIES
     cat = load_catalog(get_settings().knowledge_dir)
+    FAMILIES = frozenset({r.family.lower() for r in cat.instances} | {r.instance_type.lower() for r in cat.instances})
     models = {k: m.id for k, m in model_index(cat.models).items()}
     gpus = {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()}
 
@@ -106,7 +111,7 @@ def featurize(data: list[Example], parse: Callable[[str], ParsedMessage],
               prev: list[dict[str, str] | None] | None = None, drop: tuple[str, ...] = ()) -> list[dict[str, float]]:
     rows = []
     for i, e in enumerate(data):
-        x = message_features(e.text, e.turns, parse, prev[i] if prev else None)
+        x = message_features(e.text, e.turns, parse, prev[i] if prev else None, FAMILIES)
         rows.append({k: v for k, v in x.items() if not k.startswith(drop)} if drop else x)
     return rows
 
@@ -183,7 +188,7 @@ def _train(data: list[Example], parse: Callable[[str], ParsedMessage], drop: tup
 def _prev_frame(model: FrameModel, e: Example, parse: Callable[[str], ParsedMessage]) -> dict[str, str] | None:
     if not e.turns:
         return None
-    x = message_features(e.turns[-1], e.turns[:-1], parse, None)
+    x = message_features(e.turns[-1], e.turns[:-1], parse, None, FAMILIES)
     pt, pa = model.task.probabilities(x), model.asked.probabilities(x)
     return {"task": max(pt, key=lambda k: pt[k]), "asked": max(pa, key=lambda k: pa[k])}
 
@@ -198,7 +203,7 @@ def cross_validate(data: list[Example], parse: Callable[[str], ParsedMessage],
         test = [e for e in data if fold[e.group] == f and not e.group.startswith("scenario:")]
         model = _train(train, parse, drop)
         for e in test:
-            x = message_features(e.text, e.turns, parse, _prev_frame(model, e, parse))
+            x = message_features(e.text, e.turns, parse, _prev_frame(model, e, parse), FAMILIES)
             x = {k: v for k, v in x.items() if not k.startswith(drop)} if drop else x
             pt, pa = model.task.probabilities(x), model.asked.probabilities(x)
             scores = type_scores(pt, pa, x, TABLE)

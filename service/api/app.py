@@ -1,8 +1,5 @@
-"""The app factory: routers, one JSON error shape, and a lifespan that warms the resources up in the background.
-
-    app = create_app()                       # settings from the environment, real assistant built lazily
-    app = create_app(settings, assistant)    # tests inject settings and a fake assistant
-"""
+"""The API's app: routers, one JSON error shape, and a lifespan that warms the resources up in the background.
+The whole server (the API, /mcp, the Slack endpoints, the page) is composed by service/app.py `create_app`."""
 
 from __future__ import annotations
 
@@ -17,18 +14,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
 
-from service.api.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
 from service.api.limits import BodyLimits, limit_for
 from service.api.protocol import HeadAsGet, allowed_methods
-from service.api.resources import Resources, RetrieverLike
+from service.edge.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
+from service.edge.resources import Resources
 from service.errors import AdvisorError
-from service.settings import Settings, get_settings
+from service.settings import Settings
 
 if TYPE_CHECKING:
-    from service.assistant.types import AssistantProtocol
-    from service.catalog.loader import Catalog
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +127,11 @@ def _openapi_with_settings(app: FastAPI, settings: Settings) -> Callable[[], dic
     return openapi
 
 
-def create_app(
-    settings: Settings | None = None,
-    assistant: AssistantProtocol | None = None,
-    *,
-    catalog: Catalog | None = None,
-    retriever: RetrieverLike | None = None,
-) -> FastAPI:
-    """Build the app. Anything not injected loads lazily (warm-up thread or first use)."""
+def build_api(resources: Resources,
+              *also: Callable[[], AbstractAsyncContextManager[None]]) -> FastAPI:
+    """The chat API over `resources`: its routers, one error shape, the body limits and the offline docs. `also`
+    run for the app's lifetime (the MCP session manager). The whole server (with /mcp, Slack and the page) is
+    composed by service/app.py."""
     from service.api.deps import require_api_key
     from service.api.docs_pages import mount_docs
     from service.api.routes import catalog as catalog_routes
@@ -157,17 +149,12 @@ def create_app(
         sessions,
     )
     from service.api.schemas import error_responses
-    from service.mcp.http import PATH as MCP_PATH
-    from service.mcp.http import McpEndpoint
-    from service.web import mount_web
 
-    resources = Resources(settings or get_settings(), assistant=assistant, catalog=catalog, retriever=retriever)
-    mcp = McpEndpoint(resources)  # MCP over Streamable HTTP, same API key (docs/mcp.md)
     app = FastAPI(
         title="GPU Advisor",
         version="0.1.0",
         description=DESCRIPTION,
-        lifespan=_lifespan(resources, mcp.running),
+        lifespan=_lifespan(resources, *also),
         docs_url=None,  # served by mount_docs from a package, not a CDN
         redoc_url=None,
     )
@@ -183,11 +170,11 @@ def create_app(
     for module in (chat, openai_compat, responses, plan, serving, catalog_routes, models_catalog, search, documents,
                    sessions):
         app.include_router(module.router, prefix="/v1", dependencies=auth, responses=error_responses())
-    app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))  # an ASGI app: every method
-    from service.slack.app import mount_slack
+    return app
 
-    mount_slack(app, resources.settings, resources.assistant.get)  # only when the Slack secrets are set
-    mount_web(app)
+
+def finish(app: FastAPI) -> FastAPI:
+    """The middleware that must wrap everything mounted (the page's owner cookie)."""
     from service.api.owner import OwnerCookieMiddleware
 
     app.add_middleware(OwnerCookieMiddleware)  # the page's first visit gets its owner cookie

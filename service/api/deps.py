@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from service.api.errors import UnauthorizedError
-from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.api.owner import OWNER_COOKIE, owner_token
-from service.api.resources import Resources, RetrieverLike
 from service.assistant.types import AssistantProtocol
 from service.catalog.loader import Catalog
+from service.edge.auth import check_api_key
+from service.edge.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
+from service.edge.resources import Resources, RetrieverLike
 from service.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="Required when the server sets GPU_ADVISOR_API_KEY.")
@@ -81,11 +80,4 @@ def require_api_key(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
     """When settings.api_key is set, every /v1 route needs `Authorization: Bearer <key>`."""
-    if not settings.api_key:
-        return
-    if credentials is None:
-        raise UnauthorizedError(
-            "Missing API key.", "Send the header 'Authorization: Bearer <key>' (the server's GPU_ADVISOR_API_KEY)."
-        )
-    if not hmac.compare_digest(credentials.credentials.encode(), settings.api_key.encode()):
-        raise UnauthorizedError("Invalid API key.", "Check the key: it must equal the server's GPU_ADVISOR_API_KEY.")
+    check_api_key(settings, credentials.credentials if credentials is not None else None)

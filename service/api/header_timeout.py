@@ -1,6 +1,6 @@
 """A deadline for a request's headers, which uvicorn does not have.
 
-    uvicorn.run(app, http=protocol_class(), ...)     # service.api.server does this; "h11" or "httptools"
+    uvicorn.run(app, http=protocol_class(), ...)     # service.server does this; "h11" or "httptools"
 
 uvicorn times out an idle keep-alive connection (`timeout_keep_alive`, 5 s) and caps the headers' size (h11:
 16 KiB), but a client that sends its headers a byte at a time is never timed out: each byte cancels the keep-alive

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from service.api.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
+from service.edge.ids import SESSION_ID_MAX, SESSION_ID_PATTERN
 from service.planner.contract import request_kind
 from service.planner.estimate import EstimateRequest
 from service.serving_workload import ServingWorkload

@@ -60,8 +60,8 @@ def register(app: typer.Typer) -> None:
         """Run the chat API (and web page). The port opens at once; the knowledge index loads or builds in the
         background (BM25 search first, then dense: see GET /readyz). Several workers build it once: one holds
         the build lock in the data dir, the others wait and open its result."""
-        from service.api.server import check_workers
-        from service.api.server import serve as run_server
+        from service.server import check_workers
+        from service.server import serve as run_server
         from service.settings import get_settings
 
         check_workers(workers, get_settings())

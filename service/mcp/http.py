@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import Receive, Scope, Send
 
-from service.api.errors import error_body
+from service.edge.errors import error_body
 from service.errors import AdvisorError
 from service.mcp.guard import check_body
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-    from service.api.resources import Resources
+    from service.edge.resources import Resources
     from service.mcp.tools import McpContext
 
 log = logging.getLogger(__name__)
@@ -129,10 +129,11 @@ class McpEndpoint:
                 self.manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from service.api.deps import require_api_key
+        from service.edge.auth import check_api_key
 
         try:
-            require_api_key(self.resources.settings, _credentials(scope))
+            creds = _credentials(scope)
+            check_api_key(self.resources.settings, creds.credentials if creds is not None else None)
         except AdvisorError as exc:
             await _send_error(send, 401, exc.code, exc.message, exc.fix, {"WWW-Authenticate": "Bearer"})
             return

@@ -60,7 +60,7 @@ def tool_error(code: str, message: str, fix: str = "") -> types.CallToolResult:
 
 def _validation_error(exc: ValidationError) -> types.CallToolResult:
     """The API's message ('field: problem (got value)'); a rule between fields is named 'arguments'."""
-    from service.api.errors import validation_message
+    from service.edge.errors import validation_message
 
     errors = [{**e, "loc": e["loc"] or ("arguments",)} for e in exc.errors()]
     return tool_error("invalid_input", validation_message(errors), FIX_ARGS)

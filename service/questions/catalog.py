@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from service.labels import confidence_label, per_unit, price_date
+from service.lexicon import lexicon
 from service.planner.questions.catalog import ASKS, catalog_answer
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
@@ -50,6 +51,8 @@ class CatalogArgs(BaseModel):
     rdma: bool | None = None
     fp8: bool | None = None
     fact: Literal[FACTS] | None = Field(default=None, description="ask=fact: the fact")  # type: ignore[valid-type]
+    place: str | None = Field(default=None, max_length=24, description="ask=fact regions: the city asked about "
+                              "(a lexicon region code)")
     exact: bool = Field(default=False, description="ask=fact: the variant named (A100 80G)")
     question: str | None = None
     also: str | None = None
@@ -184,7 +187,8 @@ class CatalogAnswer(AnswerBase):
 
 def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
     if args.ask == "fact":
-        fact = catalog_fact(ctx.catalog, args.fact or "sells", args.gpu, list(args.clouds), args.exact)
+        fact = catalog_fact(ctx.catalog, args.fact or "sells", args.gpu, list(args.clouds), args.exact,
+                            args.family, args.place)
         return CatalogAnswer(ask="fact", gpu=args.gpu, clouds=list(args.clouds),
                              answer=(fact or {}).get("answer"), fact=fact)
     out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
@@ -237,9 +241,11 @@ def _route(a: Ask) -> dict[str, Any]:
         ask, out["gpus"] = "side_by_side", gpus[:4]
     elif family and _WHAT.search(a.text):
         ask = "family"
-    elif fact in _SPEC_FACTS and gpus and fact != "billing":
-        ask = "fact"
-        out.update({"fact": fact, "exact": bool(re.search(r"\d+\s*g", a.text, re.I))})
+    elif (fact in _SPEC_FACTS and gpus and fact != "billing") or fact in ("sells", "regions") or (
+            fact == "rdma" and not gpus):
+        ask = "fact"  # who sells it, where, a spec: the catalog's fact, as the tables state it
+        out.update({"fact": fact, "exact": bool(re.search(r"\d+\s*g", a.text, re.I)),
+                    "place": lexicon().region_in(a.text) if fact == "regions" else None})
     elif instance or (fact == "price") or (gpus and fact in (None, "price")):
         ask = "price" if (fact == "price" or instance or billings or not _LIST.search(a.text)) else "instances"
     elif gpus and (fact in ("sells", "regions") or _LIST.search(a.text)):

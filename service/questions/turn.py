@@ -96,7 +96,9 @@ class Names:
         self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
         self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
-        self.reader = Reader(self.models, self.gpus, frame_table())
+        families = frozenset({r.family.lower() for r in catalog.instances} |
+                             {r.instance_type.lower() for r in catalog.instances})
+        self.reader = Reader(self.models, self.gpus, frame_table(), families=families)
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""

@@ -14,6 +14,7 @@ the spine and never imports it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -45,13 +46,30 @@ def conversation_slots(text: str, turns: Sequence[str], parse: Parse) -> tuple[P
     return parsed, {**merged, **question_slots(parsed)}
 
 
+_NAME_TOKEN = re.compile(r"(?<![A-Za-z0-9.])[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*")
+
+
+def names_catalog(text: str, families: frozenset[str]) -> bool:
+    """The message names an instance family or type of the catalog (GT4, HCCPNV4sn, GN10Xp.2XLARGE40,
+    p.n1v100.10xlarge): a question about the catalog itself is likely."""
+    for tok in _NAME_TOKEN.findall(text):
+        low = tok.lower()
+        if any(ch.isdigit() for ch in low) and (low in families or low.split(".", 1)[0] in families
+                                                or ".".join(low.split(".")[:2]) in families):
+            return True
+    return False
+
+
 def message_features(text: str, turns: Sequence[str], parse: Parse,
-                     prev: Mapping[str, str] | None = None) -> dict[str, float]:
+                     prev: Mapping[str, str] | None = None, families: frozenset[str] = frozenset()
+                     ) -> dict[str, float]:
     """The learned parts' features: n-grams of the marked message, the conversation's slots, the frozen cue
     families (what the words signal, as the earlier reader wrote them: no new one per phrasing), the previous
-    turn's frame."""
+    turn's frame, and whether it names the catalog's own instance families (`families`, lower case)."""
     parsed, slots = conversation_slots(text, turns, parse)
     x = features(marked_text(parsed.marked), slots, parsed.named, prev)
+    if families and names_catalog(parsed.marked, families):
+        x["s:catalog_name"] = 1.0
     for k, v in cue_features(text, slots, parsed.named, None).items():
         if v and not k.startswith(_CUE_SKIP):
             x[f"c:{k}"] = float(v)

@@ -71,9 +71,10 @@ class Reader:
     spine's (task, asked) -> type table."""
 
     def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str], table: Table | None = None,
-                 model: FrameModel | None = None) -> None:
+                 model: FrameModel | None = None, families: frozenset[str] = frozenset()) -> None:
         self.model_aliases = model_aliases
         self.gpu_aliases = gpu_aliases
+        self.families = families  # the catalog's instance families and types, lower case
         self._table = table
         self._model = model
         self._parsed: OrderedDict[str, ParsedMessage] = OrderedDict()
@@ -112,10 +113,10 @@ class Reader:
             task, asked = TYPE_FRAME[prev_type]
             prev = {"task": task, "asked": asked}
         if turns:
-            x0 = message_features(turns[-1], turns[:-1], self.parse, None)
+            x0 = message_features(turns[-1], turns[:-1], self.parse, None, self.families)
             pt0, pa0 = self.model.task.probabilities(x0), self.model.asked.probabilities(x0)
             prev = {"task": max(pt0, key=lambda k: pt0[k]), "asked": max(pa0, key=lambda k: pa0[k])}
-        x = message_features(text, turns, self.parse, prev)
+        x = message_features(text, turns, self.parse, prev, self.families)
         return self.model.task.probabilities(x), self.model.asked.probabilities(x), x
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:

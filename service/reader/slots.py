@@ -54,7 +54,7 @@ def for_type(slots: dict[str, Any], qtype: str) -> dict[str, Any]:
     else:
         if "max_model_len" in out:
             out.setdefault("seq_len", out.pop("max_model_len"))
-    if qtype not in ("knowledge",):
+    if qtype not in ("knowledge", "catalog"):
         out.pop("fact", None)
     if qtype != "capacity":
         out.pop("target", None)

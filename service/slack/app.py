@@ -1,6 +1,6 @@
 """Wiring: the Bolt app over the assistant, and its mount on the FastAPI app at POST /slack/events.
 
-    mount_slack(app, settings, resources.assistant.get)   # in service.api.app.create_app; False when not set up
+    mount_slack(app, settings, resources.assistant.get)   # in service.app.create_app; False when not set up
     build_slack_app(settings, assistant)                  # the Bolt app itself (HTTP or Socket Mode)
 
 One URL serves events (mentions, direct messages, the AI app panel's threads), the slash command (/gpu, and the
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, cast
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from service.api.errors import error_body
 from service.assistant.types import AssistantProtocol
+from service.edge.errors import error_body
 from service.errors import InvalidInputError
 from service.settings import Settings
 from service.slack.blocks import DOCUMENT_ACTIONS, usage_text

@@ -21,8 +21,6 @@ from service.lexicon import language_of
 from service.slack.blocks import (
     LAUNCH_BUNDLE_ACTION,
     REQUEST_DOC_ACTION,
-    Block,
-    Lang,
     answer_blocks,
     answer_text,
     card_blocks,
@@ -30,12 +28,11 @@ from service.slack.blocks import (
     error_blocks,
     fallback_text,
     parse_action_value,
-    section,
-    tr,
     usage_text,
 )
 from service.slack.delivery import SlackDelivery, is_connection_error
 from service.slack.feedback import feedback_block, parse_feedback, thanks_text
+from service.slack.kit import Block, Lang, section, tr
 from service.slack.mrkdwn import (
     escape,
     markdown_to_mrkdwn,

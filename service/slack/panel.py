@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from service.assistant.types import AskResult
-from service.slack.blocks import METHODS, Lang, tr
+from service.slack.kit import METHODS, Lang, tr
 from service.slack.mrkdwn import truncate
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from service.slack.blocks import (
+from service.slack.kit import (
     BILLING,
     CLOUDS,
     MAX_FIELD_TEXT,

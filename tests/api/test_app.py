@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.settings import Settings
 from tests.api.conftest import make_settings
@@ -32,7 +32,7 @@ V1_ROUTES = [
 
 def test_importing_the_api_has_no_side_effects() -> None:
     # regression guard: nothing may be built (settings, catalog, app) at import
-    code = ("import sys, service.api.app, service.api.server, service.settings as s; "
+    code = ("import sys, service.api.app, service.server, service.settings as s; "
             "from service.api.routes import chat, documents, openai_compat, search; "
             "assert s.get_settings.cache_info().currsize == 0, 'settings built'; "
             "heavy = {'torch', 'chromadb', 'langchain', 'langgraph', 'uvicorn'} & set(sys.modules); "

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from tests.api.conftest import make_settings
 from tests.api.fakes import FakeRetriever

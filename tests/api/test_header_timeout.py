@@ -105,7 +105,8 @@ def test_many_slow_connections_are_all_closed_and_the_server_still_answers(port:
 
 
 def test_serve_runs_uvicorn_with_the_deadline(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
-    from service.api import header_timeout, server
+    from service import server
+    from service.api import header_timeout
     from service.settings import Settings
 
     seen: dict[str, object] = {}

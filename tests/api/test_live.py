@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from tests.api.conftest import LiveServer, make_settings
 from tests.api.fakes import ANSWER_TOKENS, FakeAssistant, FakeRetriever

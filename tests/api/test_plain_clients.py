@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
 from service.api.compat_text import approx_tokens
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.settings import Settings
 from tests.api.fakes import FakeRetriever

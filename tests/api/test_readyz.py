@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.retrieval.dense_parts import DenseStatus
 from tests.api.conftest import make_settings

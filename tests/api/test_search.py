@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
 from tests.api.conftest import make_settings

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.settings import Settings
 from tests.api.fakes import FakeRetriever

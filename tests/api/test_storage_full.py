@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service import storage
-from service.api.app import create_app
+from service.app import create_app
 from service.assistant.sessions import SessionStore
 from service.catalog.loader import Catalog
 from service.settings import Settings

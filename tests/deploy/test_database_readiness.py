@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api import resources
-from service.api.app import create_app
+from service.edge import resources
+from service.app import create_app
 from service.assistant import db
 from service.catalog.loader import Catalog, load_catalog
 from service.settings import Settings

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import load_catalog
 from service.settings import Settings
 from tests.api.fakes import FakeRetriever

@@ -11,7 +11,7 @@ import os
 
 from fastapi import FastAPI
 
-from service.api.app import create_app
+from service.app import create_app
 from service.settings import Settings
 
 SIGNING_SECRET = "multi-worker-secret"

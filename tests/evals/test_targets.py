@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
 from service.evals.bm25_retriever import Bm25Retriever

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from tests.api.conftest import make_settings
 from tests.api.fakes import FakeAssistant, FakeRetriever

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from tests.api.conftest import LiveServer, make_settings
 from tests.api.fakes import FakeAssistant, FakeRetriever

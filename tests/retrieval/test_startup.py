@@ -8,7 +8,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import load_catalog
 from service.retrieval import embedder_choice
 from service.retrieval.config import RetrievalConfig

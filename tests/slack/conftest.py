@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
-from service.api.app import create_app
+from service.app import create_app
 from service.settings import Settings
 from service.slack.app import EVENTS_PATH, mount_slack
 from tests.slack.fakes import FakeAssistant

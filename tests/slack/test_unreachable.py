@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from slack_sdk import WebClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import load_catalog
 from service.settings import Settings
 from service.slack.app import mount_slack

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from service.api.app import create_app
+from service.app import create_app
 from service.assistant.types import AskResult, Citation, StreamEvent
 from service.catalog.loader import Catalog
 from service.retrieval.chunking import chunk_document

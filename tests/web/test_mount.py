@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.catalog.loader import Catalog
 from service.web import STATIC_DIR
 from tests.api.conftest import make_settings

@@ -1,1 +1,1 @@
-"""One router per resource; `create_app` includes them."""
+"""One router per resource; `build_api` includes them."""

@@ -11,9 +11,9 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from service.api.deps import AssistantDep, OwnerDep, RequestIdDep, SettingsDep
-from service.api.errors import check_message, error_body, unknown_session
 from service.api.schemas import ChatRequest
 from service.assistant.types import AskResult, AssistantProtocol, StreamEvent
+from service.edge.errors import check_message, error_body, unknown_session
 from service.errors import AdvisorError
 
 log = logging.getLogger(__name__)

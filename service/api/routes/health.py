@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from service.api.deps import ResourcesDep
-from service.api.errors import error_body
+from service.edge.errors import error_body
 
 router = APIRouter(tags=["health"])
 

@@ -12,8 +12,8 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
 from service.api.deps import SettingsDep
-from service.api.errors import NotFoundError
-from service.api.ids import quote
+from service.edge.errors import NotFoundError
+from service.edge.ids import quote
 from service.settings import Settings
 
 router = APIRouter(tags=["knowledge"])

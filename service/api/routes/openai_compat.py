@@ -25,11 +25,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from service.api.compat_text import Rendering, approx_tokens, rendering
 from service.api.conversation import Conversation, from_messages, shorten, task_answer
 from service.api.deps import AssistantDep, OwnerDep, SettingsDep
-from service.api.errors import ModelNotFoundError, check_message
-from service.api.ids import check_session_id, session_for_user
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.schemas import ChatCompletionRequest
 from service.assistant.types import AskResult, AssistantProtocol, HistoryTurn
+from service.edge.errors import ModelNotFoundError, check_message
+from service.edge.ids import check_session_id, session_for_user
 from service.errors import InvalidInputError
 from service.settings import Settings
 

@@ -21,8 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.api.conversation import Conversation, content_text, from_messages
 from service.api.deps import AssistantDep, OwnerDep, SettingsDep
-from service.api.errors import check_message, unknown_session
-from service.api.ids import check_session_id, quote
 from service.api.routes.chat import SSE_HEADERS, error_event
 from service.api.routes.openai_compat import (
     MODEL_ID,
@@ -36,6 +34,8 @@ from service.api.routes.openai_compat import (
     requested_session,
 )
 from service.assistant.types import AssistantProtocol
+from service.edge.errors import check_message, unknown_session
+from service.edge.ids import check_session_id, quote
 from service.errors import InvalidInputError
 
 router = APIRouter(tags=["openai-compatible"])

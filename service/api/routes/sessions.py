@@ -6,9 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from service.api.deps import AssistantDep, OwnerDep, SessionIdPath
-from service.api.errors import unknown_session
 from service.api.schemas import RenameRequest
 from service.assistant.types import AssistantProtocol, SessionInfo, SessionMessage
+from service.edge.errors import unknown_session
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 

@@ -95,7 +95,7 @@ export function priceCell(c) {
   return h("td", { class: "price" },
     h("span", { class: "nowrap" }, `${formatCny(p.price_cny)}${unit}`),
     p.stale ? h("span", { class: "badge warn" }, t("stale")) : null,
-    h("div", { class: "small muted nowrap" }, [priceDate(p), confidence].filter(Boolean).join(" · ")),
+    h("div", { class: "small muted price-date" }, [priceDate(p), confidence].filter(Boolean).join(" · ")),  // may wrap: an undated page says so
     h("div", {}, sourceDetails(p), quote));
 }
 

@@ -14,12 +14,39 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
+from service.settings import Settings
 from service.storage import MIB, disk_space
 
-if TYPE_CHECKING:
-    from service.api.resources import Resources
+
+class _Lazy(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    def state(self) -> str: ...
+
+
+class Resources(Protocol):
+    """What the report reads of service/edge/resources.py:Resources (a protocol: the report never imports it)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def retriever(self) -> _Lazy: ...
+
+    @property
+    def assistant(self) -> _Lazy: ...
+
+    @property
+    def probes(self) -> Mapping[str, Callable[[bool], str]]: ...
+
+    def all(self) -> Iterable[_Lazy]: ...
 
 PING_TIMEOUT_S = 2.0
 SEE_LOG = "the server log says why (or /readyz with the API key)"

@@ -19,7 +19,7 @@ from service.errors import AdvisorError, DependencyUnavailableError
 from service.settings import Settings
 
 if TYPE_CHECKING:
-    from service.api.readiness import Component
+    from service.edge.readiness import Component
     from service.retrieval.types import Passage
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class Resources:
         self.retriever = Lazy[RetrieverLike]("bm25", self._load_retriever, value=retriever)
         self.assistant = Lazy[AssistantProtocol]("assistant", self._load_assistant, value=assistant)
         # optional components an adapter adds (the Slack bot's delivery): name -> its state ("ready" or why not),
-        # called with detail=True for a caller with the API key, False for the public view (service.api.readiness)
+        # called with detail=True for a caller with the API key, False for the public view (service.edge.readiness)
         self.probes: dict[str, Callable[[bool], str]] = {}
         self.started_at = time.monotonic()
 
@@ -174,9 +174,9 @@ class Resources:
         log.info("warm-up done in %.1f s", time.monotonic() - self.started_at)
 
     def readiness(self) -> dict[str, Component]:
-        """Each component's state, checked now (service.api.readiness); a failed one whose back-off has passed is
+        """Each component's state, checked now (service.edge.readiness); a failed one whose back-off has passed is
         retried in the background (a database that comes back makes the service ready without a restart)."""
-        from service.api.readiness import components
+        from service.edge.readiness import components
 
         for lazy in self.all():
             if lazy.retry_due():

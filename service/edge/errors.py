@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from service.api.ids import quote
+from service.edge.ids import quote
 from service.errors import AdvisorError
 from service.planner.contract import PLAN_KINDS
 

@@ -35,8 +35,8 @@ def check_workers(workers: int, settings: Settings) -> None:
 
 
 def app_factory() -> FastAPI:
-    """One worker's app, settings from the environment (uvicorn --factory service.api.server:app_factory)."""
-    from service.api.app import create_app
+    """One worker's app, settings from the environment (uvicorn --factory service.server:app_factory)."""
+    from service.app import create_app
 
     return create_app()
 
@@ -46,15 +46,15 @@ def serve(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None =
     """Serve until interrupted. The catalog, index and assistant warm up in the background; see /readyz."""
     import uvicorn
 
-    from service.api.app import create_app
     from service.api.header_timeout import HeaderDeadline, protocol_class
+    from service.app import create_app
 
     settings = settings or get_settings()
     check_workers(workers, settings)
     HeaderDeadline.header_timeout_s = settings.header_timeout_s  # workers read GPU_ADVISOR_HEADER_TIMEOUT_S
     limits: dict[str, Any] = {"http": protocol_class(), "timeout_keep_alive": KEEP_ALIVE_S}
     if workers > 1:
-        uvicorn.run("service.api.server:app_factory", factory=True, host=host, port=port, log_level=log_level,
+        uvicorn.run("service.server:app_factory", factory=True, host=host, port=port, log_level=log_level,
                     workers=workers, **limits)
         return
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, **limits)
