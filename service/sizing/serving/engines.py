@@ -235,7 +235,8 @@ class _Verdict:
                            f"and the profiled peak fill it): \"{said}\" Raise {flag}, add GPUs or quantise"), \
                 self._raise_fraction()
         if engine == "vllm" and self.fits < self.max_len:
-            shorter = max(self.fits // CONTEXT_ROUND * CONTEXT_ROUND, min(self.fits, CONTEXT_ROUND))
+            # the longest power of two the pool holds (what people set: 16384, 32768), or what it holds
+            shorter = 1 << (self.fits.bit_length() - 1) if self.fits >= CONTEXT_ROUND else self.fits
             if self.v1:
                 said = (f"To serve at least one request with the models's max seq len ({self.max_len}), "
                         f"({self.need_gib:.2f} GiB KV cache is needed, which is larger than the available KV cache "
