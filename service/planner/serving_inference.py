@@ -159,7 +159,7 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         output_tokens=target.output_tokens, sizing=None if isinstance(sized, str) else sized, launch=out_launch,
         min_gpus_for_weights=min_weights, context_lowered_from=lowered, notes=_unique(extra),
         assumptions=[label[0] + " assumed.", *[en for en, _ in notes]],
-        assumptions_zh=[f"按 {label[1]} 估算。", *[zh for _, zh in notes]],
+        assumptions_zh=[f"按 {label[1]}估算。", *[zh for _, zh in notes]],
         **perf_fields,
     )
 

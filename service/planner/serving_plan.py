@@ -229,7 +229,7 @@ def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
         variants=_variants(w, cat, m, today, max_price_age_days) if variants else [],
         engine_assumed=label[0], engine_assumed_zh=label[1],
         assumptions=[label[0] + " assumed.", *[en for en, _ in notes]],
-        assumptions_zh=[f"按 {label[1]} 估算。", *[zh for _, zh in notes]], infeasible=infeasible,
+        assumptions_zh=[f"按 {label[1]}估算。", *[zh for _, zh in notes]], infeasible=infeasible,
         infeasible_zh=infeasible_zh,
     )
 
@@ -280,6 +280,10 @@ def _no_fit(w: ServingWorkload, cat: Catalog, ranked: list[ServingOption], picks
                          f"{dear.instance_type} 为 ¥{dear.cny_per_million_output_tokens:,.2f}），不推荐。")
             continue
         own = [r for r in rejected if r.get("cloud") == cloud and r["instance_type"] in by_type]
+        if not own and w.gpu:
+            en[cloud] = f"{_CLOUD_EN.get(cloud, cloud)} rents no {w.gpu}."
+            zh[cloud] = f"{_CLOUD_ZH.get(cloud, cloud)}不出租 {w.gpu}。"
+            continue
         if not own:
             en[cloud] = f"{_CLOUD_EN.get(cloud, cloud)}: no instance with whole GPUs for this model."
             zh[cloud] = f"{_CLOUD_ZH.get(cloud, cloud)}：没有可用的整卡实例。"
