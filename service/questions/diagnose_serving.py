@@ -57,9 +57,12 @@ def server_question(a: Ask) -> ServeRead | None:
 
 def wants_serving_diagnosis(a: Ask) -> bool:
     """A question typed as serving / compare / capacity that explains a server's run (an OOM, a speed, FP8 on
-    a card, two TP degrees compared): answered by `diagnose`, never sized as a new deployment."""
+    a card, two TP degrees compared): answered by `diagnose`, never sized as a new deployment. Two layouts
+    compared by a serving question ('tp2x4副本 还是 tp4x2副本 吞吐哪个高') stay a serving plan."""
     r = server_question(a)
-    return r is not None and (r.asked != "slow" or r.tokens_per_s is not None)
+    if r is None or (r.asked == "slow" and r.tokens_per_s is None):
+        return False
+    return r.asked != "compare" or a.reading.type in ("compare", "diagnose", "knowledge")
 
 
 def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
@@ -67,6 +70,8 @@ def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
     slots = a.reading.slots
     gpu = subject_gpu(a)
     count = subject_count(a, None)
+    if r.gpus and r.gpus > (count or 0):  # '2*8*80G': two nodes of eight
+        count = r.gpus
     engine = slots.get("engine")
     engine = "hf" if engine == "transformers" else engine
     named_engine = engine or next((s.engine for s in r.setups if s.engine), None)
@@ -80,6 +85,7 @@ def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
             "tp": tp, "pp": r.pp, "weights": slots.get("weights"), "kv_dtype": slots.get("kv_dtype") or "auto",
             "max_model_len": slots.get("max_model_len"), "mem_fraction": r.mem_fraction,
             "enforce_eager": r.enforce_eager, "outcome": s.outcome,
+            "gpus_assumed": count is None and tp is None and r.pp is None,
             "tokens_per_s": r.tokens_per_s if r.asked == "slow" else None, "concurrency": slots.get("concurrency")})
     if r.asked in ("oom", "growth") and not any(s["outcome"] == "oom" for s in setups):
         setups[-1]["outcome"] = "oom"
@@ -134,7 +140,9 @@ def _cause(code: str, d: dict[str, Any], f: dict[str, Any], ph: Phrases) -> str:
         ratio=d.get("ratio") if d.get("ratio") is not None else "—",
         cpu=round(100 * (1 - (f.get("gpu_share") or 1.0))),
         a=fast["tp"], b=slow["tp"], share=f"1/{max(1, fast['tp'] // max(1, slow['tp']))}",
-        fast=_num(fast.get("tokens_per_s_single")), slow=_num(slow.get("tokens_per_s_single")))
+        fast=_num(fast.get("tokens_per_s_single")), slow=_num(slow.get("tokens_per_s_single")),
+        link=str(ph["sdia"]["causes"]["link_nvlink" if fast.get("nvlink", True) else "link_pcie"]).format(
+            gpu=fast["gpu_name"]))
 
 
 def _focus(d: dict[str, Any]) -> dict[str, Any]:

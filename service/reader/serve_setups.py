@@ -33,6 +33,8 @@ _GROWTH = _c(r"缓慢增长|慢慢(?:增长|涨|增加|变大)|逐渐(?:增长|�
 _WHY_RUNS = _c(r"(?:为什么|为啥|怎么|why|how)[^。.!?？\n]{0,12}?(?:能|可以|can|does|do|is)[^。.!?？\n]{0,30}?(?:跑|运行|run|work)|"
                r"(?:跑|运行|run|work)\S{0,6}(?:起来)?了?\s*(?:为什么|为啥|\?|？)")
 _VERSUS = _c(r"(?<![A-Za-z])(?:vs\.?|versus|or|还是|和|与|比)(?![A-Za-z])|哪个|which|faster|更快|快还是慢")
+_NODES = _c(r"(?P<a>\d{1,2})\s*[*x×]\s*(?P<b>\d{1,2})\s*[*x×]\s*\d{2,3}\s*G|(?P<c>\d{1,2})\s*(?:台|nodes?|机)\s*[*x×]?\s*"
+             r"(?P<d>\d{1,2})\s*(?:卡|张|gpus?|cards?)")
 SLOW = _c(r"慢|(?<![A-Za-z])slow|正常吗|正常么|正常嘛|normal|expected|reasonable|合理")
 
 
@@ -53,6 +55,7 @@ class ServeRead:
     enforce_eager: bool = False
     tokens_per_s: float | None = None
     engines: tuple[str, ...] = field(default_factory=tuple)
+    gpus: int | None = None  # '2*8*80G', '2台8卡': nodes x GPUs each
 
 
 def _outcome(text: str) -> str:
@@ -92,11 +95,27 @@ def read_serve(text: str, gpus: tuple[tuple[int, str], ...] = ()) -> ServeRead:
         setups = [SetupRead(engine=engines[0] if engines else None, tp=tp, outcome=_outcome(text))]
     pp = _PP.search(text)
     frac = _FRACTION.search(text)
-    tps = _TOKENS_S.search(text)
-    speed = float(tps.group("n") or tps.group("m")) if tps else None
+    speed = _speed(text, [a[0] for a in anchors if a[1] == "engine"])
+    nodes = _NODES.search(text)
+    gpus = None
+    if nodes:
+        gpus = int(nodes.group("a") or nodes.group("c")) * int(nodes.group("b") or nodes.group("d"))
     return ServeRead(setups=tuple(setups), asked=_asked(text, setups, speed), pp=int(pp.group("n")) if pp else None,
                      mem_fraction=float(frac.group("n")) if frac else None, enforce_eager=bool(_EAGER.search(text)),
-                     tokens_per_s=speed, engines=engines)
+                     tokens_per_s=speed, engines=engines, gpus=gpus)
+
+
+def _speed(text: str, engine_at: list[int]) -> float | None:
+    """The tokens/s the post saw: the one nearest an engine named ('60 tokens/sec on the API vs. 13 on sglang':
+    13), else the first."""
+    found = list(_TOKENS_S.finditer(text))
+    if not found:
+        return None
+    if engine_at:
+        best = min(found, key=lambda t: min(abs(t.start() - e) for e in engine_at))
+    else:
+        best = found[0]
+    return float(best.group("n") or best.group("m"))
 
 
 def _asked(text: str, setups: list[SetupRead], speed: float | None) -> str | None:

@@ -21,6 +21,7 @@ from service.catalog.schema import GpuSpec, ModelSpec
 from service.planner.questions.serve_local import local_run
 from service.planner.serving_size import resolve_serving_model
 from service.serving_workload import ServingWorkload
+from service.sizing.serving import layout
 from service.sizing.serving.device import runtime
 from service.sizing.serving.engines import default_context, engine_memory
 from service.sizing.serving.perf import performance
@@ -56,6 +57,7 @@ class ServeSetupIn(_M):
     outcome: Outcome = "unknown"
     tokens_per_s: float | None = Field(default=None, gt=0)
     concurrency: float | None = Field(default=None, gt=0)
+    gpus_assumed: bool = Field(default=False, description="the post gave no GPU count: the fewest whose weights load")
 
 
 class ServeCase(_M):
@@ -123,12 +125,25 @@ class ServeDiagnosis(_M):
 
 def _setup(s: ServeSetupIn, m: ModelSpec) -> ServingSetup:
     engine = AS_VLLM.get(s.engine, s.engine)
-    tp = s.tp or max(1, s.gpus // (s.pp or 1))
+    tp, pp = (s.tp, s.pp or 1) if s.tp else (max(1, s.gpus // s.pp), s.pp) if s.pp else layout.default_layout(s.gpus)
     return ServingSetup(engine=engine if engine in SIZED else "vllm",  # type: ignore[arg-type]
                         weights=(s.weights or m.released_dtype),  # type: ignore[arg-type]
                         kv_dtype=s.kv_dtype if s.kv_dtype in ("auto", "fp8") else "auto",  # type: ignore[arg-type]
-                        tp=tp, pp=s.pp or 1, mem_fraction=s.mem_fraction,
+                        tp=tp, pp=pp, mem_fraction=s.mem_fraction,
                         max_model_len=s.max_model_len or default_context(m), enforce_eager=s.enforce_eager)
+
+
+ASSUMED_COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+def _assumed_count(m: ModelSpec, g: GpuSpec, s: ServeSetupIn) -> ServeSetupIn:
+    """No count said: the fewest GPUs (TP inside a node, nodes as stages) whose weights load."""
+    for n in ASSUMED_COUNTS:
+        trial = s.model_copy(update={"gpus": n, "tp": None, "pp": None})
+        mem = engine_memory(m, g, _setup(trial, m))
+        if "while loading" not in mem.starts_reason:
+            return trial
+    return s
 
 
 def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]) -> SetupFigures:
@@ -148,6 +163,8 @@ def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]
                             max_model_len_fits=r.context, tokens_per_s_single=round(r.tokens_per_s, 1) or None,
                             observed_tokens_per_s=s.tokens_per_s, gpu_share=round(r.gpu_share, 2),
                             nvlink=g.nvlink_gb_s > 0)
+    if s.gpus_assumed and not s.tp:
+        s = _assumed_count(m, g, s)
     setup = _setup(s, m)
     mem = engine_memory(m, g, setup)
     single = at_load = None
@@ -159,7 +176,7 @@ def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]
                             .output_tokens_per_s, 1)
     label = engine_label(setup.engine, None, runtime(g))
     if s.engine in AS_VLLM:
-        label = (f"{s.engine} sized with {label[0]}", f"{s.engine} 按 {label[1]} 估算")
+        label = (f"{s.engine}, sized with {label[0]}", f"{s.engine}（按 {label[1]}）")
     return _out(s, setup, g, mem, label, single, at_load)
 
 

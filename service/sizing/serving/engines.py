@@ -252,13 +252,16 @@ class _Verdict:
         return True, f"starts: {self.pool_gib:.2f} GiB KV pool per GPU after {self.weights_gib:.2f} GiB of weights", ""
 
     def _more_gpus(self) -> str:
-        need = self.weights_gib * self.setup.tp / max(0.1, self.usable_gib * 0.85)
+        need = self.weights_gib * self.setup.gpus / max(0.1, self.usable_gib * 0.85)
         tp = next((t for t in (2, 4, 8) if t >= need and t > self.setup.tp), None)
         if tp is not None and self.setup.pp == 1:
             return f"--tensor-parallel-size {tp}"
+        if need <= 32:  # nodes of 8 as pipeline stages
+            pp = next(p for p in (2, 4) if 8 * p >= need)
+            return f"--tensor-parallel-size 8 --pipeline-parallel-size {pp}"
         if self.setup.weights in ("bf16", "fp16") and (self.gpu.supports_fp8 or fp8_weight_only(self.gpu, "fp8")):
             return "--quantization fp8"
-        return "--pipeline-parallel-size 2"
+        return "--tensor-parallel-size 8 --pipeline-parallel-size 4"
 
     def _raise_fraction(self) -> str:
         needed = self.frac + (self.need_gib - self.pool_gib) / max(1.0, self.usable_gib)
