@@ -90,7 +90,7 @@ def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
     if r.asked in ("oom", "growth") and not any(s["outcome"] == "oom" for s in setups):
         setups[-1]["outcome"] = "oom"
     model = a.slots.get("model") or f"{a.slots.get('params_b'):g}B"
-    case = ServeCase(model=str(model), setups=setups, asked=r.asked,  # type: ignore[arg-type]
+    case = ServeCase(model=str(model), setups=setups, asked=r.asked,
                      input_tokens=slots.get("input_tokens"), output_tokens=slots.get("output_tokens"))
     keep = {k: v for k, v in a.slots.items() if k in ("model", "params_b")}
     return {**keep, "serving": case.model_dump(), "gpu": setups[0]["gpu"], "gpu_count": setups[0]["gpus"],
@@ -147,13 +147,12 @@ def _cause(code: str, d: dict[str, Any], f: dict[str, Any], ph: Phrases) -> str:
 
 def _focus(d: dict[str, Any]) -> dict[str, Any]:
     """The setup the verdict is about: the failing one, else the first."""
-    setups = d["setups"]
+    setups: list[dict[str, Any]] = d["setups"]
     failing = [f for f in setups if f.get("outcome") == "oom"]
     if d["asked"] in ("oom", "growth") and failing:
         return failing[0]
-    if d.get("faster") is not None:
-        return setups[d["faster"]]
-    return setups[0]
+    faster: int | None = d.get("faster")
+    return setups[faster] if faster is not None else setups[0]
 
 
 def render_serving(d: ServeDiagnosis, ph: Phrases) -> list[str]:

@@ -97,12 +97,12 @@ def read_serve(text: str, gpus: tuple[tuple[int, str], ...] = ()) -> ServeRead:
     frac = _FRACTION.search(text)
     speed = _speed(text, [a[0] for a in anchors if a[1] == "engine"])
     nodes = _NODES.search(text)
-    gpus = None
+    count = None
     if nodes:
-        gpus = int(nodes.group("a") or nodes.group("c")) * int(nodes.group("b") or nodes.group("d"))
+        count = int(nodes.group("a") or nodes.group("c")) * int(nodes.group("b") or nodes.group("d"))
     return ServeRead(setups=tuple(setups), asked=_asked(text, setups, speed), pp=int(pp.group("n")) if pp else None,
                      mem_fraction=float(frac.group("n")) if frac else None, enforce_eager=bool(_EAGER.search(text)),
-                     tokens_per_s=speed, engines=engines, gpus=gpus)
+                     tokens_per_s=speed, engines=engines, gpus=count)
 
 
 def _speed(text: str, engine_at: list[int]) -> float | None:
@@ -111,10 +111,7 @@ def _speed(text: str, engine_at: list[int]) -> float | None:
     found = list(_TOKENS_S.finditer(text))
     if not found:
         return None
-    if engine_at:
-        best = min(found, key=lambda t: min(abs(t.start() - e) for e in engine_at))
-    else:
-        best = found[0]
+    best = min(found, key=lambda t: min(abs(t.start() - e) for e in engine_at)) if engine_at else found[0]
     return float(best.group("n") or best.group("m"))
 
 

@@ -260,7 +260,7 @@ def serve_diagnose(cat: Catalog, case: ServeCase) -> ServeDiagnosis:
 
 def _base(m: ModelSpec, case: ServeCase, figures: list[SetupFigures], **kw: object) -> ServeDiagnosis:
     return ServeDiagnosis(model=m.id, model_name=m.name, asked=case.asked, setups=figures, engine_assumed="",
-                          engine_assumed_zh="", **kw)  # type: ignore[arg-type]
+                          engine_assumed_zh="", **kw)
 
 
 def _fixed(cat: Catalog, m: ModelSpec, s: ServeSetupIn, fix: str | None,
