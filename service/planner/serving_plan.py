@@ -10,8 +10,8 @@ hour / (output tokens per hour / 1e6) at the stated load (at the deployment's ca
 
 The context is what the requests need (input + output, rounded up), unless one is asked for. Every chosen cloud
 is answered: a cloud with no instance that serves the load says why (its closest instance's reason). An option
-10x dearer per output token than the best is flagged and never picked. Weights not stated: the same load is
-planned with FP8 and INT4 weights too (`variants`), on the cards that run them.
+10x dearer per output token than the best is flagged and never picked. With BF16 weights the same load is planned
+with FP8 and INT4 weights too (`variants`), on the cards that run them.
 """
 
 from __future__ import annotations
@@ -183,10 +183,11 @@ def _gpu_family(name: str, cat: Catalog) -> set[str]:
 def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
                  max_price_age_days: int = 180, variants: bool = True) -> ServingPlan:
     """Every instance on the chosen clouds sized, costed (24x7) and ranked for `w` (module docstring).
-    `variants`: with the weights not stated, plan FP8 and INT4 too."""
+    `variants`: with BF16 weights (asked or assumed), plan FP8 and INT4 too."""
     today = today or date.today()
     m, notes = resolve_serving_model(w, cat.models)
-    variants = variants and w.weights is None and m.released_dtype == "bf16"
+    # BF16 asked or assumed (a plan's echoed workload states the dtype it assumed): FP8 and INT4 beside it
+    variants = variants and (w.weights or m.released_dtype) == "bf16" and m.released_dtype == "bf16"
     w, released = released_weights(w, m)
     notes += released
     _, _, defaults = setup_and_target(w, m, for_plan=True)

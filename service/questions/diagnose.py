@@ -141,8 +141,8 @@ def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     if args.observation is None:
         from service.errors import InvalidInputError
 
-        raise InvalidInputError("observation: say what the run did (OOM, hours per epoch, memory in use ...).",
-                                "Give the observation, or a server's setups under `serving`.")
+        raise InvalidInputError("observation: Field required: say what the run did (OOM, hours per epoch, memory "
+                                "in use ...).", "Give the observation, or a server's setups under `serving`.")
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
     out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,

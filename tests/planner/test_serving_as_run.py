@@ -70,4 +70,4 @@ def test_both_clouds_are_answered_and_fp8_int4_are_offered(catalog: Catalog) -> 
         if v.weights == "fp8":  # offered on a card without FP8 only as what it is: W8A16 Marlin
             assert v.weight_only == (not next(g for g in catalog.gpus if g.id == v.gpu).supports_fp8)
     stated = plan_serving(ServingWorkload(model="Llama-3.1-70B", weights="fp8", request_rate=15), catalog)
-    assert stated.variants == []  # the weights were asked for
+    assert stated.variants == []  # FP8 was asked for
