@@ -305,6 +305,9 @@ def summary(o: ServingAnswer) -> str:
     if inf is not None:
         head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
                  f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
+        head += f"; fix {inf.fix}" if inf.fix and not inf.starts else ""
+    label = inf.engine_assumed if inf is not None else (o.plan.engine_assumed if o.plan is not None else "")
+    head += f" [{label}]" if label else ""
     head += (f"; KV pool {s['kv_capacity_tokens']} tokens, max concurrency {s['max_concurrency']}, "
              f"{s['output_tokens_per_s']} output tokens/s, TTFT {s['ttft_ms']} ms, TPOT {s['tpot_ms']} ms")
     lines = [head]
@@ -318,6 +321,9 @@ def summary(o: ServingAnswer) -> str:
                     f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, ¥{c.cny_per_million_output_tokens} per "
                     "million output tokens")
             lines.append(f"{cloud}: {itype} x {c.nodes} ({c.gpu_count:g}x {c.gpu}), {cost}")
+        lines += list(plan.no_fit.values())
+        lines += [f"{v.weights}: {v.cloud} {v.instance_type} x {v.nodes}, ¥{v.cost_per_month_cny}/month"
+                  + (" (weight-only W8A16 Marlin)" if v.weight_only else "") for v in plan.variants]
         if not plan.candidates:
             lines.append(f"no rentable option: {plan.infeasible}")
     return "\n".join(lines)
