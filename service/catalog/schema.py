@@ -283,6 +283,15 @@ class ModelSpec(_Row):
                                            "config's, or vLLM's product with a linear RoPE factor")
     vision_params_b: float | None = Field(default=None, gt=0, description="vision-language: the vision tower's "
                                           "parameters, billions (loaded by a serving engine next to the LLM)")
+    # The vision encoder's shape, for the profile run a serving engine makes at start-up with the largest image
+    # the processor allows (vLLM: "Encoder cache will be initialized with a budget of N tokens, and profiled with
+    # 1 image items of the maximum feature size"): config.json vision_config and preprocessor_config.json.
+    vision_hidden_size: int | None = Field(default=None, gt=0, description="vision encoder width")
+    vision_intermediate_size: int | None = Field(default=None, gt=0, description="vision encoder MLP width")
+    vision_max_patches: int | None = Field(default=None, gt=0, description="encoder patches of the largest image "
+                                           "(or all tiles / slices of one image) the processor allows")
+    vision_tokens_per_item: int | None = Field(default=None, gt=0, description="language-model tokens that "
+                                               "largest image becomes (the encoder cache holds them)")
     released_dtype: Literal["bf16", "fp8", "int4", "mxfp4"] = Field(
         default="bf16", description="the dtype the official weights ship in (DeepSeek-V3/R1: fp8, Kimi-K2-Thinking: "
         "int4): what a serving engine loads unless told")

@@ -178,7 +178,7 @@ def build_app() -> typer.Typer:
             help="training, or serving: a model behind an inference engine, sized with the options from --gpu on "
                  "(as `plan-serving`; docs/serving.md)")] = "training",
         gpu: Annotated[str | None, typer.Option("--gpu", help="serving: pin one GPU type")] = None,
-        gpus: GpusOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "auto", engine: EngineOpt = "vllm",
+        gpus: GpusOpt = None, weights: WeightsOpt | None = None, kv_dtype: KvOpt = "auto", engine: EngineOpt = "vllm",
         mem_fraction: FracOpt = None, max_model_len: LenOpt = None, input_tokens: InOpt = None,
         output_tokens: OutOpt = None, concurrency: ConcOpt = None, request_rate: RateOpt = None,
         ttft_ms: TtftOpt = None, tpot_ms: TpotOpt = None,

@@ -113,14 +113,22 @@ def _print_inference(r: Any) -> None:
 
     con = Console()
     verdict = "[green]starts[/]" if r.starts else "[red]does not start[/]"
-    con.print(f"[bold]{r.model.name}[/] on {r.gpus}x {r.gpu} ({r.engine}, {r.weights}, KV {r.kv_dtype}): {verdict}")
+    shape = f"TP{r.tensor_parallel}" + (f" x PP{r.pipeline_parallel}" if r.pipeline_parallel > 1 else "")
+    con.print(f"[bold]{r.model.name}[/] on {r.gpus}x {r.gpu} ({shape}, {r.engine}, {r.weights}, KV {r.kv_dtype}): "
+              f"{verdict}")
+    con.print(f"  [dim]{r.engine_assumed}[/]")
     con.print(f"  weights {r.weights_gib_per_gpu:.2f} GiB/GPU · KV {r.kv_bytes_per_token:,.0f} B/token/GPU · pool "
               f"{r.kv_cache_gib_per_gpu:.2f} GiB = {r.kv_capacity_tokens:,} tokens · {r.max_concurrency:g}x "
               f"{r.max_model_len:,}-token sequences")
     con.print(f"  {r.starts_reason}")
+    if r.fix:
+        con.print(f"  [bold]fix:[/] {r.fix}")
+    for n in r.notes:
+        con.print(f"  [dim]note[/] {n}")
     if r.output_tokens_per_s is not None:
         ttft = "queue grows" if r.ttft_ms is None else f"{r.ttft_ms:,.0f} ms"
-        con.print(f"  {r.replicas} replica(s): {r.output_tokens_per_s:,.0f} output tok/s · TTFT {ttft} · TPOT "
+        who = "1 deployment" if r.replicas == 1 else f"{r.replicas} replicas"
+        con.print(f"  {who}: {r.output_tokens_per_s:,.0f} output tok/s · TTFT {ttft} · TPOT "
                   f"{r.tpot_ms:.1f} ms at {r.input_tokens}+{r.output_tokens} tokens; holds "
                   f"{r.max_concurrency_at_load:g} such requests per replica")
         con.print(f"  [dim]{r.headroom}[/]")
@@ -134,7 +142,7 @@ def _print_plan(p: Any, top: int) -> None:
     from service.cli.render import _console, candidate_table
 
     con = _console()
-    con.print(f"[bold]{p.model.name}[/] serving · {len(p.candidates)} options")
+    con.print(f"[bold]{p.model.name}[/] serving · {len(p.candidates)} options · [dim]{p.engine_assumed}[/]")
     if p.infeasible:
         con.print(f"[red]{p.infeasible}[/]")
     rows = []

@@ -13,8 +13,8 @@ configured) has no absolute path and no library error text, only what failed and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from service.settings import Settings

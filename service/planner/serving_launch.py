@@ -27,13 +27,21 @@ def launch(m: ModelSpec, s: ServingSizing, nodes: int, replicas: int, gpus_per_n
     """`sglang_default_fraction`: SGLang's own default on this GPU, used when the plan was sized for another
     engine (vLLM's utilization is a different quantity); `sglang_unsupported`: why SGLang cannot run it here."""
     path = shlex.quote(model_path(m, s.weights))
-    vllm = [f"vllm serve {path}", f"--tensor-parallel-size {s.gpus_per_replica}",
-            f"--max-model-len {s.max_model_len}", f"--gpu-memory-utilization {s.mem_fraction:g}"]
-    sglang = [f"python -m sglang.launch_server --model-path {path}", f"--tp {s.gpus_per_replica}",
-              f"--context-length {s.max_model_len}", f"--mem-fraction-static {s.mem_fraction if s.engine == 'sglang' else sglang_default_fraction:g}"]
-    if s.weights == "fp8":
+    tp, pp = s.tensor_parallel, s.pipeline_parallel
+    vllm = [f"vllm serve {path}", f"--tensor-parallel-size {tp}"]
+    vllm += [f"--pipeline-parallel-size {pp}"] if pp > 1 else []
+    vllm += [f"--max-model-len {s.max_model_len}", f"--gpu-memory-utilization {s.mem_fraction:g}"]
+    sglang = [f"python -m sglang.launch_server --model-path {path}", f"--tp {tp}"]
+    sglang += [f"--pp-size {pp} --nnodes {pp} --node-rank 0 --dist-init-addr HEAD_IP:5000"] if pp > 1 else []
+    sglang += [f"--context-length {s.max_model_len}",
+               f"--mem-fraction-static {s.mem_fraction if s.engine == 'sglang' else sglang_default_fraction:g}"]
+    if pp > 1 and m.moe is not None:
+        vllm.append("--enable-expert-parallel")
+    if s.weights == "fp8" and s.runtime != "npu":
         vllm.append("--quantization fp8")
         sglang.append("--quantization fp8")
+    if s.weights in ("int8", "int4") and s.runtime == "npu":
+        vllm.append("--quantization ascend")  # a ModelSlim W8A8 / W4A16 checkpoint (vllm-ascend)
     if s.kv_dtype == "fp8":
         vllm.append("--kv-cache-dtype fp8")
         sglang.append("--kv-cache-dtype fp8_e4m3")
@@ -42,8 +50,16 @@ def launch(m: ModelSpec, s: ServingSizing, nodes: int, replicas: int, gpus_per_n
     per_node = max(1, replicas // max(1, nodes))
     note = (f"{replicas} replica{'s' if replicas > 1 else ''} on {nodes} instance{'s' if nodes > 1 else ''} "
             f"({per_node} per instance of {gpus_per_node} GPUs)")
-    if per_node > 1:
-        note += (f": start each with its own GPUs and port (CUDA_VISIBLE_DEVICES=0-{s.gpus_per_replica - 1}, "
+    visible = "ASCEND_RT_VISIBLE_DEVICES" if s.runtime == "npu" else "CUDA_VISIBLE_DEVICES"
+    if pp > 1:
+        note = (f"{replicas} replica{'s' if replicas > 1 else ''} of {pp} nodes x {tp} GPUs on {nodes} "
+                f"instance{'s' if nodes > 1 else ''}: tensor parallel inside a node, one pipeline stage per node; "
+                "start a Ray cluster over each replica's nodes (ray start --head on one, ray start --address on the "
+                "others), then run vllm serve on the head")
+        if m.moe is not None:
+            note += "; MoE: --enable-expert-parallel spreads the experts over all the replica's GPUs"
+    elif per_node > 1:
+        note += (f": start each with its own GPUs and port ({visible}=0-{s.gpus_per_replica - 1}, "
                  f"port {VLLM_PORT}; the next {s.gpus_per_replica} GPUs, port {VLLM_PORT + 1} ...)")
     if replicas > 1:
         note += "; put a load balancer (the cloud's CLB / nginx) in front of the replicas"

@@ -5,6 +5,7 @@ and node size, whichever clouds sell it."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from service.catalog.queries import parse_param_count, weights_from_name
@@ -14,9 +15,12 @@ from service.planner.generic import generic_decoder
 from service.planner.resolve import model_from_hf_config, resolve_named
 from service.planner.serving_types import ServingSizing
 from service.serving_workload import ServingWorkload
+from service.sizing.serving import layout
+from service.sizing.serving.device import runtime
 from service.sizing.serving.engines import default_context, kv_layout
 from service.sizing.serving.sizing import DeploymentSize, ServingTarget, size_deployment
 from service.sizing.serving.types import ServingSetup
+from service.sizing.serving.versions import engine_label
 
 Notes = list[tuple[str, str]]
 _CACHE: dict[tuple[object, ...], tuple[ModelSpec, ServingSizing | str]] = {}
@@ -71,15 +75,33 @@ def context_note(full: int, launched: int) -> tuple[str, str]:
             "以上数字按此上限计算。")
 
 
-def setup_and_target(w: ServingWorkload, m: ModelSpec) -> tuple[ServingSetup, ServingTarget, Notes]:
-    """Engine setup and target load, every default stated."""
+MIN_LOAD_CONTEXT = 4096  # a plan's context is what its requests need, rounded up to a power of two, at least this
+
+
+def load_context(inp: int, out: int, m: ModelSpec) -> int:
+    """The --max-model-len a plan launches with when none is asked: input + output rounded up to a power of two
+    (at least 4k), never above the model's context."""
+    need = max(MIN_LOAD_CONTEXT, inp + out)
+    return min(1 << (need - 1).bit_length(), max(default_context(m), inp + out))
+
+
+def setup_and_target(w: ServingWorkload, m: ModelSpec, for_plan: bool = False) -> tuple[ServingSetup, ServingTarget,
+                                                                                          Notes]:
+    """Engine setup and target load, every default stated. `for_plan`: the context defaults to what the
+    requests need, not the model's maximum (a plan sizes what to launch, not what `vllm serve` does unasked)."""
     notes: Notes = []
     inp, out = w.lengths
     if w.input_tokens is None or w.output_tokens is None:
         notes.append((f"Request lengths assumed {inp} prompt + {out} output tokens; give input/output tokens for "
                       "your traffic.", f"请求长度假设为输入 {inp} + 输出 {out} tokens，可按实际流量提供。"))
     max_len = w.max_model_len or default_context(m)
-    if w.max_model_len is None:
+    if w.max_model_len is None and for_plan:
+        max_len = load_context(inp, out, m)
+        notes.append((f"max_model_len {max_len:,}: what these requests need ({inp} + {out} tokens, rounded up), not "
+                      f"the model's {default_context(m):,}; ask for a longer context to size one.",
+                      f"max_model_len 取 {max_len:,}：按请求所需（输入 {inp} + 输出 {out}，向上取整），而非模型的 "
+                      f"{default_context(m):,} 上限；需要更长上下文请说明。"))
+    elif w.max_model_len is None:
         if inp + out > max_len:
             max_len = inp + out
             notes.append((f"max_model_len raised to the request length, {max_len}.",
@@ -91,9 +113,15 @@ def setup_and_target(w: ServingWorkload, m: ModelSpec) -> tuple[ServingSetup, Se
     if w.concurrency is None and w.request_rate is None:
         notes.append(("No load given: one replica, sized to start, with the concurrency it holds.",
                       "未给出负载：按能启动的最少 GPU 部署单副本，并给出其可承载的并发。"))
-    setup = ServingSetup(engine=w.engine, weights=w.weights or m.released_dtype, kv_dtype=w.kv_dtype, tp=w.gpus or 1,
+    tp, pp = layout.default_layout(w.gpus) if w.gpus else (1, 1)
+    setup = ServingSetup(engine=w.engine, weights=w.weights or m.released_dtype, kv_dtype=w.kv_dtype, tp=tp, pp=pp,
                          mem_fraction=w.mem_fraction, max_model_len=max_len)
     return setup, ServingTarget(inp, out, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms), notes
+
+
+def engine_notes(w: ServingWorkload, gpu: GpuSpec) -> tuple[str, str]:
+    """The release an answer's figures assume (every serving answer names it)."""
+    return engine_label(w.engine, None, runtime(gpu))
 
 
 def _key(w: ServingWorkload) -> tuple[object, ...]:
@@ -101,35 +129,49 @@ def _key(w: ServingWorkload) -> tuple[object, ...]:
             w.output_tokens, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms)
 
 
-def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica: int) -> ServingSizing | str:
-    """The engine's sizing of `w` on `gpu` with at most `max_gpus_per_replica` GPUs per replica (cached)."""
-    key = (id(m), gpu.id, max_gpus_per_replica, _key(w))
+def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica: int,
+            for_plan: bool = False) -> ServingSizing | str:
+    """The engine's sizing of `w` on `gpu` with at most `max_gpus_per_replica` GPUs per replica (cached). A pinned
+    `gpus` is one deployment on exactly those GPUs (TP inside a node, nodes as pipeline stages); a layout the
+    engine refuses (TP6 for 64 heads) is replaced by the widest one it accepts on the same GPUs, and said."""
+    key = (id(m), gpu.id, max_gpus_per_replica, for_plan, _key(w))
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is m:
         return hit[1]
-    setup, target, _ = setup_and_target(w, m)
+    setup, target, _ = setup_and_target(w, m, for_plan)
+    refused = None
+    if w.gpus is not None and (bad := layout.with_fixes(m, setup.engine, setup.weights, setup.tp, setup.pp)):
+        alt = layout.first_valid(m, setup.engine, setup.weights, w.gpus)
+        refused = f"TP{setup.tp}{f' x PP{setup.pp}' if setup.pp > 1 else ''}: \"{bad[0].message}\""
+        if alt is not None:
+            setup = replace(setup, tp=alt[0], pp=alt[1])
     if w.gpus is not None and w.gpus > max_gpus_per_replica:
-        got: ServingSizing | str = f"a replica of {w.gpus} GPUs does not fit in one {max_gpus_per_replica}-GPU node"
+        got: ServingSizing | str = f"a replica of {w.gpus} GPUs does not fit in {max_gpus_per_replica} GPUs"
     else:
         d = size_deployment(m, gpu, target, setup, max_gpus_per_replica, fixed_tp=w.gpus is not None,
-                            shorter_context_ok=w.max_model_len is None)
-        got = d if isinstance(d, str) else sizing_out(m, gpu, d, target)
+                            shorter_context_ok=w.max_model_len is None, single=w.gpus is not None)
+        got = d if isinstance(d, str) else sizing_out(m, gpu, d, target, refused)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()  # rare; a single call, safe next to readers in other threads
     _CACHE[key] = (m, got)
     return got
 
 
-def sizing_out(m: ModelSpec, gpu: GpuSpec, d: DeploymentSize, t: ServingTarget) -> ServingSizing:
+def sizing_out(m: ModelSpec, gpu: GpuSpec, d: DeploymentSize, t: ServingTarget,
+               refused: str | None = None) -> ServingSizing:
     s, mem, p = d.setup, d.memory, d.performance
     kv = kv_layout(m, s)
     per_gpu = kv.bytes_per_token_per_gpu
+    label, label_zh = engine_label(s.engine, s.engine_version, runtime(gpu))
     return ServingSizing(
         gpu=gpu.id, gpu_name=gpu.name, engine=s.engine, weights=s.weights, kv_dtype=s.kv_dtype,
-        gpus_per_replica=s.tp, replicas=d.replicas, total_gpus=d.total_gpus, memory_gpus_per_replica=d.memory_tp,
+        gpus_per_replica=s.gpus, tensor_parallel=s.tp, pipeline_parallel=s.pp, replicas=d.replicas,
+        total_gpus=d.total_gpus, memory_gpus_per_replica=d.memory_tp, runtime=runtime(gpu),
+        engine_assumed=label, engine_assumed_zh=label_zh,
         mem_fraction=mem.mem_fraction, max_model_len=mem.max_model_len,
-        weights_gib_per_gpu=round(mem.weights_gib, 3), kv_bytes_per_token=per_gpu,
-        kv_bytes_per_token_model=per_gpu * s.tp / max(1, _replication(m, s.tp)),
+        weights_gib_per_gpu=round(mem.weights_gib, 3), activation_peak_gib=round(mem.activation_peak_gib, 3),
+        vision_profile_gib=round(mem.vision_gib, 3), graph_gib=round(mem.graph_gib, 3), kv_bytes_per_token=per_gpu,
+        kv_bytes_per_token_model=per_gpu * s.tp * s.pp / max(1, _replication(m, s.tp)),
         kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 3), kv_capacity_tokens=mem.kv_capacity_tokens,
         max_concurrency=round(mem.max_concurrency, 2), max_concurrency_at_load=round(p.max_concurrency, 1),
         starts=mem.starts, starts_reason=mem.starts_reason, input_tokens=t.input_tokens,
@@ -140,6 +182,7 @@ def sizing_out(m: ModelSpec, gpu: GpuSpec, d: DeploymentSize, t: ServingTarget) 
         decode_bound=p.decode_bound, saturated=p.saturated, meets_limits=d.meets_limits, limited_by=d.limited_by,
         headroom=d.headroom, headroom_zh=d.headroom_zh,
         rejected_degrees=[f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in d.rejected],
+        refused_layout=refused, notes=[*mem.notes, *p.notes],
     )
 
 

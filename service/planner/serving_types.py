@@ -58,13 +58,22 @@ class ServingSizing(_Out):
     engine: str
     weights: str
     kv_dtype: str
-    gpus_per_replica: int
+    gpus_per_replica: int = Field(description="tensor_parallel x pipeline_parallel")
+    tensor_parallel: int = 1
+    pipeline_parallel: int = Field(default=1, description="stages over nodes (vLLM --pipeline-parallel-size)")
     replicas: int
     total_gpus: int
     memory_gpus_per_replica: int = Field(description="the fewest GPUs per replica that start")
+    runtime: str = Field(default="cuda", description="cuda | npu (Ascend: vllm-ascend) | rocm")
+    engine_assumed: str = Field(default="", description="the release whose defaults the figures assume")
+    engine_assumed_zh: str = ""
     mem_fraction: float
     max_model_len: int
     weights_gib_per_gpu: float
+    activation_peak_gib: float = Field(default=0.0, description="the start-up profile's peak the engine sets "
+                                       "aside: forward at max_num_batched_tokens, sampler, vision encoder")
+    vision_profile_gib: float = Field(default=0.0, description="the vision encoder's part of that peak")
+    graph_gib: float = Field(default=0.0, description="vLLM CUDA-graph capture, outside the pool")
     kv_bytes_per_token: float = Field(description="per GPU of a replica, every layer")
     kv_bytes_per_token_model: float = Field(description="the whole model (all GPUs of a replica)")
     kv_cache_gib_per_gpu: float
@@ -87,6 +96,9 @@ class ServingSizing(_Out):
     headroom: str
     headroom_zh: str
     rejected_degrees: list[str] = Field(default_factory=list, description="GPUs per replica that do not work, why")
+    refused_layout: str | None = Field(default=None, description="a pinned layout the engine refuses (TP6 for 64 "
+                                       "heads), with its message; the figures are for the layout that replaces it")
+    notes: list[str] = Field(default_factory=list, description="the engine's notes: FP8 weight-only, queueing")
 
 
 class ServingOption(_Out):
@@ -120,6 +132,22 @@ class ServingOption(_Out):
     warnings: list[NoteOut] = Field(default_factory=list)
 
 
+class ServingVariant(_Out):
+    """One cloud's pick for the same load with other weights (offered beside a BF16 plan)."""
+
+    weights: str
+    cloud: str
+    instance_type: str
+    gpu: str
+    nodes: int
+    total_gpus: int
+    cost_per_month_cny: float | None
+    cny_per_million_output_tokens: float | None
+    weight_only: bool = Field(default=False, description="FP8 on a GPU without FP8 tensor cores: W8A16 Marlin")
+    checkpoint: str = Field(default="", description="what to load: an FP8 checkpoint or --quantization fp8, an "
+                            "AWQ/GPTQ int4 checkpoint")
+
+
 class ServingPlan(_Out):
     """Every instance on the chosen clouds that serves the workload, ranked by the objective."""
 
@@ -131,7 +159,14 @@ class ServingPlan(_Out):
     model: ModelRef
     candidates: list[ServingOption]
     picks: dict[str, str] = Field(description="cloud -> instance_type of its best option")
-    rejected: list[dict[str, str]] = Field(description="instance_type and reason")
+    rejected: list[dict[str, str]] = Field(description="instance_type, cloud and reason")
+    no_fit: dict[str, str] = Field(default_factory=dict, description="cloud -> why it has no pick (nothing serves "
+                                   "the workload, or only options 10x dearer per token than the best)")
+    no_fit_zh: dict[str, str] = Field(default_factory=dict)
+    variants: list[ServingVariant] = Field(default_factory=list, description="the same load with FP8 / INT4 "
+                                           "weights where the cards run them: each cloud's pick")
+    engine_assumed: str = Field(default="", description="the engine release whose defaults the figures assume")
+    engine_assumed_zh: str = ""
     assumptions: list[str]
     assumptions_zh: list[str]
     infeasible: str | None = None

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.diagnose import Observation, diagnose
+from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis, serve_diagnose
 from service.questions.base import (
     AnswerBase,
     Ask,
@@ -21,6 +22,7 @@ from service.questions.base import (
     QuestionModule,
     workload_of,
 )
+from service.questions.diagnose_serving import render_serving, server_question, serving_args
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
 from service.questions.routing import subject_count, subject_gpu, without
 from service.questions.texts import memory_line, method_name
@@ -36,8 +38,10 @@ _MULTI = re.compile(r"多卡|多机|(?<![A-Za-z])(?:multi[- ]?gpu|multi[- ]?node
 
 class DiagnoseArgs(Asked):
     gpu: str = Field(description="the GPU the run used: A800, 4090, A100 80G ...")
-    observation: Observation = Field(description="what the run did: kind oom | hours | memory | util | host_oom | "
-                                                 "slow, with the figures the user gave")
+    observation: Observation | None = Field(default=None, description="what the run did: kind oom | hours | memory "
+                                            "| util | host_oom | slow, with the figures the user gave")
+    serving: ServeCase | None = Field(default=None, description="a server's run (an engine named or serving words): "
+                                      "its setups (engine, GPU x count, TP, flags, what each did) and what is asked")
     engine: str | None = Field(default=None, description="the inference engine, when the run is a server (vllm ...)")
     mentions_bf16: bool = Field(default=False, description="the user runs bf16")
     model_named: bool = Field(default=True, description="false: no model was named; only catalog rules answer")
@@ -65,7 +69,9 @@ class Finding(Part):
 
 class DiagnoseAnswer(AnswerBase):
     kind: Literal["diagnose"] = "diagnose"
-    observation: Observation
+    observation: Observation | None = None
+    serving: ServeDiagnosis | None = Field(default=None, description="a server diagnosed: each setup's engine "
+                                           "figures, the verdict, the cause and the one flag that fixes it")
     gpu: str
     gpu_name: str
     gpu_count: int
@@ -100,12 +106,43 @@ class DiagnoseAnswer(AnswerBase):
     assumptions_zh: list[str] = Field(default_factory=list)
 
     def facts(self) -> dict[str, float]:
+        if self.serving is not None:
+            f = self.serving.setups[0]
+            return {k: float(v) for k, v in (("per_gpu_gib", f.weights_gib_per_gpu + f.kv_cache_gib_per_gpu),
+                                              ("tokens_per_s", f.tokens_per_s_single),
+                                              ("kv_tokens", f.kv_capacity_tokens)) if v is not None}
         return {k: float(v) for k, v in (("per_gpu_gib", self.per_gpu_gib),
                                           ("hours", self.estimated_hours_per_epoch or self.estimated_hours_run),
                                           ("tokens_per_s", self.tokens_per_s)) if v is not None}
 
 
+def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseAnswer:
+    cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
+    d = serve_diagnose(cat, case)
+    head = d.setups[0]
+    g = next(x for x in cat.gpus if x.id == head.gpu)
+    notes = [(en, zh) for en, zh in said]
+    if args.gpu_assumed:
+        notes.append((f"The GPU was not named: sized on {g.name} cards; tell me yours.",
+                      f"没有说是什么卡：按 {g.name} 估算，告诉我实际的卡可以算得更准。"))
+    if args.engine_assumed:
+        notes.append(("The inference engine was not named: vLLM's defaults assumed.",
+                      "没有说用哪个推理引擎：按 vLLM 的默认设置说明。"))
+    return DiagnoseAnswer(observation=args.observation, gpu=g.id, gpu_name=g.name, gpu_count=head.gpus,
+                          gpu_memory_gib=g.memory_gib, usable_gib=round(g.memory_gib, 2), sized=True,
+                          expected=d.expected, serving=d,
+                          assumptions=[*d.assumptions, *[en for en, _ in notes]],
+                          assumptions_zh=[*d.assumptions_zh, *[zh for _, zh in notes]])
+
+
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
+    if args.serving is not None:
+        return _run_serving(ctx, args, args.serving)
+    if args.observation is None:
+        from service.errors import InvalidInputError
+
+        raise InvalidInputError("observation: Field required: say what the run did (OOM, hours per epoch, memory "
+                                "in use ...).", "Give the observation, or a server's setups under `serving`.")
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
     out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,
@@ -121,6 +158,9 @@ def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
 
 def _route(a: Ask) -> dict[str, Any] | Missing:
     observed = a.reading.slots.get("observed") or (a.prev.args.get("observation") if a.same_type and a.prev else None)
+    served = server_question(a)
+    if served is not None:  # a server's run: sized as serving, never as a training job
+        return {"observation": observed, **serving_args(a, served)}
     if not observed:
         return Missing("observation")
     engine = a.reading.slots.get("engine")
@@ -192,6 +232,11 @@ def _num(x: Any) -> str:
 
 
 def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
+    if answer.serving is not None:
+        zh = ph["hours_unit"] == "小时"
+        notes = (answer.assumptions_zh if zh else answer.assumptions)[1:]  # the engine is said on its own line
+        return "\n".join(render_serving(answer.serving, ph) + (["", str(ph["assume_title"]),
+                                                                *[f"- {n}" for n in notes]] if notes else []))
     art = answer.public()
     if not art.get("sized", True):
         return _render_rule(art, ph)
@@ -230,6 +275,12 @@ def _render_rule(art: dict[str, Any], ph: Phrases) -> str:
 
 
 def _summary(o: DiagnoseAnswer) -> str:
+    if o.serving is not None:
+        d = o.serving
+        figs = "; ".join(f"{f.engine} TP{f.tp} on {f.gpus}x {f.gpu}: starts={f.starts}, weights {f.weights_gib_per_gpu} "
+                         f"GiB + KV {f.kv_cache_gib_per_gpu} GiB per GPU, {f.tokens_per_s_single} tok/s single"
+                         for f in d.setups)
+        return f"expected={d.expected}, cause {d.cause}, fix {d.fix} ({d.engine_assumed}): {figs}"
     if o.sized:
         return (f"expected={o.expected}: engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
                 f"{o.training_hours} h")

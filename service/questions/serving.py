@@ -139,10 +139,32 @@ def _option_line(o: dict[str, Any], ph: Phrases) -> str:
 
 
 def _need(s: dict[str, Any], model: str, ph: Phrases) -> str:
-    return str(ph["srv_need"]).format(total=s["total_gpus"], gpu=s["gpu_name"], tp=s["gpus_per_replica"],
-                                      replicas=s["replicas"], model=model,
-                                      weights=ph["weights_names"].get(s["weights"], s["weights"]),
-                                      engine=ph["engine_names"].get(s["engine"], s["engine"]))
+    pp = s.get("pipeline_parallel") or 1
+    return str(ph["srv_need_pp" if pp > 1 else "srv_need"]).format(
+        total=s["total_gpus"], gpu=s["gpu_name"], tp=s.get("tensor_parallel") if pp > 1 else s["gpus_per_replica"],
+        pp=pp, replicas=s["replicas"], model=model, weights=ph["weights_names"].get(s["weights"], s["weights"]),
+        engine=ph["engine_names"].get(s["engine"], s["engine"]))
+
+
+def _variants(plan: dict[str, Any], ph: Phrases) -> list[str]:
+    """FP8 / INT4 beside a BF16 plan, and each cloud without a pick, said."""
+    out: list[str] = []
+    if plan.get("variants"):
+        out += ["", str(ph["srv_variants"])]
+        for v in plan["variants"]:
+            note = str(ph["srv_variant_weight_only"]).format(gpu=v["gpu"]) if v.get("weight_only") else ""
+            out.append(str(ph["srv_variant"]).format(
+                weights=ph["weights_names"].get(v["weights"], v["weights"]),
+                cloud=ph["cloud_names"].get(v["cloud"], v["cloud"]), instance=v["instance_type"], nodes=v["nodes"],
+                gpus=v["total_gpus"], gpu=v["gpu"], month=_n(v.get("cost_per_month_cny")),
+                cpm=_n(v.get("cny_per_million_output_tokens"), 2), note=note))
+    return out
+
+
+def _no_fit(plan: dict[str, Any], ph: Phrases) -> list[str]:
+    zh = ph["hours_unit"] == "小时"
+    reasons = (plan.get("no_fit_zh") if zh else plan.get("no_fit")) or {}
+    return [str(ph["srv_no_fit"]).format(reason=r) for r in reasons.values()]
 
 
 def _render_plan(plan: dict[str, Any], ph: Phrases, loaded: bool) -> list[str]:
@@ -154,7 +176,8 @@ def _render_plan(plan: dict[str, Any], ph: Phrases, loaded: bool) -> list[str]:
     lines = [_need(s, plan["model"]["name"], ph), _figures(s, ph, loaded),
              str(s["headroom_zh"] if ph["hours_unit"] == "小时" else s["headroom"]), ""]
     by_type = {c["instance_type"]: c for c in plan["candidates"]}
-    lines += [str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()]]
+    lines += [str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()], *_no_fit(plan, ph)]
+    lines += _variants(plan, ph)
     lines += ["", str(ph["srv_launch"]), "```bash", top["launch"]["vllm"], "```"]
     return lines
 
@@ -178,6 +201,14 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
                 n=n, nodes=math.ceil(n / 8), gpu=inf["gpu_name"], model=inf["model"]["name"],
                 weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
                 total=_n(inf["weights_gib_per_gpu"] * inf["gpus"], 0)))
+        elif inf.get("refused_layout") and sized:  # 'TP6' for 64 heads: the engine's words, the layout that runs
+            message = str(inf["refused_layout"]).split(": ", 1)[-1].strip('"').rstrip(".")
+            lines.append(str(ph["srv_pinned_layout"]).format(
+                tp0=inf["refused_layout"].split(":")[0].removeprefix("TP").split(" ")[0], message=message,
+                count=inf["gpus"], gpu=inf["gpu_name"], flags=inf.get("fix") or "", model=inf["model"]["name"],
+                engine=ph["engine_names"].get(inf["engine"], inf["engine"]),
+                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
+                at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
         else:
             key = "srv_pinned_no" if not inf["starts"] else "srv_pinned_short" if inf.get("context_lowered_from") \
                 else "srv_pinned_yes"
@@ -188,6 +219,11 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
                 engine=ph["engine_names"].get(inf["engine"], inf["engine"]), conc=_n(inf["max_concurrency"], 1),
                 ctx=inf["max_model_len"], reason=inf["starts_reason"],
                 at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
+            if not inf["starts"] and inf.get("fix"):
+                lines.append(str(ph["srv_fix"]).format(fix=inf["fix"]))
+        if sized and inf.get("saturated") and w.get("gpus"):
+            lines.append(str(ph["srv_queue"]).format(held=_n(sized.get("concurrency")), ttft=_n(sized.get("ttft_ms")),
+                                                     tps=_n(sized.get("output_tokens_per_s"))))
         if sized:
             lines.append(_figures(sized, ph, loaded))
         elif inf.get("min_gpus_for_weights"):
@@ -199,7 +235,8 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
         plan = art.get("plan")
         if plan and plan["candidates"]:
             by_type = {c["instance_type"]: c for c in plan["candidates"]}
-            lines += ["", str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()]]
+            lines += ["", str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()],
+                      *_no_fit(plan, ph)]
         elif not plan:
             lines += ["", str(ph["srv_not_rented"]).format(gpu=inf["gpu_name"])]
         if inf.get("launch"):
@@ -269,6 +306,9 @@ def summary(o: ServingAnswer) -> str:
     if inf is not None:
         head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
                  f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
+        head += f"; fix {inf.fix}" if inf.fix and not inf.starts else ""
+    label = inf.engine_assumed if inf is not None else (o.plan.engine_assumed if o.plan is not None else "")
+    head += f" [{label}]" if label else ""
     head += (f"; KV pool {s['kv_capacity_tokens']} tokens, max concurrency {s['max_concurrency']}, "
              f"{s['output_tokens_per_s']} output tokens/s, TTFT {s['ttft_ms']} ms, TPOT {s['tpot_ms']} ms")
     lines = [head]
@@ -283,6 +323,9 @@ def summary(o: ServingAnswer) -> str:
                     f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, ¥{c.cny_per_million_output_tokens} per "
                     "million output tokens")
             lines.append(f"{cloud}: {itype} x {c.nodes} ({c.gpu_count:g}x {c.gpu}), {cost}")
+        lines += list(plan.no_fit.values())
+        lines += [f"{v.weights}: {v.cloud} {v.instance_type} x {v.nodes}, ¥{v.cost_per_month_cny}/month"
+                  + (" (weight-only W8A16 Marlin)" if v.weight_only else "") for v in plan.variants]
         if not plan.candidates:
             lines.append(f"no rentable option: {plan.infeasible}")
     return "\n".join(lines)

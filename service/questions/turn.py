@@ -24,6 +24,7 @@ from service.questions import knowledge
 from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, Previous
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
+from service.questions.diagnose_serving import wants_serving_diagnosis
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
 from service.reader import merge_slots
@@ -31,6 +32,8 @@ from service.reader.read import Reader, Reading
 from service.workload import Workload
 
 NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing
+# Types whose question may be a server's run to explain, answered by `diagnose` (service/questions/diagnose_serving.py)
+REDIAGNOSED = frozenset({"serving", "compare", "capacity", "feasibility", "knowledge"})
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 _METHOD_WORDS = {
     "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
@@ -178,7 +181,8 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     extra = {"mentioned": names.mentioned(text)}
     if reading.type == "out_of_scope" and not docs:
         return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
-    if reading.type == "knowledge" and not docs:
+    if reading.type == "knowledge" and not docs and not wants_serving_diagnosis(
+            Ask(reading, {**parsed.question_slots, **parsed.slots}, prev, text, lang, extra)):
         return _knowledge(reading, prev, lang, text, extra)
     prev_w = (prev.workload if prev is not None else None) or workload_from_texts(names.reader, conv.user_texts)
     own = {**parsed.question_slots, **parsed.slots}
@@ -192,6 +196,8 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
             "encoder", "vision_transformer", "cnn"):
         slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
     module = BY_NAME["plan"] if docs else BY_NAME[reading.type]
+    if not docs and reading.type in REDIAGNOSED and wants_serving_diagnosis(Ask(reading, slots, prev, text, lang, extra)):
+        module = BY_NAME["diagnose"]  # '9 tokens/s 正常吗', 'TP8 vs TP4', 'why does FP8 run on A100': a server's run
     routed = module.route(Ask(reading, slots, prev, text, lang, extra))
     if isinstance(routed, Missing):
         return _Plan(module.name, missing=routed.slot)
@@ -241,11 +247,17 @@ def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phras
                 citations=unique_passages(passages), language=lang)
 
 
+_SERVING_QUERY = {"zh": "推理引擎 vLLM 显存 gpu_memory_utilization KV 缓存 max_model_len 张量并行",
+                  "en": "serving engine vLLM memory gpu_memory_utilization KV cache max_model_len tensor parallel"}
+
+
 def _citations(ctx: Context, plan: _Plan, lang: str) -> list[PassageRef]:
     if plan.type in ("knowledge", "out_of_scope"):
         return []
     slots = plan.extra.get("slots") or plan.args or {}
-    found, _ = knowledge.search_passages(ctx, citation_query(slots, lang), 3, lang)
+    served = plan.type == "serving" or bool((plan.args or {}).get("serving"))
+    query = _SERVING_QUERY["zh" if lang == "zh" else "en"] if served else citation_query(slots, lang)
+    found, _ = knowledge.search_passages(ctx, query, 3, lang)
     return found
 
 

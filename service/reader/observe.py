@@ -129,7 +129,11 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
         if tps is None and re.search(r"tokens?\s*/\s*s|tok/s|tps", text, re.IGNORECASE):
             tps = _DROPPED_TO.search(text)  # 'tokens/s dropped from 3500 to 1200': what it runs at now
         value = None if tps is None else float(tps.group("n")) * (1000 if tps.group("k") else 1)
-        return Observed("slow", tokens_per_s=value), text
+        return Observed("slow", tokens_per_s=value), text if tps is None else blank(text, tps.start(), tps.end())
+    if _NORMAL.search(text) and (tps := _TOKENS_S.search(text)) is not None:
+        # '4090上 9 tokens/s 正常吗': a speed seen, asked about (not 9 tokens a sample)
+        value = float(tps.group("n")) * (1000 if tps.group("k") else 1)
+        return Observed("slow", tokens_per_s=value), blank(text, tps.start(), tps.end())
     return None, text
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from service.edge import resources
 from service.app import create_app
 from service.assistant import db
 from service.catalog.loader import Catalog, load_catalog
+from service.edge import resources
 from service.settings import Settings
 from tests.api.fakes import FakeRetriever
 from tests.deploy.postgres import free_port

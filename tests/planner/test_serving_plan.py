@@ -14,6 +14,7 @@ from service.documents.serving_bundle import serving_bundle
 from service.errors import InvalidInputError, UnknownModelError
 from service.planner.costing import HOURS_PER_MONTH
 from service.planner.serving_plan import plan_serving
+from service.planner.serving_types import ServingOption
 from service.serving_workload import ServingWorkload, parse_serving_workload
 
 TODAY = date(2026, 12, 1)
@@ -66,14 +67,20 @@ def test_a_rate_target_takes_more_gpus_than_memory_alone(catalog: Catalog) -> No
 def test_objectives_order_the_options(catalog: Catalog, objective: str) -> None:
     p = _plan(catalog, model="Qwen2.5-7B", input_tokens=1000, output_tokens=200, concurrency=16,
               objective=objective, clouds=["tencent"])
-    ok = [c for c in p.candidates if c.sizing.meets_limits and c.cost_per_month_cny is not None]
+    def dear(c: ServingOption) -> bool:
+        return any(n.code == "dear" for n in c.warnings)
+
+    ok = [c for c in p.candidates if c.sizing.meets_limits and c.cost_per_month_cny is not None and not dear(c)]
     assert len(ok) > 2
     if objective == "cheapest":
         costs = [c.cost_per_month_cny for c in ok]
         assert costs == sorted(costs)  # type: ignore[type-var]
     if objective == "fastest":
-        ttfts = [c.sizing.ttft_ms for c in p.candidates if c.sizing.meets_limits]
+        ttfts = [c.sizing.ttft_ms for c in p.candidates if c.sizing.meets_limits and not dear(c)]
         assert ttfts == sorted(ttfts)  # type: ignore[type-var]
+    flagged = [c for c in p.candidates if dear(c)]
+    assert p.candidates[len(p.candidates) - len(flagged):] == flagged  # the dear ones last, never picked
+    assert not {c.instance_type for c in flagged} & set(p.picks.values())
 
 
 def test_budget_verdict_and_slices(catalog: Catalog) -> None:
@@ -149,16 +156,29 @@ def test_deepseek_r1_is_served_in_the_fp8_it_ships_in(catalog: Catalog) -> None:
     assert bf16.weights == "bf16" and not bf16.starts  # asked for: kept
 
 
-def test_more_than_one_node_says_how_many_gpus_the_weights_fill(catalog: Catalog) -> None:
+def test_a_model_no_node_holds_spans_nodes_as_pipeline_stages(catalog: Catalog) -> None:
     from service.planner.serving_inference import inference
 
+    # 1.3 TB of BF16 weights: no 8 x A100 80G node holds them; 4 nodes of 8 (TP8 x PP4) do, ~42 GiB a card
     r = inference(ServingWorkload(model="DeepSeek-R1", gpu="A100-80G", weights="bf16"), catalog)
+    assert r.sizing is not None and (r.tensor_parallel, r.pipeline_parallel) == (8, 4) and r.gpus == 32
+    assert r.launch is not None and "--pipeline-parallel-size 4" in r.launch.vllm and "Ray" in r.launch.replicas_note
+    two = inference(ServingWorkload(model="DeepSeek-R1", gpu="H20", gpus=16), catalog)  # 2 nodes x 8, FP8
+    assert (two.tensor_parallel, two.pipeline_parallel) == (8, 2) and two.starts
+    assert two.weights_gib_per_gpu < inference(ServingWorkload(model="DeepSeek-R1", gpu="H20", gpus=8),
+                                                catalog).weights_gib_per_gpu / 1.8
+
+
+def test_more_than_four_nodes_says_how_many_gpus_the_weights_fill(catalog: Catalog) -> None:
+    from service.planner.serving_inference import inference
+
+    r = inference(ServingWorkload(model="Llama-3.1-405B", gpu="A10", weights="bf16"), catalog)
     assert r.sizing is None and r.min_gpus_for_weights is not None
     total = r.weights_gib_per_gpu * r.gpus  # sized on one card: the whole weights
-    # the weights over each card's budget (its memory x the engine's fraction): more than the 80 GB alone gives
-    assert 8 < math.ceil(total / 80) <= r.min_gpus_for_weights <= math.ceil(total / (78 * r.mem_fraction))
-    pinned = inference(ServingWorkload(model="DeepSeek-R1", gpu="A100-80G", gpus=8, weights="bf16"), catalog)
-    assert pinned.min_gpus_for_weights is None  # a count was given: that count is answered
+    # the weights over each card's budget (its memory x the engine's fraction): more than 32 A10s
+    assert 32 <= math.ceil(total / 24) <= r.min_gpus_for_weights <= math.ceil(total / (21 * r.mem_fraction))
+    pinned = inference(ServingWorkload(model="Llama-3.1-405B", gpu="A10", gpus=8, weights="bf16"), catalog)
+    assert pinned.min_gpus_for_weights is None and not pinned.starts  # a count was given: that count is answered
 
 
 @pytest.mark.parametrize(("model", "stated", "weights"), [

@@ -4,7 +4,8 @@ the context size I can configure is?'). Every figure is the serving engine's (se
 this module only chooses which models and dtypes to try.
 
 - model size: the catalog's decoders (dense and MoE, by total parameters), smallest first; for each dtype the
-  largest that starts (binary search: the weights grow with the parameters), and the next one up that does not.
+  largest that starts (binary search, then a look above it for a model the shape alone refused at the boundary),
+  and the next one up that does not.
   A model starts when its pool holds at least one request of the default lengths at MIN_USEFUL_CONTEXT tokens.
 - context: the longest single sequence the pool holds (the engine's max_model_len_fits) for the named model.
 """
@@ -42,7 +43,14 @@ def _try(cat: Catalog, m: ModelSpec, gpu: str, count: int, weights: Dtype) -> Ar
             "max_concurrency_at_load": r.max_concurrency_at_load}
 
 
+_BYTES = {"bf16": 2.0, "fp8": 1.0, "int4": 0.55}  # per parameter, with int4's group scales
+
+
 def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weights: Dtype) -> Artifact:
+    """The largest model that starts, and the next one up that does not. The weights grow with the parameters,
+    but a model can also be refused for its shape (a tensor-parallel degree that does not divide its heads, a
+    quantised kernel's group size), so the search does not assume the boundary is sharp: it binary-searches the
+    largest that starts, then looks above it, among the models whose weights alone could fit, for any that starts."""
     lo, hi = -1, len(models)  # models[lo] starts (or lo = -1), models[hi] does not (or hi = len)
     best: Artifact | None = None
     while hi - lo > 1:
@@ -52,9 +60,18 @@ def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weight
             lo, best = mid, got
         else:
             hi = mid
-    over = models[hi] if hi < len(models) else None
+    g, _ = gpu_for(cat, gpu)
+    budget_b = g.memory_gib * count * 0.95 * 2**30 / 1e9 / _BYTES[weights]  # the most parameters the cards could hold
+    for i in range(len(models) - 1, hi - 1, -1):
+        if models[i].params_published_b > budget_b or i <= lo:
+            continue
+        got = _try(cat, models[i], gpu, count, weights)
+        if got is not None:
+            lo, best = i, got
+            break
+    above = next((m for m in models[lo + 1:] if _try(cat, m, gpu, count, weights) is None), None)
     return {"weights": weights, "largest": best, "max_params_b": best["params_b"] if best else None,
-            "smallest_not_starting": {"model": over.id, "params_b": over.params_published_b} if over else None}
+            "smallest_not_starting": {"model": above.id, "params_b": above.params_published_b} if above else None}
 
 
 def serve_capacity(cat: Catalog, gpu: str, count: int = 1, target: Literal["model_size", "context"] = "model_size",

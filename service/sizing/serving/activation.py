@@ -9,6 +9,14 @@ or the MLP's gate/up output and its activation (MoE: the fused-MoE caches for `t
 Checked on vLLM 0.6.4's printed peaks for Llama-3.1-8B at 20k and 29k tokens (2.07 and 2.99 GiB over the weights;
 this gives 2.12 and 3.05); the sampler holds the dummy requests' logits over the whole vocabulary.
 TensorRT-LLM and LMDeploy allocate the same buffers for their token budget before sizing the pool.
+
+Vision-language models: the profile run first encodes the largest image the processor allows (vLLM V1
+`profile_run`: "Encoder cache will be initialized with a budget of N tokens, and profiled with 1 image items of
+the maximum feature size"; the encoder cache budget is max(max_num_batched_tokens, the item's tokens)). Its
+peak is one encoder layer's intermediates over every patch (the ViT's linears are split over the TP ranks as the
+LLM's are; attention runs in FlashAttention, no patches^2 term), and the encoder's outputs stay cached beside
+the language model's own forward: that is why a VL model that loads may still leave no KV cache, and why
+`--limit-mm-per-prompt` and a smaller `max_pixels` lower the peak.
 """
 
 from __future__ import annotations
@@ -41,3 +49,17 @@ def forward_peak_gib(m: ModelSpec, tp: int, tokens: int) -> float:
 def logits_gib(m: ModelSpec, rows: int) -> float:
     """Logits of `rows` tokens over the whole vocabulary (gathered on every rank), fp32."""
     return rows * (m.vocab_size or 0) * 4 / GIB
+
+
+def vision_profile_gib(m: ModelSpec, tp: int, batched_tokens: int) -> float:
+    """The vision encoder's start-up profile on one GPU: one encoder layer over the largest item's patches, plus
+    the encoder cache of the item's tokens at the language model's width (0 for text models, or a VL row
+    without the encoder's shape)."""
+    if not (m.vision_hidden_size and m.vision_max_patches):
+        return 0.0
+    h = m.vision_hidden_size
+    inter = m.vision_intermediate_size or 4 * h
+    tp = max(1, tp)
+    layer = 3 * h + max(4 * h / tp, 3 * inter / tp)  # residual, normed input, output; QKV + out or the MLP
+    cache_tokens = max(batched_tokens, m.vision_tokens_per_item or 0)
+    return (m.vision_max_patches * layer + cache_tokens * (m.hidden_size or 0)) * ACT_BYTES / GIB

@@ -33,6 +33,9 @@ CUDA_TOTAL_GIB: dict[str, float] = {
     "H20": 95.00,
     "H200-SXM": 139.81,
     "B200": 178.36,
+    # torch_npu: "NPU out of memory. Tried to allocate 1.00 GiB (NPU 0; 61.27 GiB total capacity; ...)" on a
+    # 64 GB Ascend module
+    "ASCEND-910B2": 61.27,
 }
 # nvidia-smi's memory.total in MiB (what SGLang reads to pick its defaults), where it differs from CUDA's.
 NVSMI_TOTAL_MIB: dict[str, float] = {"T4": 15360, "A10": 23028, "A10G": 23028, "L4": 23034, "L20": 46068,
@@ -42,6 +45,23 @@ NVSMI_TOTAL_MIB: dict[str, float] = {"T4": 15360, "A10": 23028, "A10G": 23028, "
 # (0.47-0.92 GB measured by stas00 on A100 for torch 2.1), more with NCCL communicators under TP.
 CUDA_CONTEXT_GIB = 0.5
 NCCL_GIB = 0.25
+
+
+def runtime(gpu: GpuSpec) -> str:
+    """What the engines run on: CUDA (NVIDIA), CANN through torch_npu (Huawei Ascend: vllm-ascend, MindIE) or
+    ROCm (AMD), which name their out-of-memory errors after it."""
+    return {"huawei": "npu", "amd": "rocm"}.get(gpu.vendor, "cuda")
+
+
+def oom_error(gpu: GpuSpec) -> str:
+    """The allocator's own out-of-memory error on this accelerator (torch, torch_npu, torch on ROCm)."""
+    return {"npu": "RuntimeError: NPU out of memory", "rocm": "torch.OutOfMemoryError: HIP out of memory"}.get(
+        runtime(gpu), "torch.OutOfMemoryError: CUDA out of memory")
+
+
+def graph_name(gpu: GpuSpec) -> str:
+    """vLLM's captured graphs: CUDA graphs, ACL graphs in vllm-ascend, HIP graphs on ROCm."""
+    return {"npu": "ACL-graph", "rocm": "HIP-graph"}.get(runtime(gpu), "CUDA-graph")
 
 
 def cuda_total_gib(gpu: GpuSpec) -> float:

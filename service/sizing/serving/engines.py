@@ -27,10 +27,11 @@ import math
 from dataclasses import dataclass
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.serving.activation import forward_peak_gib, logits_gib
-from service.sizing.serving.device import context_gib, cuda_total_gib, nvsmi_total_mib
+from service.sizing.serving import layout
+from service.sizing.serving.activation import forward_peak_gib, logits_gib, vision_profile_gib
+from service.sizing.serving.device import context_gib, cuda_total_gib, graph_name, nvsmi_total_mib, oom_error
 from service.sizing.serving.kv import estimate_kv
-from service.sizing.serving.support import unsupported
+from service.sizing.serving.support import NAMES, fp8_weight_only, unsupported
 from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
 from service.sizing.serving.versions import lmdeploy_share_of_total, vllm_regime
 from service.sizing.serving.vllm_policy import profile
@@ -89,7 +90,7 @@ def default_context(m: ModelSpec) -> int:
 def kv_layout(m: ModelSpec, setup: ServingSetup) -> KvEstimate:
     """The KV layout the engine release uses (vLLM before 0.7.1 had no MLA latent cache)."""
     latent = setup.engine != "vllm" or vllm_regime(setup.engine_version).mla_latent_cache
-    return estimate_kv(m, setup.kv_dtype, setup.tp, latent)
+    return estimate_kv(m, setup.kv_dtype, setup.tp, latent, setup.pp)
 
 
 def _seq_layer_tokens(kv: KvEstimate, tokens: int, block: int, batched: int) -> float:
@@ -127,28 +128,28 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
     max_len = setup.max_model_len or default_context(m)
     seqs = setup.max_num_seqs or d.max_num_seqs
     batched = setup.max_num_batched_tokens or d.max_num_batched_tokens
-    w = estimate_weights(m, setup.weights, setup.tp)
+    w = estimate_weights(m, setup.weights, setup.tp, setup.pp)
     total = cuda_total_gib(gpu)
-    ctx = context_gib(setup.tp)
+    ctx = context_gib(setup.gpus)
     notes: list[str] = []
-    graph_gib = graph_room = 0.0
+    graph_gib = graph_room = vision = sampler = 0.0
     window_aware = True
+    kv = kv_layout(m, setup)
     if setup.engine == "vllm":
         regime = vllm_regime(setup.engine_version)
         window_aware = regime.window_aware
-        kv = kv_layout(m, setup)
         p = profile(m, regime, setup.tp, max_len, seqs, setup.max_num_batched_tokens, d.max_num_batched_tokens,
-                    total, frac, ctx, setup.enforce_eager)
+                    total, frac, ctx, setup.enforce_eager, setup.pp)
         act, other, batched = p.activation_gib, p.non_torch_gib, p.batched_tokens
-        graph_gib, graph_room = p.graph_gib, p.graph_headroom_gib
+        graph_gib, graph_room, vision, sampler = p.graph_gib, p.graph_headroom_gib, p.vision_gib, p.sampler_gib
         pool = total * frac - w.weights_gib_per_gpu - act - other
     elif setup.engine == "sglang":
-        kv = kv_layout(m, setup)
         act, other = 0.0, SGLANG_LOAD_OVERHEAD_GIB  # activations are reserved inside 1 - mem_fraction_static
         pool = frac * (total - ctx) - w.weights_gib_per_gpu - other
     else:  # trtllm, lmdeploy: a share of what is free after weights and runtime buffers
-        kv = kv_layout(m, setup)
-        act = forward_peak_gib(m, setup.tp, batched) + logits_gib(m, min(seqs, batched))
+        vision = vision_profile_gib(m, setup.tp, batched)
+        sampler = logits_gib(m, min(seqs, batched))
+        act = forward_peak_gib(m, setup.tp, batched) + sampler + vision
         other = ctx
         free = total - ctx - w.weights_gib_per_gpu - act
         share_of_total = setup.engine == "lmdeploy" and lmdeploy_share_of_total(setup.engine_version)
@@ -164,42 +165,112 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
     else:  # every layer holds every token
         concurrency = capacity / max_len
         fits = min(max_len, capacity)
-    starts, reason = _verdict(setup.engine, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac)
+    need_gib = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer / GIB
+    v = _Verdict(setup, gpu, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac, need_gib,
+                 vllm_regime(setup.engine_version).v1, capacity)
+    starts, reason, fix = v.verdict()
     blocked = unsupported(setup.engine, gpu, setup.weights, setup.kv_dtype)
     if blocked:
-        starts, reason = False, blocked
+        starts, reason, fix = False, blocked, ""
+    bad_layout = layout.with_fixes(m, setup.engine, setup.weights, setup.tp, setup.pp)
+    if bad_layout:
+        p0 = bad_layout[0]
+        starts, reason, fix = False, (f"{NAMES[setup.engine]} refuses TP{setup.tp}"
+                                      f"{f' x PP{setup.pp}' if setup.pp > 1 else ''}: \"{p0.message}\""), p0.fix
     if starts and graph_gib > graph_room:
         starts = False
-        reason = (f"the KV pool is sized, then CUDA-graph capture needs ~{graph_gib:.1f} GiB where "
-                  f"{max(0.0, graph_room):.1f} GiB is left at --gpu-memory-utilization {frac:g}: out of memory; "
-                  "lower the utilization a little or pass --enforce-eager")
+        reason = (f"the KV pool is sized, then {graph_name(gpu)} capture needs ~{graph_gib:.1f} GiB where "
+                  f"{max(0.0, graph_room):.1f} GiB is left at --gpu-memory-utilization {frac:g}: "
+                  f"{oom_error(gpu)} while capturing; lower the utilization a little or pass --enforce-eager")
+        fix = "--enforce-eager"
     if setup.engine in ("sglang", "trtllm", "lmdeploy") and 0 < fits < max_len:
         notes.append(f"the pool holds {fits:,} tokens, under max_model_len {max_len:,}: longer requests are "
                      "cut or refused")
+    if fp8_weight_only(gpu, setup.weights) and setup.engine in ("vllm", "sglang"):
+        notes.append(f"{gpu.name} has no FP8 tensor cores: FP8 weights run weight-only (W8A16, the Marlin kernel) "
+                     "- half the memory of BF16, not its speed")
     return EngineMemory(
         engine=setup.engine, mem_fraction=frac, device_total_gib=total, weights_gib=w.weights_gib_per_gpu,
         activation_peak_gib=act, other_gib=other, kv_cache_gib=max(0.0, pool), kv_capacity_tokens=max(0, capacity),
         block_size_tokens=block, max_model_len=max_len, max_concurrency=max(0.0, concurrency), starts=starts,
         starts_reason=reason, max_model_len_fits=fits, notes=tuple(notes) + w.notes, graph_gib=graph_gib,
-        graph_room_gib=graph_room,
+        graph_room_gib=graph_room, vision_gib=vision, sampler_gib=sampler, fix=fix,
     )
 
 
 _FLAG = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
          "trtllm": "free_gpu_memory_fraction", "lmdeploy": "--cache-max-entry-count"}
+CONTEXT_ROUND = 1024  # a suggested --max-model-len is rounded down to this
 
 
-def _verdict(engine: Engine, weights_gib: float, usable_gib: float, pool_gib: float, fits: int, max_len: int,
-             frac: float) -> tuple[bool, str]:
-    flag = _FLAG[engine]
-    if weights_gib >= usable_gib:
-        return False, (f"weights need {weights_gib:.1f} GiB per GPU, more than the {usable_gib:.1f} GiB free: CUDA "
-                       "out of memory while loading; use more GPUs (tensor parallel) or a smaller weight dtype")
-    if pool_gib <= 0:
-        return False, (f"no memory left for the KV cache at {flag} {frac:g} (weights {weights_gib:.1f} GiB and the "
-                       f"profiled peak fill it): raise {flag}, add GPUs or quantise")
-    if engine == "vllm" and fits < max_len:
-        return False, (f"the KV pool ({pool_gib:.2f} GiB) holds {fits:,} tokens, less than one sequence of "
-                       f"max_model_len {max_len:,}: vLLM refuses to start; set --max-model-len {fits:,} or less, "
-                       f"raise {flag}, or add GPUs")
-    return True, f"starts: {pool_gib:.2f} GiB KV pool per GPU after {weights_gib:.2f} GiB of weights"
+@dataclass(frozen=True)
+class _Verdict:
+    """Whether the engine starts, in its own words, and the one flag that makes it start."""
+
+    setup: ServingSetup
+    gpu: GpuSpec
+    weights_gib: float
+    usable_gib: float
+    pool_gib: float
+    fits: int
+    max_len: int
+    frac: float
+    need_gib: float  # one sequence of max_len
+    v1: bool
+    capacity: int
+
+    def verdict(self) -> tuple[bool, str, str]:
+        engine, flag, frac = self.setup.engine, _FLAG[self.setup.engine], self.frac
+        if self.weights_gib >= self.usable_gib:
+            return False, (f"weights need {self.weights_gib:.1f} GiB per GPU, more than the {self.usable_gib:.1f} GiB "
+                           f"free: {oom_error(self.gpu)} while loading; use more GPUs (tensor parallel) or a "
+                           "smaller weight dtype"), self._more_gpus()
+        if self.pool_gib <= 0:
+            if engine == "sglang":
+                said = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+            elif engine == "vllm":
+                said = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                        "initializing the engine.")
+            else:
+                said = f"no memory left for the KV cache at {flag} {frac:g}"
+            return False, (f"no memory left for the KV cache at {flag} {frac:g} (weights {self.weights_gib:.1f} GiB "
+                           f"and the profiled peak fill it): \"{said}\" Raise {flag}, add GPUs or quantise"), \
+                self._raise_fraction()
+        if engine == "vllm" and self.fits < self.max_len:
+            # the longest power of two the pool holds (what people set: 16384, 32768), or what it holds
+            shorter = 1 << (self.fits.bit_length() - 1) if self.fits >= CONTEXT_ROUND else self.fits
+            if self.v1:
+                said = (f"To serve at least one request with the models's max seq len ({self.max_len}), "
+                        f"({self.need_gib:.2f} GiB KV cache is needed, which is larger than the available KV cache "
+                        f"memory ({self.pool_gib:.2f} GiB). Based on the available memory, the estimated maximum "
+                        f"model length is {self.fits}.")
+            else:
+                said = (f"The model's max seq len ({self.max_len}) is larger than the maximum number of tokens that "
+                        f"can be stored in KV cache ({self.capacity}).")
+            return False, (f"the KV pool ({self.pool_gib:.2f} GiB) holds {self.fits:,} tokens, less than one "
+                           f"sequence of max_model_len {self.max_len:,}: vLLM refuses to start: \"{said}\" Set "
+                           f"--max-model-len {shorter} or less, raise {flag}, or add GPUs"), \
+                f"--max-model-len {shorter}"
+        return True, f"starts: {self.pool_gib:.2f} GiB KV pool per GPU after {self.weights_gib:.2f} GiB of weights", ""
+
+    def _more_gpus(self) -> str:
+        need = self.weights_gib * self.setup.gpus / max(0.1, self.usable_gib * 0.85)
+        tp = next((t for t in (2, 4, 8) if t >= need and t > self.setup.tp), None)
+        if tp is not None and self.setup.pp == 1:
+            return f"--tensor-parallel-size {tp}"
+        if need <= 32:  # nodes of 8 as pipeline stages
+            pp = next(p for p in (2, 4) if 8 * p >= need)
+            return f"--tensor-parallel-size 8 --pipeline-parallel-size {pp}"
+        if self.setup.weights in ("bf16", "fp16") and (self.gpu.supports_fp8 or fp8_weight_only(self.gpu, "fp8")):
+            return "--quantization fp8"
+        return "--tensor-parallel-size 8 --pipeline-parallel-size 4"
+
+    def _raise_fraction(self) -> str:
+        needed = self.frac + (self.need_gib - self.pool_gib) / max(1.0, self.usable_gib)
+        if self.setup.engine == "vllm" and self.frac < 0.95 and needed <= 0.95:
+            return "--gpu-memory-utilization 0.95"
+        if self.setup.engine == "sglang" and needed <= 0.95:
+            return f"--mem-fraction-static {min(0.95, round(needed + 0.03, 2)):g}"
+        if self.setup.engine == "lmdeploy":
+            return "--cache-max-entry-count 0.9"
+        return self._more_gpus()

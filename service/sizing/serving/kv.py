@@ -44,9 +44,11 @@ def kv_heads_per_gpu(m: ModelSpec, tp: int) -> int:
     return max(1, kv // max(1, tp))
 
 
-def estimate_kv(m: ModelSpec, kv_dtype: KvDtype = "auto", tp: int = 1, mla_latent: bool = True) -> KvEstimate:
+def estimate_kv(m: ModelSpec, kv_dtype: KvDtype = "auto", tp: int = 1, mla_latent: bool = True,
+                pp: int = 1) -> KvEstimate:
     """KV bytes per token per GPU, split into full-attention and sliding-window layers. `mla_latent=False`:
-    an engine without the MLA latent cache (vLLM before 0.7.1) keeps per-head K and V, V padded to K's width."""
+    an engine without the MLA latent cache (vLLM before 0.7.1) keeps per-head K and V, V padded to K's width.
+    `pp` pipeline stages: each GPU caches its stage's layers (the largest stage's share)."""
     if m.kind != "decoder" or not m.num_layers:
         raise ValueError(f"{m.name} is not a decoder LLM: it has no KV cache to serve from")
     dtype = kv_dtype_bytes(kv_dtype)
@@ -64,12 +66,15 @@ def estimate_kv(m: ModelSpec, kv_dtype: KvDtype = "auto", tp: int = 1, mla_laten
     window_layers = 0
     if m.sliding_window is not None:
         window_layers = layers if m.sliding_window_layers is None else m.sliding_window_layers
+    full_layers = layers - window_layers
+    if pp > 1:
+        full_layers, window_layers = -(-full_layers // pp), -(-window_layers // pp)
     return KvEstimate(
         attention=attention_kind(m),
         dtype_bytes=dtype,
         kv_heads_per_gpu=heads,
         bytes_per_token_layer=per_layer,
-        full_layers=layers - window_layers,
+        full_layers=full_layers,
         window_layers=window_layers,
         window_tokens=m.sliding_window,
         linear_layers=linear,

@@ -11,7 +11,10 @@ replica spends `rate x prefill compute` on prompts (utilisation rho) and the res
   rate = C / (TTFT + (O - 1) x TPOT)        (closed loop of C users; solved by fixed-point iteration)
 
 A request rate R is an open loop: the replica holds C = R x latency sequences (Little's law) as long as that
-stays within the KV pool and max_num_seqs and rho < 1; beyond, the queue grows and TTFT has no steady value.
+stays within the KV pool and max_num_seqs and rho < 1; beyond, the queue grows and TTFT has no steady value:
+a fluid queue then gives the mean TTFT over a peak of QUEUE_WINDOW_S seconds at that rate (arrivals at R, the
+replica completing mu req/s: the request arriving at t waits (R - mu) t / mu, the mean over the window half
+the last one's wait) and the throughput is what the pool runs, mu.
 Sequences wider than the KV pool wait in the queue (closed loop: their wait is added to TTFT).
 """
 
@@ -26,6 +29,7 @@ from service.sizing.serving.types import GIB, Bound, EngineMemory, LoadPoint, Pe
 from service.sizing.serving.versions import vllm_regime
 
 RHO_MAX = 0.97  # prefill share of the replica beyond which the open loop is saturated
+QUEUE_WINDOW_S = 60.0  # an overloaded rate is held this long: the TTFT reported is the mean over it
 _ITERATIONS = 40
 
 
@@ -109,8 +113,11 @@ def performance(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, load: LoadPoint
         offered = load.request_rate_per_s or 0.0
         running, rate, ttft_s, tpot, bound, saturated = _open_loop(s, offered, cap, inp, out, chunk, mixed)
         if saturated:
+            wait = fluid_wait_s(offered, rate)
+            ttft_s = (ttft_s or 0.0) + wait
             notes.append(f"{offered:g} req/s is above what one replica serves ({rate:.2f} req/s): the queue "
-                         "grows; add replicas")
+                         f"grows by {offered - rate:.2f} requests a second; over a {QUEUE_WINDOW_S:g} s peak the "
+                         f"mean request waits {wait:.1f} s before its first token")
     step, _ = s.decode_s(running, inp + out / 2)
     return Performance(
         concurrency=running, request_rate_per_s=rate, output_tokens_per_s=rate * out,
@@ -125,7 +132,7 @@ def _open_loop(s: StepModel, offered: float, cap: float, inp: int, out: int, chu
     """(sequences in flight, served rate, TTFT s or None, TPOT s, bound, saturated) at an offered rate."""
     top_rate, top_ttft, top_tpot, top_bound = _closed_loop(s, cap, inp, out, chunk, mixed)
     if offered >= top_rate or offered * s.prefill_compute_s(inp) >= RHO_MAX:
-        return cap, top_rate, None, top_tpot, top_bound, True
+        return cap, top_rate, top_ttft, top_tpot, top_bound, True
     lo, hi = 0.0, cap  # bisection on the users a closed loop needs to complete `offered` req/s
     for _ in range(_ITERATIONS):
         mid = (lo + hi) / 2
@@ -136,6 +143,16 @@ def _open_loop(s: StepModel, offered: float, cap: float, inp: int, out: int, chu
     users = max(hi, 1e-6)
     rate, ttft, tpot, bound = _closed_loop(s, users, inp, out, chunk, mixed)
     return users, offered, ttft, tpot, bound, False
+
+
+def fluid_wait_s(offered: float, served: float, window_s: float = QUEUE_WINDOW_S) -> float:
+    """Mean queueing delay over a peak of `window_s` seconds at `offered` req/s on a server completing `served`
+    req/s (module docstring); 0 when it keeps up."""
+    if served <= 0:
+        return math.inf
+    if offered <= served:
+        return 0.0
+    return (offered - served) * window_s / (2 * served)
 
 
 def batch_run(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, requests: int, input_tokens: int,

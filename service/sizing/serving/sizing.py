@@ -1,5 +1,9 @@
 """Sizing: a target load (concurrency or request rate, lengths, optional TTFT / TPOT limits) on one GPU type ->
-GPUs per replica (tensor parallel) x replicas.
+GPUs per replica (tensor parallel, x pipeline stages over nodes) x replicas.
+
+A pinned GPU count (`single=True`) is one deployment: one replica on exactly those GPUs runs the whole load, and
+what it cannot hold waits (TTFT includes the queue), what it serves is its throughput; replicas are only what a
+plan adds to meet a target, never what a pinned count is divided into.
 
 For each tensor-parallel degree the engine can start with (weights + profiled peak leave room for one sequence
 of max_model_len), one replica's capacity is the most users it holds (KV pool, max_num_seqs) while meeting the
@@ -15,6 +19,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from service.catalog.schema import GpuSpec, ModelSpec
+from service.sizing.serving import layout
 from service.sizing.serving.engines import engine_defaults, engine_memory
 from service.sizing.serving.perf import max_concurrency_at, performance
 from service.sizing.serving.steps import EFFICIENCY, Efficiency
@@ -54,11 +59,11 @@ class DeploymentSize:
 
     @property
     def gpus_per_replica(self) -> int:
-        return self.setup.tp
+        return self.setup.gpus
 
     @property
     def total_gpus(self) -> int:
-        return self.setup.tp * self.replicas
+        return self.setup.gpus * self.replicas
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -67,9 +72,7 @@ class DeploymentSize:
 
 def valid_tp(m: ModelSpec, tp: int) -> bool:
     """vLLM/SGLang need the attention heads divisible by tp and KV heads divisible by, or dividing, tp."""
-    heads = m.num_heads or 1
-    kv = m.num_kv_heads or heads
-    return heads % tp == 0 and (kv % tp == 0 or tp % kv == 0 or m.mla is not None)
+    return not [p for p in layout.problems(m, "vllm", "bf16", tp) if p.code in ("tp_heads", "tp_kv_heads")]
 
 
 def _meets(p: Performance, t: ServingTarget) -> bool:
@@ -107,12 +110,20 @@ def _share(t: ServingTarget, replicas: int) -> LoadPoint:
 
 
 def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: ServingTarget,
-            eff: Efficiency) -> tuple[int, float, Performance, str] | str:
-    """(replicas, users per replica at capacity, performance at its share, limited_by) or why not."""
+            eff: Efficiency, single: bool = False) -> tuple[int, float, Performance, str] | str:
+    """(replicas, users per replica at capacity, performance at its share, limited_by) or why not. `single`: one
+    replica carries the whole load (a pinned deployment)."""
     seqs = s.max_num_seqs or engine_defaults(s.engine, gpu, s.tp, s.engine_version).max_num_seqs
     cap = max_concurrency_at(m, s, mem, t.input_tokens, t.output_tokens, seqs)
     if cap < 1:
         return "the KV pool cannot hold one request of these lengths"
+    if single:
+        users = _capacity_users(m, gpu, s, mem, t, math.floor(cap), eff)
+        perf = performance(m, gpu, s, _share(t, 1) if t.has_load else LoadPoint(t.input_tokens, t.output_tokens,
+                                                                                max(users, 1.0)), mem, eff)
+        limited = "memory" if perf.concurrency >= math.floor(cap) or not t.has_load else (
+            "latency" if not _meets(perf, t) else "throughput")
+        return 1, max(users, 1.0), perf, limited
     users = _capacity_users(m, gpu, s, mem, t, math.floor(cap), eff)
     if users < 1:
         return "misses the latency limits even with one user"
@@ -132,34 +143,46 @@ def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: S
     return replicas, users, perf, limited if replicas > 1 else "memory"
 
 
+def degrees(max_gpus_per_replica: int, node_gpus: int = layout.NODE_GPUS) -> tuple[tuple[int, int], ...]:
+    """(tp, pp) a replica may take: TP 1-8 inside a node; beyond one node, a node's GPUs per stage."""
+    inside = tuple((d, 1) for d in TP_DEGREES if d <= min(max_gpus_per_replica, node_gpus))
+    across = tuple((node_gpus, k) for k in (2, 4) if node_gpus * k <= max_gpus_per_replica)
+    return inside + across
+
+
 def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: ServingSetup = ServingSetup(),
                     max_gpus_per_replica: int = 8, fixed_tp: bool = False,
-                    eff: Efficiency = EFFICIENCY, shorter_context_ok: bool = False) -> DeploymentSize | str:
-    """GPUs per replica x replicas for `target` on `gpu` (module docstring). `fixed_tp`: only `setup.tp`.
-    `shorter_context_ok`: the context was not asked for, so a pool too small for the model's full context is
-    launched with the longest --max-model-len it holds (at least one request), as an operator would.
-    Returns the reason when no degree up to `max_gpus_per_replica` works."""
-    degrees = (setup.tp,) if fixed_tp else tuple(d for d in TP_DEGREES if d <= max_gpus_per_replica)
+                    eff: Efficiency = EFFICIENCY, shorter_context_ok: bool = False,
+                    single: bool = False) -> DeploymentSize | str:
+    """GPUs per replica x replicas for `target` on `gpu` (module docstring). `fixed_tp`: only `setup.tp` x
+    `setup.pp`. `shorter_context_ok`: the context was not asked for, so a pool too small for the model's full
+    context is launched with the longest --max-model-len it holds (at least one request), as an operator would.
+    `single`: one deployment on exactly those GPUs carries the load (no replicas). Returns the reason when no
+    layout up to `max_gpus_per_replica` works."""
+    shapes = ((setup.tp, setup.pp),) if fixed_tp else degrees(max_gpus_per_replica)
     rejected: list[tuple[int, str]] = []
     best: tuple[tuple[int, float], DeploymentSize] | None = None
     memory_tp = 0
-    for tp in degrees:
-        if not valid_tp(m, tp):
-            rejected.append((tp, f"{m.num_heads} attention heads / {m.num_kv_heads} KV heads do not split over {tp}"))
+    for tp, pp in shapes:
+        if pp > 1 and best is not None and not fixed_tp:
+            break  # several nodes per replica only when no single node serves it
+        s = replace(setup, tp=tp, pp=pp)
+        bad = layout.with_fixes(m, s.engine, s.weights, tp, pp)
+        if bad:
+            rejected.append((tp * pp, f"{bad[0].message} ({bad[0].fix})"))
             continue
-        s = replace(setup, tp=tp)
         mem = engine_memory(m, gpu, s)
         if not mem.starts and mem.graph_capture_fails and setup.mem_fraction is None:
             s, mem = _room_for_graphs(m, gpu, s, mem)
         if not mem.starts and shorter_context_ok:
             s, mem = _room_for_requests(m, gpu, s, mem, target.input_tokens + target.output_tokens)
         if not mem.starts:
-            rejected.append((tp, mem.starts_reason))
+            rejected.append((tp * pp, mem.starts_reason))
             continue
-        memory_tp = memory_tp or tp
-        got = _option(m, gpu, s, mem, target, eff)
+        memory_tp = memory_tp or tp * pp
+        got = _option(m, gpu, s, mem, target, eff, single)
         if isinstance(got, str):
-            rejected.append((tp, got))
+            rejected.append((tp * pp, got))
             continue
         replicas, users, perf, limited = got
         size = DeploymentSize(s, replicas, mem, perf, memory_tp, users, limited, _meets(perf, target) or
@@ -170,7 +193,7 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         if not target.has_load:
             break  # memory only: the fewest GPUs that start
     if best is None:
-        return "; ".join(f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in rejected) or "no valid degree"
+        return "; ".join(f"{n} GPU{'s' if n > 1 else ''}: {why}" for n, why in rejected) or "no valid degree"
     return replace(best[1], memory_tp=memory_tp, rejected=tuple(rejected))
 
 

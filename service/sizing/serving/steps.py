@@ -7,6 +7,10 @@ compute at large batch (roofline). A prefill computes the same per prompt token 
 (n^2 / 2 query-key pairs) and is compute-bound beyond a few hundred tokens. Tensor parallelism adds two
 all-reduces of the hidden state per layer (attention and MLP outputs), ring all-reduce over NVLink or PCIe.
 Each step also pays a fixed scheduling / sampling / launch overhead on the CPU side.
+
+Pipeline parallelism (a replica over several nodes, TP inside each): every GPU holds its stage's layers; vLLM
+keeps one micro-batch per stage in flight, so a step over B sequences costs pp stage-steps of B / pp sequences
+plus a hop between nodes per stage boundary: a token still passes every layer, so PP adds memory, not speed.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.params import count_params
 from service.sizing.serving.engines import kv_layout
 from service.sizing.serving.types import GIB, Bound, ServingSetup
-from service.sizing.serving.weights import attention_dims_per_gpu, estimate_weights
+from service.sizing.serving.weights import attention_dims_per_gpu, estimate_weights, stage_fraction
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class StepModel:
     eff: Efficiency
     kv_state_bytes: float = 0.0  # linear-attention state of one sequence, read and written every step
     attn_layers: int | None = None  # softmax-attention layers (None: every layer)
+    pp: int = 1
+    hop_s: float = 0.0  # one pipeline-stage boundary: the hidden states of a micro-batch between nodes
 
     def kv_read_bytes(self, context: float) -> float:
         window = context if self.kv_window is None else min(context, self.kv_window)
@@ -109,7 +115,15 @@ class StepModel:
     def decode_s(self, batch: float, context: float, prefill_tokens: float = 0.0,
                  prompt_tokens: float = 0.0) -> tuple[float, Bound]:
         """One step decoding `batch` sequences at mean context `context`, carrying `prefill_tokens` tokens of
-        prompts `prompt_tokens` long (chunked prefill): the prompt compute overlaps the decode's memory time."""
+        prompts `prompt_tokens` long (chunked prefill): the prompt compute overlaps the decode's memory time.
+        Pipeline stages: pp stage-steps of batch / pp (module docstring)."""
+        if self.pp > 1:
+            t, bound = self._stage_s(batch / self.pp, context, prefill_tokens / self.pp, prompt_tokens)
+            return self.pp * t + (self.pp - 1) * self.hop_s, bound
+        return self._stage_s(batch, context, prefill_tokens, prompt_tokens)
+
+    def _stage_s(self, batch: float, context: float, prefill_tokens: float,
+                 prompt_tokens: float) -> tuple[float, Bound]:
         e = self.eff
         mem = (self.weights_read_bytes(batch + prefill_tokens) / (self.bw_bytes_per_s * e.bandwidth)
                + batch * self.kv_read_bytes(context) / (self.bw_bytes_per_s * e.kv_bandwidth))
@@ -134,18 +148,25 @@ class StepModel:
     def prefill_compute_s(self, tokens: float, prompt_tokens: float | None = None) -> float:
         """The compute of `tokens` prompt tokens from prompts `prompt_tokens` long (default: one prompt)."""
         flops = tokens * self.prompt_token_flops(tokens if prompt_tokens is None else prompt_tokens)
-        return flops / (self.peak_flops * self.eff.prefill_compute) + self.comm_s(tokens)
+        stage = flops / (self.peak_flops * self.eff.prefill_compute) + self.comm_s(tokens)
+        return self.pp * stage + (self.pp - 1) * self.hop_s
 
     def prefill_s(self, tokens: float, chunk: int, prompt_tokens: float | None = None) -> float:
         """`tokens` prompt tokens alone on the replica (prompts `prompt_tokens` long, default one prompt), in
         chunks of `chunk` tokens that each read the weights once."""
         chunks = max(1, math.ceil(tokens / max(1, chunk)))
         read = chunks * self.weights_read_bytes(min(tokens, chunk)) / (self.bw_bytes_per_s * self.eff.bandwidth)
-        return max(self.prefill_compute_s(tokens, prompt_tokens), read) + chunks * self.overhead_s(0)
+        return max(self.prefill_compute_s(tokens, prompt_tokens), self.pp * read) + chunks * self.overhead_s(0)
+
+
+# Between the nodes of a multi-node replica: RDMA-class links (Tencent HCC, JD's RDMA clusters); a plain VPC is
+# slower, which a pipeline stage barely feels (one micro-batch's hidden states per hop).
+INTER_NODE_BYTES_PER_S = 12.5e9
+INTER_NODE_LATENCY_S = 30e-6
 
 
 def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency = EFFICIENCY) -> StepModel:
-    w = estimate_weights(m, setup.weights, setup.tp)
+    w = estimate_weights(m, setup.weights, setup.tp, setup.pp)
     kv = kv_layout(m, setup)
     c = count_params(m)
     tp = max(1, setup.tp)
@@ -159,9 +180,9 @@ def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency 
         expert_bytes=w.expert_gib_per_gpu * GIB,
         experts=m.moe.num_experts if m.moe is not None else 0,
         top_k=m.moe.top_k if m.moe is not None else 0,
-        flops_params=max(0.0, c.active - c.embedding) / tp,
+        flops_params=max(0.0, c.active - c.embedding) / tp * stage_fraction(m, setup.pp),
         q_dim=q_dim,
-        layers=m.num_layers or 0,
+        layers=-(-(m.num_layers or 0) // max(1, setup.pp)),
         hidden=m.hidden_size or 0,
         tp=tp,
         kv_layer_bytes=kv.bytes_per_token_layer,
@@ -177,6 +198,8 @@ def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency 
         eff=eff,
         kv_state_bytes=kv.state_bytes_per_seq,
         attn_layers=kv.full_layers + kv.window_layers,
+        pp=max(1, setup.pp),
+        hop_s=INTER_NODE_LATENCY_S + (m.hidden_size or 0) * 2 * 256 / INTER_NODE_BYTES_PER_S,
     )
 
 

@@ -5,6 +5,9 @@
   FP8 weights 8.0 (weight-only Marlin) with W8A8 compute from 8.9, INT8 W8A8 7.5, MXFP4 8.0, an FP8 KV cache 8.0.
 - SGLang and TensorRT-LLM target 7.5+ (FlashInfer / TensorRT-LLM kernels); LMDeploy TurboMind 7.0+.
 - bf16 on a GPU without bf16 (V100, T4) runs as fp16: the same bytes, so no rule here.
+- Huawei Ascend runs vLLM as the vllm-ascend plugin (and SGLang and LMDeploy's PyTorch engine on CANN), never
+  TensorRT-LLM; the 910B / 910C have no FP8, and quantised serving loads ModelSlim checkpoints (W8A8, W4A16 /
+  W4A8: `--quantization ascend`; vllm-ascend "Quantization Guide"). AMD Instinct runs vLLM and SGLang on ROCm.
 """
 
 from __future__ import annotations
@@ -14,24 +17,48 @@ from service.sizing.serving.types import Engine
 
 _ENGINE_MIN = {"vllm": (7, 0), "sglang": (7, 5), "trtllm": (7, 5), "lmdeploy": (7, 0)}
 _WEIGHTS_MIN = {"int4": (7, 5), "int8": (7, 5), "fp8": (8, 0), "mxfp4": (8, 0)}
-_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeploy": "LMDeploy"}
+NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeploy": "LMDeploy"}
 
 
 def capability(gpu: GpuSpec) -> tuple[int, int]:
-    """The CUDA compute capability; a non-NVIDIA accelerator (Ascend, Instinct) has none and runs the engines'
-    vendor builds (vllm-ascend, ROCm), taken here as able to run every dtype."""
+    """The CUDA compute capability; a non-NVIDIA accelerator (Ascend, Instinct) has none and is checked by
+    `_vendor_rule` instead."""
     if gpu.compute_capability is None:
         return (9, 0)
     major, _, minor = gpu.compute_capability.partition(".")
     return int(major), int(minor or 0)
 
 
+def fp8_weight_only(gpu: GpuSpec, weights: str) -> bool:
+    """FP8 weights on an NVIDIA GPU without FP8 tensor cores (A100, A10, L20 has them; V100 does not start):
+    vLLM and SGLang run them weight-only, W8A16 through the Marlin kernel ("Your GPU does not have native support
+    for FP8 computation but FP8 quantization is being used. Weight-only FP8 compression will be used leveraging
+    the Marlin kernel.")."""
+    return weights == "fp8" and gpu.vendor == "nvidia" and not gpu.supports_fp8 and capability(gpu) >= (8, 0)
+
+
+def _vendor_rule(engine: Engine, gpu: GpuSpec, weights: str, kv_dtype: str) -> str | None:
+    if gpu.vendor == "huawei":
+        if engine == "trtllm":
+            return f"TensorRT-LLM runs on NVIDIA GPUs only; {gpu.name} serves with vllm-ascend, MindIE or SGLang"
+        if weights == "fp8" or kv_dtype == "fp8":
+            return (f"{gpu.name} has no FP8: serve BF16, or a ModelSlim W8A8 checkpoint with --quantization ascend "
+                    "(vllm-ascend)")
+        if weights == "mxfp4":
+            return f"{gpu.name} has no MXFP4 kernels in vllm-ascend: serve BF16 or a ModelSlim W8A8 checkpoint"
+    if gpu.vendor == "amd" and engine in ("trtllm", "lmdeploy"):
+        return f"{NAMES[engine]} has no ROCm build for {gpu.name}: serve with vLLM or SGLang"
+    return None
+
+
 def unsupported(engine: Engine, gpu: GpuSpec, weights: str, kv_dtype: str) -> str | None:
     """Why `engine` cannot serve `weights` / `kv_dtype` on `gpu`, or None when it can."""
+    if gpu.vendor != "nvidia":
+        return _vendor_rule(engine, gpu, weights, kv_dtype)
     cc = capability(gpu)
     need = _ENGINE_MIN[engine]
     if cc < need:
-        return (f"{_NAMES[engine]} needs compute capability {need[0]}.{need[1]}+; {gpu.name} is "
+        return (f"{NAMES[engine]} needs compute capability {need[0]}.{need[1]}+; {gpu.name} is "
                 f"{gpu.compute_capability}")
     need = _WEIGHTS_MIN.get(weights, (0, 0))
     if cc < need:

@@ -24,12 +24,17 @@ class ServingSetup:
     weights: WeightsDtype = "bf16"
     kv_dtype: KvDtype = "auto"
     tp: int = 1
+    pp: int = 1  # pipeline stages (nodes of a multi-node replica; vLLM --pipeline-parallel-size)
     mem_fraction: float | None = None  # vLLM gpu_memory_utilization, SGLang mem_fraction_static, ...
     max_model_len: int | None = None  # None: the model's context length
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     engine_version: str | None = None  # e.g. "0.6.4": older releases account memory differently (versions.py)
     enforce_eager: bool = False  # no CUDA graphs (vLLM --enforce-eager): no capture memory, slower steps
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class EngineMemory:
     notes: tuple[str, ...] = field(default=())
     graph_gib: float = 0.0  # vLLM: CUDA-graph capture memory, outside the pool
     graph_room_gib: float = 0.0  # what the memory setting leaves for it
+    vision_gib: float = 0.0  # vision-language: the encoder's profile run, inside activation_peak_gib
+    sampler_gib: float = 0.0  # the dummy sampler run's logits, inside activation_peak_gib
+    fix: str = ""  # the flag that makes it start, when it does not
 
     @property
     def graph_capture_fails(self) -> bool:

@@ -75,3 +75,26 @@ def lmdeploy_share_of_total(version: str | None) -> bool:
 
 def describe(engine: Engine, version: str | None) -> str:
     return f"{engine} {version}" if version else f"{engine} (current release)"
+
+
+def engine_label(engine: Engine, version: str | None = None, runtime: str = "cuda") -> tuple[str, str]:
+    """The release whose defaults and memory accounting an answer assumes, in English and Chinese: every serving
+    answer names it ('vLLM 0.10+ (V1 engine) defaults')."""
+    if engine == "vllm":
+        if version:
+            v1 = vllm_regime(version).v1
+            en = zh = f"vLLM {version} ({'V1' if v1 else 'V0'} engine)"
+            zh = f"vLLM {version}（{'V1' if v1 else 'V0'} 引擎）"
+        else:
+            en, zh = "vLLM 0.10+ (V1 engine) defaults", "vLLM 0.10 及以后（V1 引擎）的默认设置"
+        if runtime == "npu":
+            en, zh = f"vllm-ascend on CANN ({en})", f"vllm-ascend（CANN 上的 {zh}）"
+        return en, zh
+    if engine == "sglang":
+        v = version or "0.5"
+        return f"SGLang {v} defaults", f"SGLang {v} 的默认设置"
+    if engine == "lmdeploy":
+        v = version or "0.2.1+"
+        return f"LMDeploy TurboMind {v} defaults", f"LMDeploy TurboMind {v} 的默认设置"
+    v = f" {version}" if version else ""
+    return (f"TensorRT-LLM{v} (KvCacheConfig defaults)", f"TensorRT-LLM{v}（KvCacheConfig 默认设置）")

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
-from service.sizing.serving.activation import forward_peak_gib, logits_gib
+from service.sizing.serving.activation import forward_peak_gib, logits_gib, vision_profile_gib
 from service.sizing.serving.versions import VllmRegime
 
 FORWARD_FACTOR = 1.0  # measured peak / modelled forward intermediates (activation.py: V0 runs at 20k, 29k tokens)
@@ -40,26 +40,32 @@ class VllmProfile:
     batched_tokens: int  # the profile run's token count
     graph_gib: float  # CUDA-graph capture memory (0 with enforce_eager)
     graph_headroom_gib: float  # what the capture may use
+    vision_gib: float = 0.0  # the vision encoder's share of the activation peak
+    sampler_gib: float = 0.0  # the dummy sampler run's share
 
 
 def profile(m: ModelSpec, regime: VllmRegime, tp: int, max_len: int, seqs: int, batched: int | None,
-            default_batched: int, total_gib: float, util: float, ctx_gib: float, eager: bool) -> VllmProfile:
-    """The profile run's peak and the CUDA-graph budget for one GPU of a TP-`tp` replica."""
+            default_batched: int, total_gib: float, util: float, ctx_gib: float, eager: bool,
+            pp: int = 1) -> VllmProfile:
+    """The profile run's peak and the CUDA-graph budget for one GPU of a TP-`tp` x PP-`pp` replica (the
+    vision encoder and the sampler run on the first and the last stage; the figure is the larger GPU's)."""
     if regime.v1:
         tokens = batched or default_batched
-        act = FORWARD_FACTOR * forward_peak_gib(m, tp, tokens) + logits_gib(m, min(seqs, tokens)) * (
-            regime.sampler_bytes_per_logit / 4)
+        sampler = logits_gib(m, min(seqs, tokens)) * (regime.sampler_bytes_per_logit / 4)
     else:
         chunked = regime.chunked_over_32k and max_len > 32768
         tokens = batched or (regime.chunked_budget if chunked else max(max_len, 2048))
-        n_seqs = min(seqs or V0_MAX_NUM_SEQS, tokens)
-        act = FORWARD_FACTOR * forward_peak_gib(m, tp, tokens) + logits_gib(m, n_seqs) * (V0_LOGIT_BYTES / 4)
-    non_torch = regime.non_torch_gib + (0.15 if tp > 1 and not regime.context_inside_budget else 0.0)
-    graph = 0.0 if eager else graph_gib(m, tp)
+        sampler = logits_gib(m, min(seqs or V0_MAX_NUM_SEQS, tokens)) * (V0_LOGIT_BYTES / 4)
+    vision = vision_profile_gib(m, tp, tokens)
+    forward = FORWARD_FACTOR * forward_peak_gib(m, tp, tokens)
+    act = forward + (max(sampler, vision) if pp > 1 else sampler + vision)
+    non_torch = regime.non_torch_gib + (0.15 if tp * pp > 1 and not regime.context_inside_budget else 0.0)
+    graph = 0.0 if eager else graph_gib(m, tp, pp)
     headroom = total_gib * (1 - util) - (0.0 if regime.context_inside_budget else ctx_gib)
-    return VllmProfile(act, non_torch, tokens, graph, headroom)
+    return VllmProfile(act, non_torch, tokens, graph, headroom, vision, sampler)
 
 
-def graph_gib(m: ModelSpec, tp: int) -> float:
+def graph_gib(m: ModelSpec, tp: int, pp: int = 1) -> float:
     moe = GRAPH_MOE_FACTOR if m.moe is not None else 1.0
-    return GRAPH_GIB_PER_LAYER * (m.num_layers or 0) * (1 + GRAPH_TP_GROWTH * math.log2(max(1, tp))) * moe
+    layers = -(-(m.num_layers or 0) // max(1, pp))
+    return GRAPH_GIB_PER_LAYER * layers * (1 + GRAPH_TP_GROWTH * math.log2(max(1, tp))) * moe

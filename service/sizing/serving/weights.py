@@ -58,10 +58,19 @@ def _padded_vocab_share(m: ModelSpec, tp: int) -> float:
     return padded / tp
 
 
-def estimate_weights(m: ModelSpec, dtype: WeightsDtype = "bf16", tp: int = 1) -> WeightsEstimate:
-    """Weights per GPU for one replica of `tp` GPUs (see the module docstring for the layout)."""
+def stage_fraction(m: ModelSpec, pp: int) -> float:
+    """The share of the layers the largest of `pp` pipeline stages holds (vLLM splits them evenly)."""
+    layers = m.num_layers or 1
+    return -(-layers // max(1, pp)) / layers
+
+
+def estimate_weights(m: ModelSpec, dtype: WeightsDtype = "bf16", tp: int = 1, pp: int = 1) -> WeightsEstimate:
+    """Weights per GPU for one replica of `tp` x `pp` GPUs (see the module docstring for the layout). Pipeline
+    stages hold their share of the layers; the first holds the embedding (and a vision tower), the last the
+    lm_head: the figure is the largest stage's."""
     c: ParamCounts = count_params(m)
     tp = max(1, tp)
+    layer_share = stage_fraction(m, pp)
     notes: list[str] = []
     quant_bytes = 0.0
     quant_params = 0.0
@@ -97,6 +106,14 @@ def estimate_weights(m: ModelSpec, dtype: WeightsDtype = "bf16", tp: int = 1) ->
     vision = (m.vision_params_b or 0.0) * 1e9 / tp
     if vision:
         notes.append(f"vision tower {m.vision_params_b:g}B kept 16-bit")
+    quant_bytes *= layer_share
+    quant_params *= layer_share
+    expert_bytes *= layer_share
+    replicated_bytes *= layer_share
+    norms *= layer_share
+    if pp > 1:  # the first stage holds the embedding and the vision tower, the last the lm_head
+        embedding, head = max(embedding + vision, head), 0.0
+        vision = 0.0
     unquant_bytes = 2.0 * (embedding + head + norms + vision) + replicated_bytes
     if dtype not in ("bf16", "fp16"):
         notes.append(f"{dtype} linear layers; embeddings, lm_head, norms and router kept 16-bit")
@@ -107,7 +124,7 @@ def estimate_weights(m: ModelSpec, dtype: WeightsDtype = "bf16", tp: int = 1) ->
     if m.moe is not None and expert_bytes:
         active = total - expert_bytes * (1 - m.moe.top_k / m.moe.num_experts)
     # The output head is read once per step whatever the batch; the embedding is a gather (a few rows).
-    active -= 2.0 * embedding if not m.tie_word_embeddings else 0.0
+    active -= 2.0 * embedding if not m.tie_word_embeddings and pp == 1 else 0.0
     return WeightsEstimate(
         weights_gib_per_gpu=total / GIB,
         quantised_gib_per_gpu=quant_bytes / GIB,

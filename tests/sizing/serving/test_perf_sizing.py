@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.sizing.serving.perf import performance
+from service.sizing.serving.perf import QUEUE_WINDOW_S, fluid_wait_s, performance
 from service.sizing.serving.sizing import ServingTarget, size_deployment, valid_tp
 from service.sizing.serving.steps import step_model
 from service.sizing.serving.types import GIB, LoadPoint, ServingSetup
@@ -58,11 +58,15 @@ def test_users_beyond_the_pool_queue_in_the_ttft(catalog_models: dict[str, Model
     assert p.ttft_ms is not None and fits.ttft_ms is not None and p.ttft_ms > 5 * fits.ttft_ms
 
 
-def test_a_rate_above_capacity_has_no_steady_ttft(catalog_models: dict[str, ModelSpec],
-                                                  gpus: dict[str, GpuSpec]) -> None:
+def test_a_rate_above_capacity_queues_in_a_fluid_model(catalog_models: dict[str, ModelSpec],
+                                                        gpus: dict[str, GpuSpec]) -> None:
     m, g = catalog_models["Qwen2.5-7B"], gpus["A10"]
     p = performance(m, g, SETUP, LoadPoint(2000, 400, request_rate_per_s=100))
-    assert p.saturated and p.ttft_ms is None and p.request_rate_per_s < 100
+    assert p.saturated and p.request_rate_per_s < 100  # throughput is what the pool runs
+    # the mean request of a 60 s peak waits (R - mu) x 60 / (2 mu) before its first token, on top of a full pool's
+    wait_ms = (100 - p.request_rate_per_s) * QUEUE_WINDOW_S / (2 * p.request_rate_per_s) * 1000
+    assert p.ttft_ms is not None and wait_ms < p.ttft_ms < wait_ms + 60_000
+    assert fluid_wait_s(2.0, 2.0) == 0 and fluid_wait_s(3.0, 2.0) == pytest.approx(15.0)
     low = performance(m, g, SETUP, LoadPoint(2000, 400, request_rate_per_s=0.2))
     assert not low.saturated and low.request_rate_per_s == pytest.approx(0.2)
     assert low.output_tokens_per_s == pytest.approx(0.2 * 400)
