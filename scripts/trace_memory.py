@@ -63,38 +63,13 @@ from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRef
 from torch.utils._python_dispatch import TorchDispatchMode
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from service.evals.traces import ARCHS  # noqa: E402  (the traced architectures: one list, no torch)
+
 OUT_DIR = REPO / "evals" / "traces"
 CHECK_FILE = OUT_DIR / "check.json"
 LAYERS = 2  # traced depth; per-layer figures scale (one 4-layer trace per architecture shows it)
-
-# model_type, the models.yaml row whose dimensions are traced
-ARCHS: dict[str, tuple[str, str]] = {
-    "llama2": ("llama", "Llama-2-7B"),  # MHA
-    "llama3": ("llama", "Llama-3.1-8B"),  # GQA, 128k vocabulary
-    "qwen2": ("qwen2", "Qwen2.5-7B"),  # qkv bias
-    "qwen3": ("qwen3", "Qwen3-8B"),  # q/k norm
-    "qwen3_moe": ("qwen3_moe", "Qwen3-30B-A3B"),
-    "mistral": ("mistral", "Mistral-7B"),
-    "mixtral": ("mixtral", "Mixtral-8x7B"),
-    "gemma2": ("gemma2", "Gemma-2-9B"),
-    "gemma3": ("gemma3_text", "Gemma-3-12B"),
-    "phi3": ("phi3", "Phi-3-mini"),  # fused qkv_proj and gate_up_proj
-    "glm4": ("glm", "GLM-4-9B"),
-    "deepseek_v3": ("deepseek_v3", "DeepSeek-V3"),  # MLA + 256 experts
-    "gpt_oss": ("gpt_oss", "gpt-oss-20b"),
-}
-# Families in knowledge/models.yaml that transformers cannot build from a config alone (remote code) or whose
-# text backbone is traced under another name
-NOT_TRACED = {
-    "internlm2": "remote code only (trust_remote_code)",
-    "baichuan2": "remote code only (trust_remote_code)",
-    "minicpmv": "remote code only; its LLM is Qwen2",
-    "qwen2_vl": "vision-language; the language model is Qwen2 (traced as qwen2)",
-    "yi": "Llama architecture (traced as llama2 / llama3)",
-    "deepseek_r1_distill": "Qwen2 / Llama architectures (traced as qwen2 / llama3)",
-    "deepseek_v2": "MLA + MoE as DeepSeek-V3 (traced as deepseek_v3)",
-    "phi4": "Phi-3 architecture (traced as phi3)",
-}
 
 # transformers 5 has no SDPA path for these (Gemma-2's attention soft-capping, gpt-oss's attention sinks): eager only
 EAGER_ONLY = {"gemma2", "gpt_oss"}
