@@ -54,8 +54,10 @@ def chinese_answer(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: str) -> None:
     found = [p for p in INTERNAL if re.search(p, chinese_answer)]
     assert found == [], found
-    assert "¥28.64/小时" in chinese_answer and "置信度 官方" in chinese_answer  # GT4 list price (价格总览)
-    assert "显存紧张" in chinese_answer  # why the cheaper 16 x A10 is not the pick, in Chinese
+    # the pick's price per hour and its confidence, in Chinese (the pick is Tencent's 16 x A10 now: every option
+    # is within its memory estimate's expected error of the card, so the cheapest leads, priced as an estimate)
+    assert re.search(r"¥[\d,.]+/小时", chinese_answer) and re.search(r"置信度 (官方|第三方|估算)", chinese_answer)
+    assert "显存紧张" in chinese_answer  # the tight fit said in Chinese, with the setting that gives room
     # citations are section titles linking to the knowledge page, not slugs
     assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
 

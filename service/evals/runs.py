@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.catalog.loader import Catalog
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.errors import AdvisorError
+from service.sizing.comm import interconnect
 from service.sizing.frameworks import DEFAULTS, FrameworkDefaults, Stated, resolve_settings
 from service.sizing.types import GIB, TrainSetup
 from service.sizing.verdict import CARD_USABLE, card_capacity_gib
@@ -224,7 +225,8 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         activation_offload=bool(extra.get("activation_offloading", False)), sharding=s.sharding,
         fused_optimizer=s.fused_optimizer or bool(extra.get("fused_optimizer") or extra.get("adamw_fused")),
         liger_swiglu=s.liger_swiglu or "swiglu" in str(extra.get("liger", "")).lower(),
-        fsdp_wrapped=not _unwrapped(row), **parallel)
+        fsdp_wrapped=not _unwrapped(row), interconnect=interconnect(gpu, row.nodes) if gpu else None,
+        expert_loop=bool(extra.get("expert_loop", False)), **parallel)
     return setup, assumed
 
 
@@ -352,7 +354,9 @@ def evaluate_case(case: Case) -> Outcome:
     m, setup, row = case.model, case.setup, case.row
     try:
         mem = memory.estimate_memory(m, setup)
-        verdict = fit_verdict(mem.per_gpu_gib, case.capacity_gib).status if case.capacity_gib else ""
+        # the verdict as an answer gives it: tight within the class's expected error of the card
+        verdict = fit_verdict(mem.per_gpu_gib, case.capacity_gib, mem.expected_error).status \
+            if case.capacity_gib else ""
         if case.basis in ("allocated", "reserved", "device", "oom"):
             value = {"allocated": mem.allocated_gib, "reserved": mem.reserved_gib, "device": mem.per_gpu_gib,
                      "oom": mem.per_gpu_gib}[case.basis]

@@ -9,6 +9,7 @@ method, GPU, scale and context.
 from __future__ import annotations
 
 import statistics
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from service.catalog.loader import Catalog
 from service.evals.anchors import MEASURED, Anchor, anchor_case
 from service.evals.peers import PeerResult, fitcheck_memory
 from service.evals.runs import Case, Outcome, RunRow, evaluate_case, make_case, rule_figure
+from service.sizing.expected_error import error_class, method_class
 from service.sizing.verdict import fit_verdict
 
 SHARDED_UNDER_LIMIT = -0.15  # no sharded row may be under-estimated by more than 15 % (issue 22)
@@ -116,12 +118,50 @@ def method_group(r: Row) -> str:
     s = r.case.setup
     if s is None:
         return r.case.row.method
-    if r.sharded:
-        return f"{s.method} sharded ({'ZeRO-' + str(s.zero_stage) if s.sharding == 'deepspeed' else s.sharding})"
-    return s.method + (" DDP" if r.case.row.gpus > 1 else "")
+    return method_class(s, r.case.row.gpus)
+
+
+def error_group(r: Row) -> str:
+    """The class whose expected error the engine carries for a figure like this row's (service/sizing/
+    expected_error.py): the method group, MoE models apart for throughput."""
+    s = r.case.setup
+    if s is None:
+        return r.case.row.method
+    return error_class("throughput" if r.is_throughput else "memory", s, r.case.model, r.case.row.gpus)
+
+
+def class_stats(rows: list[Row]) -> dict[str, dict[str, dict[str, float | None]]]:
+    """Per kind and class (with the fallbacks: the method alone, MoE, all): rows, MAE, bias, fitted and held-out
+    apart. What scripts/validation_report.py writes to service/sizing/error_table.py."""
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    picks: tuple[tuple[str, Callable[[Row], bool]], ...] = (("memory", lambda r: r.is_memory),
+                                                          ("throughput", lambda r: r.is_throughput))
+    for kind, pick in picks:
+        by: dict[str, list[Row]] = defaultdict(list)
+        for r in rows:
+            if not pick(r) or r.ours_err is None or r.case.setup is None:
+                continue
+            klass = error_group(r)
+            # an MoE row falls back to the MoE class, not to its method's dense runs
+            keys = {klass, "MoE" if klass.startswith("MoE ") else r.case.setup.method, "all"}
+            for k in keys:
+                by[k].append(r)
+        table: dict[str, dict[str, float | None]] = {}
+        for k in sorted(by):
+            errs = [e for r in by[k] if (e := r.ours_err) is not None]
+            held = [e for r in by[k] if r.case.split == "held-out" and (e := r.ours_err) is not None]
+            fitted = [e for r in by[k] if r.case.split == "fitted" and (e := r.ours_err) is not None]
+            st, hs, fs = stats(errs), stats(held), stats(fitted)
+            assert st is not None
+            table[k] = {"rows": st.n, "mae": round(st.mae, 1), "bias": round(st.bias, 1),
+                        "fitted_rows": fs.n if fs else 0, "fitted_mae": round(fs.mae, 1) if fs else None,
+                        "held_out_rows": hs.n if hs else 0, "held_out_mae": round(hs.mae, 1) if hs else None}
+        out[kind] = table
+    return out
 
 
 GROUPS: dict[str, Callable[[Row], str]] = {
+    "class": error_group,
     "split": lambda r: r.case.split,
     "method": method_group,
     "GPU": lambda r: r.case.gpu.id if r.case.gpu else "not stated",

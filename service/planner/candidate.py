@@ -9,6 +9,7 @@ from service.catalog.schema import GpuSpec, InstanceRow
 from service.planner.costing import QUOTE_LINKS, CostLine, Quote, price_dict
 from service.planner.resolve import Job
 from service.planner.strategy import Strategy
+from service.sizing.expected_error import time_error_fields
 from service.sizing.host import RAM_PER_GPU_MEMORY, VCPU_PER_GPU, Note
 from service.sizing.types import MemoryBreakdown, TimeEstimate
 from service.sizing.verdict import Verdict, card_capacity_gib, fit_verdict
@@ -57,7 +58,7 @@ class Candidate:
     def verdict(self) -> Verdict:
         """The fit on the instance's own GPU memory (a vGPU slice offers less than the card)."""
         share = card_capacity_gib(self.gpu) / self.gpu.memory_gib
-        return fit_verdict(self.memory.per_gpu_gib, self.inst.gpu_memory_gib * share)
+        return fit_verdict(self.memory.per_gpu_gib, self.inst.gpu_memory_gib * share, self.memory.expected_error)
 
     def as_dict(self) -> dict[str, object]:
         i = self.inst
@@ -78,6 +79,7 @@ class Candidate:
             "peak_tflops": self.gpu.dense_16bit_tflops, "total_gpus": self.strategy.total_gpus,
             "slowdown": self.time.offload_slowdown,
             "scaling_efficiency": round(self.time.scaling_efficiency, 3),
+            **time_error_fields(self.time),
             "cost_cny": {b: c.as_dict() for b, c in self.costs.items()},
             **self._cost_fields(),
             "host": self.host_check(),

@@ -14,6 +14,7 @@ from service.planner.resolve import resolve_job
 from service.planner.room import Room, room_hint
 from service.planner.settings import framework_note, require_precision, settings_for
 from service.planner.strategy import base_setup, configured
+from service.sizing.expected_error import time_error_fields
 from service.sizing.frameworks import DEFAULT_FRAMEWORK
 from service.sizing.host import gpu_notes
 from service.sizing.memory import estimate_memory
@@ -90,7 +91,7 @@ def estimate(req: EstimateRequest, cat: Catalog) -> dict[str, object]:
                          "message": f"No Tencent Cloud or JD Cloud instance in this catalog has the {gpu.name}: "
                                     "the figures size your own hardware.",
                          "message_zh": f"本目录中腾讯云和京东云都没有搭载 {gpu.name} 的实例：以上数字按自有硬件估算。"})
-    verdict = fit_verdict(mem.per_gpu_gib, card_capacity_gib(gpu))
+    verdict = fit_verdict(mem.per_gpu_gib, card_capacity_gib(gpu), mem.expected_error)
     room = room_hint(job.model, setup, verdict.capacity_gib) if verdict.status != "fits" else None
     if verdict.status != "fits":
         warnings.insert(0, _verdict_warning(mem.per_gpu_gib, verdict, gpu.name, room))
@@ -111,6 +112,7 @@ def estimate(req: EstimateRequest, cat: Catalog) -> dict[str, object]:
         "flops_per_token": t.flops_per_token,
         "throughput_tokens_per_s": round(t.throughput_tokens_per_s, 1),
         "training_hours": round(t.hours, 2),
+        **time_error_fields(t),
         "assumptions": assumptions,
         "assumptions_zh": assumptions_zh,
         "warnings": warnings,

@@ -115,8 +115,9 @@ _STATUS_ZH = {"allowlist": "白名单售卖", "invite_only": "邀测", "sold_out
 
 
 COST_TIE = 0.005  # costs within 0.5 % of each other tie: the faster goes first
-# A tight fit (under 5 % margin: verdict.py) is costed this much dearer when ranking by cost: memory estimates are
-# off by 10-20 % on unseen runs (docs/validation.md), so a tight fit may OOM and cost a re-run on a bigger card
+# A tight fit (within its estimate's expected error of the card: verdict.py tight_band, from the class's measured
+# runs in docs/validation.md) is costed this much dearer when ranking by cost: it may OOM and cost a re-run on a
+# bigger card
 TIGHT_PREMIUM = 0.15
 
 

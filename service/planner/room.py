@@ -57,7 +57,7 @@ def _changes(m: ModelSpec, s: TrainSetup) -> Iterator[tuple[str, str, str, Train
 def room_hint(m: ModelSpec, setup: TrainSetup, capacity_gib: float) -> Room | None:
     """The first change (cheapest in speed first) after which the estimate fits with margin; None if none does."""
     for setting, en, zh, alt in _changes(m, setup):
-        need = estimate_memory(m, alt).per_gpu_gib
-        if fit_verdict(need, capacity_gib).status == "fits":
-            return Room(setting, en, zh, need)
+        mem = estimate_memory(m, alt)
+        if fit_verdict(mem.per_gpu_gib, capacity_gib, mem.expected_error).status == "fits":  # beyond its band
+            return Room(setting, en, zh, mem.per_gpu_gib)
     return None

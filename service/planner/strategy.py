@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec
 from service.planner import settings as training_settings
 from service.planner.resolve import Job
+from service.sizing.comm import interconnect
 from service.sizing.memory import estimate_memory
 from service.sizing.throughput import OFFLOAD_SLOWDOWN as OFFLOAD_SLOWDOWN  # re-exported for the documents
 from service.sizing.types import MemoryBreakdown, Offload, TrainSetup
@@ -109,6 +110,7 @@ def base_setup(job: Job, w: Workload, gpu: GpuSpec) -> TrainSetup:
         grad_ckpt=s.grad_ckpt if w.checkpointing is not None else True,
         ckpt_mode=s.ckpt_mode,
         frozen_copies=job.frozen_copies,
+        interconnect=interconnect(gpu),
     )
     setup = training_settings.apply(setup, s, w)
     if gpu.arch in ("kepler", "pascal"):  # no tensor cores and no usable FP16 math before Volta: FP32
@@ -181,7 +183,8 @@ def _sized(model: ModelSpec, base: TrainSetup, n: int, multi_node: bool, w: Work
     for stage, off, ck in _variants(base, n, w):
         if multi_node and stage < 2 and base.method in ("full", "pretrain", "freeze"):
             continue
-        setup = configured(base, w, gpu, n, stage, off, ck)
+        setup = replace(configured(base, w, gpu, n, stage, off, ck),
+                        interconnect=interconnect(gpu, 2 if multi_node else 1))  # RDMA assumed between nodes
         mem = estimate_memory(model, setup)
         out.append((setup, mem, mem.per_gpu_gib))
     return tuple(out), min((x[2] for x in out), default=math.inf)

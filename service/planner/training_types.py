@@ -113,6 +113,11 @@ class MemoryTerms(_Out):
     allocator_gib: float = Field(description="the caching allocator's block rounding and fragmentation")
     runtime_gib: float = Field(description="outside the allocator: CUDA context, NCCL buffers")
     paged_optimizer_gib: float = Field(description="paged optimizer states (evicted to CPU RAM under pressure)")
+    expected_error_pct: float | None = Field(description="the expected error of per_gpu_gib: mean |error| of the "
+                                             "measured runs of its class (docs/validation.md); null: none")
+    expected_error_rows: int | None = Field(description="measured runs behind expected_error_pct")
+    expected_error_class: str | None = Field(description="the class those runs share, e.g. 'lora' or "
+                                             "'full sharded (ZeRO-3)'")
 
 
 class Room(_Out):
@@ -132,6 +137,8 @@ class MemoryVerdict(_Out):
     capacity_gib: float = Field(description="what PyTorch can use on the GPU")
     margin_gib: float = Field(description="capacity - need; negative: short by")
     margin_pct: float
+    band_pct: float = Field(description="within this share of the card the fit is tight: the memory estimate's "
+                            "expected error, 5 % to 25 %")
     basis: str
     room: Room | None
 
@@ -180,6 +187,10 @@ class TrainingCandidate(_Out):
     total_gpus: int
     slowdown: float = Field(description="the CPU-offload factor already in the rate and hours (1 without offload)")
     scaling_efficiency: float = Field(description="share of the micro-batch time not lost to communication")
+    throughput_expected_error_pct: float | None = Field(description="the expected error of the rate and the hours: "
+                                                        "mean |error| of the measured runs of its class")
+    throughput_expected_error_rows: int | None = Field(description="measured runs behind it")
+    throughput_expected_error_class: str | None = Field(description="the class those runs share")
     cost_cny: dict[Billing, BillingCost] = Field(description="the job's cost by billing mode")
     billing: Billing | Literal["on_request"] = Field(description="the chosen billing mode, or on_request")
     total_cost_cny: float | None = Field(description="the chosen billing's cost of the job; null: price on request")

@@ -11,6 +11,7 @@ backward), torch.autocast's weight-cast cache, and PyTorch's CUDA caching alloca
 from __future__ import annotations
 
 from service.catalog.schema import ModelSpec
+from service.sizing.comm import NCCL_GIB_UNKNOWN, nccl_gib
 from service.sizing.params import ParamCounts
 from service.sizing.types import GIB, TrainSetup
 
@@ -22,8 +23,9 @@ STAGE3_MAX_LIVE_PARAMS = 1e9
 # LLaMA-Factory's ds_z2_config.json sets them: one 16-bit gradient bucket during the backward.
 ZERO2_BUCKET_ELEMS = 5e8
 CUDA_CONTEXT_GIB = 0.9  # torch 2.1 eager context on A100 measured 0.92 GB (stas00, sizing.md B8)
-# NCCL communicator buffers, outside PyTorch's allocator: torch.distributed init "expect ~1-2GB" (stas00, B8).
-NCCL_GIB = 1.5
+# NCCL communicator buffers, outside PyTorch's allocator: by link (service/sizing/comm.py NCCL_GIB); unknown link:
+# torch.distributed init on NVLink nodes, "expect ~1-2GB" (stas00, B8).
+NCCL_GIB = NCCL_GIB_UNKNOWN
 # Caching allocator: freed blocks stay reserved and a later, differently sized request may not fit them. The
 # persistent model states are allocated once (little waste); the transient tensors (activations, logits, gathered
 # parameters, buckets) are freed and re-requested every step in varying sizes. 5-10 % of what is allocated is the
@@ -47,19 +49,40 @@ def zero3_gather_params(c: ParamCounts, layer_params: float, setup: TrainSetup) 
     return min(c.total, max(STAGE3_MAX_LIVE_PARAMS, c.largest_layer))
 
 
-def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trainable: float,
-                           weight_bytes: float) -> float:
-    """Gathered parameters, unsharded gradients and reduction buckets of one GPU (bytes)."""
+def gathered_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, wide: float, quant: float | None) -> float:
+    """Bytes of the parameters held unsharded at once under ZeRO-3 / FSDP FULL_SHARD, each unit at its own
+    storage: a QLoRA layer gathers its 4-bit linears (bnb_4bit_quant_storage) and 16-bit norms, the embedding and
+    head gather at 16 bits (`wide`)."""
+    layers = max(1, m.num_layers or 1)
+    layer_params = (c.total - c.embedding - c.lm_head) / layers
+    if quant is None or setup.sharding == "deepspeed":
+        avg = wide if quant is None else (c.linear * quant + (c.total - c.linear) * wide) / max(1.0, c.total)
+        return avg * zero3_gather_params(c, layer_params, setup)
+    layer_linear = c.linear / layers
+    layer = layer_linear * quant + (layer_params - layer_linear) * wide
+    whole = c.linear * quant + (c.total - c.linear) * wide
+    if setup.sharding == "fsdp" and not setup.fsdp_wrapped:
+        return whole
+    if setup.sharding == "fsdp":
+        return min(whole, 2 * layer + (c.embedding + c.lm_head) * wide)
+    return min(whole, 2 * max(layer, c.embedding * wide, c.lm_head * wide))
+
+
+def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trainable: float, wide: float,
+                           quant: float | None = None) -> tuple[float, float]:
+    """(gathered parameters, unsharded gradients and reduction buckets) of one GPU, bytes. The gathers are the
+    same units every layer and step, so the caching allocator hands the same blocks back (allocator_reserve_gib
+    counts them as it counts the model states); the rest varies."""
     n, z = max(1, setup.n_gpus), setup.zero_stage
     if n == 1 or z == 0:
-        return 0.0
+        return 0.0, 0.0
     layers = max(1, m.num_layers or 1)
     layer_params = (c.total - c.embedding - c.lm_head) / layers
     h = m.hidden_size or 0
     trains_base = trainable >= 0.5 * c.total
-    out = 0.0
+    gathered = out = 0.0
     if z >= 3 and (setup.offload != "all" or setup.sharding != "deepspeed"):  # FSDP gathers to the GPU offloaded
-        out += weight_bytes * zero3_gather_params(c, layer_params, setup)
+        gathered = gathered_bytes(m, c, setup, wide, quant)
         if trains_base:  # the unit's unsharded 16-bit gradients before the reduce-scatter
             unit = c.largest_layer if setup.sharding == "deepspeed" else max(layer_params, c.lm_head)
             if setup.sharding == "fsdp" and not setup.fsdp_wrapped:
@@ -68,7 +91,7 @@ def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trai
             out += 2 * h * h  # ZeRO-3 reduce bucket: Hugging Face's "auto" reduce_bucket_size = hidden^2
     elif z == 2 and trains_base and setup.sharding == "deepspeed":
         out += 2 * min(ZERO2_BUCKET_ELEMS, trainable)  # contiguous_gradients bucket
-    return out
+    return gathered, out
 
 
 def autocast_copy_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
@@ -90,7 +113,7 @@ def allocator_reserve_gib(persistent_gib: float, transient_gib: float) -> float:
 
 
 def runtime_gib(setup: TrainSetup) -> float:
-    return CUDA_CONTEXT_GIB + (NCCL_GIB if setup.n_gpus > 1 else 0.0)
+    return CUDA_CONTEXT_GIB + nccl_gib(setup)
 
 
 def gib(x: float) -> float:

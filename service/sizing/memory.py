@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from service.catalog.schema import ModelSpec
 from service.sizing import buffers
-from service.sizing.activations import activation_gib
+from service.sizing.activations import FUSED_GATE_UP, FUSED_QKV, activation_gib, logits_bytes
+from service.sizing.expected_error import expected_error
 from service.sizing.params import ParamCounts, count_params, lora_params
 from service.sizing.types import GIB, MemoryBreakdown, Offload, TrainSetup
 
@@ -28,8 +29,8 @@ UNET_LORA_FRACTION = 0.01  # estimate: rank 8-32 LoRA on a diffusion UNet's atte
 DS_BUFFER_FACTOR = 1.5  # DeepSpeed estimator's additional_buffer_factor for CPU RAM (A3)
 MOMENT_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adafactor": 0.0}  # fp32 / 8-bit / factored
 LORA_TARGET_NAMES = {
-    "qv": frozenset({"q_proj", "v_proj", "q_b_proj", "kv_b_proj"}),
-    "attn": frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa",
+    "qv": frozenset({"q_proj", "v_proj", "q_b_proj", "kv_b_proj", "qkv_proj"}),
+    "attn": frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "qkv_proj",
                        "kv_b_proj"}),
 }
 # Re-exported for callers that size overheads
@@ -81,14 +82,12 @@ def _frozen_weight_bytes(c: ParamCounts, setup: TrainSetup) -> float:
     return c.linear * quant + (c.total - c.linear) * rest_b
 
 
-def _gather_bytes(c: ParamCounts, setup: TrainSetup) -> float:
-    """Bytes per parameter ZeRO-3 / FSDP gathers: the compute dtype; a QLoRA base gathers its 4-bit storage
-    (bnb_4bit_quant_storage) for the linears and 16 bits for the rest."""
-    wide = 4.0 if setup.precision == "fp32" else 2.0
+def _quant_bytes(setup: TrainSetup) -> float | None:
+    """Bytes per quantised linear parameter a QLoRA base stores and ZeRO-3 / FSDP gathers (its 4-bit storage,
+    bnb_4bit_quant_storage); None for a 16-bit base."""
     if setup.method != "qlora":
-        return wide
-    quant = NF4_BYTES if (setup.quant_bits or 4) == 4 else INT8_BYTES
-    return (c.linear * quant + (c.total - c.linear) * wide) / max(1.0, c.total)
+        return None
+    return NF4_BYTES if (setup.quant_bits or 4) == 4 else INT8_BYTES
 
 
 def extra_module_params(c: ParamCounts, setup: TrainSetup) -> float:
@@ -111,7 +110,36 @@ def trainable_params(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
     if m.kind in ("cnn", "diffusion"):
         return c.total * UNET_LORA_FRACTION  # no per-layer shapes in the catalog for these
     targets = None if setup.lora_targets == "all_linear" else LORA_TARGET_NAMES[setup.lora_targets]
-    return lora_params(c, setup.lora_rank, targets) + extra_module_params(c, setup)
+    return lora_params(c, setup.lora_rank, targets) - _fusion_saving(m, c, setup.lora_rank, targets) \
+        + extra_module_params(c, setup)
+
+
+def _fusion_saving(m: ModelSpec, c: ParamCounts, rank: int, targets: frozenset[str] | None) -> float:
+    """Adapter parameters a fused projection saves: Phi-3's qkv_proj, Phi-3's and GLM-4's gate_up_proj are one
+    linear each (transformers models/phi3, glm), so one adapter r x (d_in + the outputs' sum) replaces one per
+    part (the traces count them so: evals/traces phi3, glm4)."""
+    saving = 0.0
+    for fused, group in ((FUSED_QKV, ("q_proj", "k_proj", "v_proj")), (FUSED_GATE_UP, ("gate_proj", "up_proj"))):
+        if m.family not in fused:
+            continue
+        parts = [x for x in c.linears if x.name in group]
+        hit = [x for x in parts if targets is None or x.name in targets]  # the parts lora_params counted
+        if not hit:
+            continue
+        separate = sum(rank * (x.d_in + x.d_out) * x.count for x in hit)
+        one = rank * (parts[0].d_in + sum(x.d_out for x in parts)) * parts[0].count
+        saving += separate - one
+    return saving
+
+
+def dequant_buffer_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> float:
+    """QLoRA: bitsandbytes' MatMul4Bit dequantises the weight to bf16 for its one matmul, forward and backward
+    (the traces' stand-in allocates it: evals/traces). It lives while a layer computes, never at the loss, where
+    the full-vocabulary logits peak: it counts only where it exceeds them."""
+    if setup.method != "qlora":
+        return 0.0
+    largest_quantised = max((x.d_in * x.d_out for x in c.linears), default=c.largest_layer)
+    return max(0.0, 2 * largest_quantised * 2 - logits_bytes(m, setup))
 
 
 def _offload_host_gib(c: ParamCounts, setup: TrainSetup, trainable: float) -> float:
@@ -180,14 +208,12 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         weights += copies / n if z >= 3 else copies
         notes.append(f"{setup.frozen_copies} frozen model cop{'y' if setup.frozen_copies == 1 else 'ies'} "
                      "(reference / reward) held beside the policy")
-    buf = buffers.sharding_buffers_bytes(m, c, setup, trainable, _gather_bytes(c, setup))
+    gathered, buf = buffers.sharding_buffers_bytes(m, c, setup, trainable, 4.0 if setup.precision == "fp32" else 2.0,
+                                                   _quant_bytes(setup))
     if z >= 3 and setup.offload == "all" and deepspeed:
         buf += 4 * c.largest_layer  # DeepSpeed: the gathered 16-bit layer and its gradient
     buf += buffers.autocast_copy_bytes(m, c, setup)
-    if setup.method == "qlora":
-        # dequantised bf16 copy of the largest quantised linear, forward + backward
-        largest_quantised = max((x.d_in * x.d_out for x in c.linears), default=c.largest_layer)
-        buf += 2 * largest_quantised * 2
+    buf += dequant_buffer_bytes(m, c, setup)
     # The optimizer step runs after the backward has freed the activations: its temporaries count only where they
     # exceed the backward's transients. torch.optim.AdamW's foreach path (_multi_tensor_adamw) builds
     # _foreach_sqrt(exp_avg_sqs), one temporary as large as the second moments it holds.
@@ -204,6 +230,7 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         notes.append(f"paged optimizer: {paged / GIB:.1f} GiB of states in unified memory, paged to CPU RAM "
                      "when the GPU runs short")
     acts = activation_gib(m, setup)
+    buf += gathered
     buffers_gib = buf / GIB
     persistent = (weights + grads + optim) / GIB
     return MemoryBreakdown(
@@ -213,11 +240,12 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         activations_gib=acts,
         trainable_params=trainable,
         buffers_gib=buffers_gib,
-        allocator_gib=buffers.allocator_reserve_gib(persistent, acts + buffers_gib),
+        allocator_gib=buffers.allocator_reserve_gib(persistent + gathered / GIB, acts + buffers_gib - gathered / GIB),
         runtime_gib=buffers.runtime_gib(setup),
         host_ram_gib=host + paged / GIB,
         paged_gib=paged / GIB,
         notes=tuple(notes),
+        expected_error=expected_error("memory", setup, m),
     )
 
 

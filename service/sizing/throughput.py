@@ -18,9 +18,18 @@ STEP_OVERHEAD_S, QLORA_DEQUANT_S_PER_GPARAM. The rest are estimates, named as su
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.catalog.schema import GpuSpec, ModelSpec
+from service.sizing.comm import (
+    COMM_OVERLAP,
+    LINK_OVERLAP,
+    all_to_all_bytes,
+    bus_gb_s,
+    expert_loop_s,
+    extra_ring_latency_s,
+    interconnect,
+)
 from service.sizing.compute import (
     CLUSTER_SCALE_GPUS,
     cluster_mfu,
@@ -28,8 +37,9 @@ from service.sizing.compute import (
     flops_per_token,
     model_flops_per_token,
 )
+from service.sizing.expected_error import expected_error
 from service.sizing.params import count_params
-from service.sizing.types import MfuPrior, TimeEstimate, TrainSetup
+from service.sizing.types import Interconnect, MfuPrior, TimeEstimate, TrainSetup
 
 # Hardware FLOPs utilisation on large GEMMs (executed FLOPs incl. recomputation / dense BF16 peak), eager PyTorch +
 # FlashAttention-2. Ampere fitted on the Qwen A100 profiling table (evals/anchors.yaml, 0.62; FlashAttention-2
@@ -69,23 +79,16 @@ A100_BW_GB_S = 2039.0
 # 1.2 ms on A100 and follow the GPU's bandwidth; the rest (kernel launches, per-block absmax lookups) does not,
 # and is kept as measured on A100.
 DEQUANT_BYTES_PER_PARAM = 2.5
-NCCL_EFFICIENCY = 0.8  # bus bandwidth NCCL reaches of the link rate (nccl-tests on NVLink / InfiniBand, estimate)
-PCIE_GB_S = {3: 12.0, 4: 24.0, 5: 48.0}  # usable one-way x16 bandwidth between GPUs through the host (estimate)
-RDMA_GBPS_PER_GPU = 200.0  # HCC / RDMA clusters: one 200 Gb/s port per GPU (Tencent HCC 1.6T per 8 GPUs)
-# NVLink-4 (Hopper) systems pair each GPU with a 400 Gb/s NDR port (DGX H100: 8 x 400 Gb/s; Tencent HCC H800 3.2T per
-# 8 GPUs); NVLink-3 systems with 200 Gb/s HDR (DGX A100: 8 x 200 Gb/s)
-RDMA_GBPS_PER_GPU_NVLINK4 = 400.0
-TCP_GBPS_DEFAULT = 25.0  # VPC network of a GPU instance when the catalog lists none (estimate)
 # ZeRO-3 fetches parameters module by module: one all-gather per weight tensor per pass, each paying a launch and
 # synchronisation latency (tens of microseconds for small NCCL messages, nccl-tests; estimate). Negligible for a
 # dense 8B (224 tensors), seconds for an MoE with 128 experts x 48 layers (18k tensors): measured ZeRO-3 MoE
-# training runs ~4x slower than ZeRO-2 on 8x A800 (issue 12).
+# training runs ~4x slower than ZeRO-2 on 8x A800 (issue 12). That latency is an NVLink node's; a ring over a
+# slower link or across nodes adds its step latency per rank (comm.extra_ring_latency_s).
 GATHER_LATENCY_S = 75e-6
 # DeepSpeed ZeRO-3 handles the gradients of its partition on every micro-step (reduce-scatter buckets, copies into
 # the fp32 partition): fitted on the Qwen full-parameter rows (1.8B on 1 GPU, 7B on 2, jointly with the terms above: 0.06 s per billion
 # trainable parameters held per GPU, per micro-batch, on A100; frozen LoRA bases add nothing).
 Z3_GRAD_S_PER_GPARAM = 0.06
-COMM_OVERLAP = 0.8  # share of the shorter of compute / communication hidden behind the other (prefetch; estimate)
 # DeepSpeed ZeRO-3 fetches ahead only stage3_prefetch_bucket_size parameters: Hugging Face's "auto" sets it to
 # 0.9 x hidden^2 (transformers integrations/deepspeed.py), a small share of a decoder layer (~7 % for Llama-7B
 # or 70B), so most of each layer's gather waits in line; FSDP's backward prefetch fetches the whole next unit.
@@ -137,28 +140,31 @@ def _gemm_eff(rows: float, half: float = GEMM_HALF_TOKENS) -> float:
     return rows / (rows + half) if rows > 0 else 0.0
 
 
+def link_of(gpu: GpuSpec, cl: Cluster) -> Interconnect:
+    return interconnect(gpu, cl.nodes, cl.rdma)
+
+
 def link_gb_s(gpu: GpuSpec, cl: Cluster) -> float:
     """Bus bandwidth per GPU of the slowest link a ring crosses (GB/s)."""
-    if cl.nodes > 1:
-        if cl.rdma:  # the catalog lists an RDMA instance's fabric bandwidth (e.g. 3200 Gb/s per 8 GPUs)
-            per_gpu = (cl.network_gbps or 0) / max(1, cl.gpus_per_node)
-            floor = RDMA_GBPS_PER_GPU_NVLINK4 if gpu.nvlink_gb_s >= 900 else RDMA_GBPS_PER_GPU
-            return max(per_gpu, floor) / 8 * NCCL_EFFICIENCY
-        return (cl.network_gbps or TCP_GBPS_DEFAULT) / 8 / max(1, cl.gpus_per_node) * NCCL_EFFICIENCY
-    if gpu.nvlink_gb_s > 0:
-        return gpu.nvlink_gb_s / 2 * NCCL_EFFICIENCY
-    return PCIE_GB_S.get(gpu.pcie_gen, 24.0) * NCCL_EFFICIENCY
+    return bus_gb_s(gpu, link_of(gpu, cl), cl.gpus_per_node, cl.network_gbps)
 
 
-def comm_overlap(m: ModelSpec, setup: TrainSetup) -> float:
-    """Share of the communication hidden behind compute (see COMM_OVERLAP, DS_PREFETCH_HIDDEN_SQ)."""
+def comm_overlap(m: ModelSpec, setup: TrainSetup, link: Interconnect | None = None) -> float:
+    """Share of the communication hidden behind compute (COMM_OVERLAP, the link's LINK_OVERLAP,
+    DS_PREFETCH_HIDDEN_SQ)."""
+    cap = COMM_OVERLAP if link is None else LINK_OVERLAP[link]
     if setup.sharding != "deepspeed" or setup.zero_stage == 0 or setup.model_parallel > 1:
-        return COMM_OVERLAP  # torch DDP / FSDP / Megatron overlap their collectives with the backward
+        return cap  # torch DDP / FSDP / Megatron overlap their collectives with the backward
     if setup.zero_stage < 3:
+        return 0.0
+    if m.moe is not None and setup.expert_loop:
+        # DeepSpeed ZeRO-3 prefetches along the module order it traced in the first step and drops the trace when
+        # a step runs modules in another order (partitioned_param_coordinator.py, "Invalidate trace cache"):
+        # looped experts run in the order the router picks, so every fetch waits in line
         return 0.0
     c = count_params(m)
     layer = (c.total - c.embedding - c.lm_head) / max(1, m.num_layers or 1)
-    return min(COMM_OVERLAP, DS_PREFETCH_HIDDEN_SQ * (m.hidden_size or 0) ** 2 / max(1.0, layer))
+    return min(cap, DS_PREFETCH_HIDDEN_SQ * (m.hidden_size or 0) ** 2 / max(1.0, layer))
 
 
 def comm_bytes_per_micro(m: ModelSpec, setup: TrainSetup, trainable: float) -> float:
@@ -190,7 +196,9 @@ def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction
     if share:
         e = m.moe
         assert e is not None
-        expert_rows = tokens_mb * e.top_k / e.num_experts
+        # rows per expert GEMM: the micro-batch's routed copies over the experts; under expert parallelism each
+        # GPU's experts take the copies of all ep GPUs' tokens (grouped GEMM sizes, Megatron's EP)
+        expert_rows = tokens_mb * e.top_k / e.num_experts * max(1, setup.expert_parallel)
         dense_part = flops * (1 - share) / _gemm_eff(tokens_mb, half)
         t_gpu = tokens_mb * (dense_part + flops * share / _gemm_eff(expert_rows, half)) / peak
     else:
@@ -199,15 +207,21 @@ def _node_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, trainable_fraction
     if setup.method == "qlora":
         passes = 3 if setup.recomputes_layers else 2
         t_gpu += dequant_s_per_gparam(gpu) * count_params(m).linear / 1e9 * passes
+    t_gpu += expert_loop_s(m, setup)  # transformers' eager MoE: host-bound, serialised by its syncs
     trainable = trainable_fraction * count_params(m).total
+    link = link_of(gpu, cl)
     t_comm = comm_bytes_per_micro(m, setup, trainable) * (setup.n_gpus - 1) / setup.n_gpus / (
         link_gb_s(gpu, cl) * 1e9) if setup.n_gpus > 1 else 0.0
     if setup.n_gpus > 1 and setup.zero_stage >= 3:
         tensors = sum(x.count for x in count_params(m).linears)
-        t_comm += GATHER_LATENCY_S * tensors * 2
+        ranks = max(1, setup.n_gpus // max(1, setup.model_parallel))  # the data-parallel group a gather spans
+        t_comm += (GATHER_LATENCY_S + extra_ring_latency_s(link, ranks)) * tensors * 2
     if setup.zero_stage >= 3 and setup.offload == "none":
         t_gpu += Z3_GRAD_S_PER_GPARAM * trainable / max(1, setup.n_gpus) / 1e9 * A100_BW_GB_S / gpu.mem_bw_gb_s
-    t_micro = t_gpu + t_comm - comm_overlap(m, setup) * min(t_gpu, t_comm) + STEP_OVERHEAD_S
+    # expert-parallel dispatch and combine sit between the router and the experts: on the critical path
+    ep_link = link if setup.expert_parallel > cl.gpus_per_node else interconnect(gpu)
+    t_a2a = all_to_all_bytes(m, setup) / (bus_gb_s(gpu, ep_link, cl.gpus_per_node, cl.network_gbps) * 1e9)
+    t_micro = t_gpu + t_comm - comm_overlap(m, setup, link) * min(t_gpu, t_comm) + t_a2a + STEP_OVERHEAD_S
     return tokens_mb / t_micro, flops, (t_gpu + STEP_OVERHEAD_S) / t_micro
 
 
@@ -229,6 +243,14 @@ def training_time(
     `scaling` multiplies the rate (an outside discount; 1 by default); `calibration` rescales HFU_MAX (a user's
     measured row for this GPU)."""
     cl = cluster or Cluster(gpus_per_node=total_gpus, nodes=1)
+    err = expected_error("throughput", setup, m, gpus=total_gpus)
+    return replace(_training_time(m, gpu, setup, tokens, total_gpus, scaling, trainable_fraction, gpu_fraction,
+                                  samples, cl, calibration), expected_error=err)
+
+
+def _training_time(m: ModelSpec, gpu: GpuSpec, setup: TrainSetup, tokens: float, total_gpus: int, scaling: float,
+                   trainable_fraction: float, gpu_fraction: float, samples: float, cl: Cluster,
+                   calibration: float) -> TimeEstimate:
     slow = OFFLOAD_SLOWDOWN[setup.offload]
     peak = gpu.dense_16bit_tflops * 1e12 * gpu_fraction
     if m.kind in ("cnn", "diffusion"):

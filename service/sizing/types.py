@@ -17,6 +17,10 @@ Loss = Literal["full_logits", "chunked"]
 LoraTargets = Literal["qv", "attn", "all_linear"]
 LoraExtra = Literal["lm_head", "embed_tokens"]
 Sharding = Literal["deepspeed", "fsdp", "fsdp2"]  # fsdp: FSDP1 (root unsharded); fsdp2: per-parameter
+# the slowest link a ring over the job's GPUs crosses (service/sizing/comm.py)
+Interconnect = Literal["nvlink", "pcie", "pcie_no_p2p", "rdma", "tcp"]
+
+ErrorKind = Literal["memory", "throughput"]
 
 GIB = 1024**3
 
@@ -62,6 +66,11 @@ class TrainSetup:
     frozen_copies: int = 0
     model_parallel: int = 1  # tensor x pipeline parallel degree (Megatron-style runs): each GPU holds 1/mp
     pipeline_bubble: float = 0.0  # idle share of a pipeline step, (pp - 1) / (micro-batches + pp - 1)
+    interconnect: Interconnect | None = None  # None: not known (NCCL's buffers sized as on NVLink)
+    # MoE experts run by transformers' per-expert Python loop (before transformers 5, or experts_implementation=
+    # "eager"), not one grouped GEMM per projection (transformers 5's grouped_mm, Megatron's grouped GEMM)
+    expert_loop: bool = False
+    expert_parallel: int = 1  # expert-parallel degree: experts spread over this many GPUs, tokens sent all-to-all
 
     @property
     def fused_attention(self) -> bool:
@@ -76,6 +85,30 @@ class TrainSetup:
     def recomputes_layers(self) -> bool:
         """Full checkpointing runs every layer's forward again in the backward (+2N FLOPs per token)."""
         return self.grad_ckpt and self.ckpt_mode == "full"
+
+
+@dataclass(frozen=True)
+class ExpectedError:
+    """The expected relative error of a figure, from the measured runs of its class."""
+
+    kind: ErrorKind
+    klass: str  # the class the figure fell in (after falling back)
+    pct: float  # mean |error|, %
+    rows: int  # measured runs behind it
+    held_out_pct: float | None  # mean |error| of the class's held-out runs (None: none held out)
+    held_out_rows: int
+    bias_pct: float  # mean signed error: + the engine reads high
+
+    def label(self, lang: str = "en") -> str:
+        """"±15 %（同类实测 23 条）" / "±15 % (23 measured runs of its class)"."""
+        if lang == "zh":
+            return f"±{self.pct:.0f} %（同类实测 {self.rows} 条）"
+        return f"±{self.pct:.0f} % ({self.rows} measured runs of its class)"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"pct": round(self.pct, 1), "rows": self.rows, "class": self.klass,
+                "held_out_pct": None if self.held_out_pct is None else round(self.held_out_pct, 1),
+                "held_out_rows": self.held_out_rows, "bias_pct": round(self.bias_pct, 1)}
 
 
 @dataclass(frozen=True)
@@ -98,6 +131,8 @@ class MemoryBreakdown:
     paged_gib: float = 0.0  # paged optimizer states in CUDA unified memory: evicted to CPU RAM under pressure
     host_ram_gib: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    # the expected error of per_gpu_gib for this class of setup, from the validation matrix (docs/validation.md)
+    expected_error: ExpectedError | None = None
 
     @property
     def allocated_gib(self) -> float:
@@ -116,7 +151,8 @@ class MemoryBreakdown:
     def per_gpu_gib(self) -> float:
         return self.reserved_gib + self.runtime_gib
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        e = self.expected_error
         return {
             "per_gpu_gib": round(self.per_gpu_gib, 2),
             "weights_gib": round(self.weights_gib, 2),
@@ -130,6 +166,9 @@ class MemoryBreakdown:
             "allocator_gib": round(self.allocator_gib, 2),
             "runtime_gib": round(self.runtime_gib, 2),
             "paged_optimizer_gib": round(self.paged_gib, 2),
+            "expected_error_pct": None if e is None else round(e.pct, 1),
+            "expected_error_rows": None if e is None else e.rows,
+            "expected_error_class": None if e is None else e.klass,
         }
 
 
@@ -154,3 +193,5 @@ class TimeEstimate:
     # steady-state rate of the training loop (what a benchmark measures); `throughput_tokens_per_s` is the whole
     # run's, which at cluster scale is held to the published whole-run MFU (restarts, checkpoints, evaluation)
     steady_tokens_per_s: float = 0.0
+    # the expected error of the rate (and so of the hours) for this class of setup, from the validation matrix
+    expected_error: ExpectedError | None = None

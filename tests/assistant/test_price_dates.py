@@ -16,7 +16,7 @@ def test_answers_and_documents_show_honest_dates(assistant: Any) -> None:
     undated = [c for c in r.recommendation["candidates"] if c["price"] and not c["price"]["as_of"]]
     assert undated, "the guide workload's picks include an undated list price"
     assert "页面未注明日期 · 抓取于" in r.answer_markdown + doc
-    en = assistant.ask("LoRA fine-tune Qwen2-7B on 100k samples, budget ¥3000 a month")
+    en = assistant.ask("LoRA fine-tune Qwen2-7B on 100k samples, only A100, budget ¥3000 a month")  # GT4: undated
     assert "2020-01-01" not in en.answer_markdown and "page undated · captured" in en.answer_markdown
 
 

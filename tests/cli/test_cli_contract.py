@@ -11,7 +11,7 @@ CANDIDATE_KEYS = {"cloud", "instance_type", "gpu", "gpu_count", "nodes", "vcpus"
 MEMORY_KEYS = {"per_gpu_gib", "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "overhead_gib"}
 # Issue 22: allocated and reserved apart, with the terms between them (keys added, none removed)
 MEMORY_DETAIL_KEYS = {"allocated_gib", "reserved_gib", "buffers_gib", "allocator_gib", "runtime_gib",
-                      "paged_optimizer_gib"}
+                      "paged_optimizer_gib", "expected_error_pct", "expected_error_rows", "expected_error_class"}
 
 
 def _json(result):  # type: ignore[no-untyped-def]

@@ -79,7 +79,7 @@ def test_single_gpu_launch_runs_train_yaml(tmp_path: Path, plans: dict[str, Any]
 ])
 def test_environment_checks_stop_bad_machines(tmp_path: Path, plans: dict[str, Any], catalog: Catalog,
                                               env: dict[str, str], message: str) -> None:
-    root = _bundle_dir(tmp_path, plans, catalog, "qwen_lora")
+    root = _bundle_dir(tmp_path, plans, catalog, "qwen_lora", "GT4.4XLARGE96")  # one A100 40GB
     r = _run(root, "launch.sh", **env)
     assert r.returncode != 0 and message in r.stderr and "RAN" not in r.stdout
 

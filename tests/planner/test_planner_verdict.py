@@ -40,7 +40,8 @@ def test_card_capacity_is_what_pytorch_sees(catalog: Catalog, gpu: str, usable: 
 
 
 def test_tight_estimate_names_the_setting_that_gives_room(catalog: Catalog) -> None:
-    # Scan the context length of a 7B LoRA on one RTX 4090 until the need is within 5 % of the card.
+    # Scan the context length of a 7B LoRA on one RTX 4090 until the need is within the tight band of the card:
+    # the memory estimate's expected error (its class in docs/validation.md), 5 % to 25 %.
     for seq in range(512, 16384, 64):
         out = estimate(EstimateRequest(Workload(model="Qwen2.5-7B", seq_len=seq, micro_batch=2), "4090", 1),
                        catalog)
@@ -49,7 +50,8 @@ def test_tight_estimate_names_the_setting_that_gives_room(catalog: Catalog) -> N
     else:
         pytest.fail("no tight setup found")
     v = out["memory_verdict"]
-    assert out["fits"] is False and 0 <= v["margin_pct"] <= 5
-    assert v["room"] and v["room"]["need_gib"] < 0.95 * v["capacity_gib"]
+    assert out["fits"] is False and 0 <= v["margin_pct"] <= v["band_pct"]
+    assert 5 <= v["band_pct"] <= 25
+    assert v["room"] and v["room"]["need_gib"] < (1 - v["band_pct"] / 100) * v["capacity_gib"]
     assert out["warnings"][0]["code"] == "memory_tight"
     assert v["room"]["change"].lower() in out["warnings"][0]["message"].lower()

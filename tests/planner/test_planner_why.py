@@ -25,7 +25,11 @@ def option(name: str, cny: float, hours: float, confidence: str = "official", *,
 
 
 def test_the_guide_example_says_the_cheaper_option_is_tight_on_memory(catalog) -> None:
-    d = plan_to_dict(plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), catalog, today=TODAY))
+    # QLoRA: the cheapest A10 is within its estimate's expected error of the card (the verdict's band, from the
+    # class's measured runs); the pick fits clear of it. (The LoRA guide example is tight on every A10 and
+    # A100 40GB now: its class reads ±14 %, more than their 9 % margins.)
+    d = plan_to_dict(plan(Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000), catalog,
+                          today=TODAY))
     reason = d["pick_reasons"]["tencent"]
     assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "cheaper_tight"
     by_type = {c["instance_type"]: c for c in d["candidates"]}

@@ -22,8 +22,10 @@ TODAY = date(2026, 10, 1)
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "knowledge"
 
 WORKLOADS: dict[str, dict[str, Any]] = {
-    # LoRA with a monthly budget: verdicts both ways, a pick reason, cheaper and faster alternatives
+    # LoRA with a monthly budget: verdicts both ways, cheaper and faster alternatives
     "lora_budget": {"model": "qwen2-7b", "samples": 100_000, "budget_cny": 3000},
+    # QLoRA with the same budget: the cheapest option tight on memory, a pick reason
+    "qlora_budget": {"model": "qwen2-7b", "method": "qlora", "samples": 100_000, "budget_cny": 3000},
     # QLoRA on T4 only (FP16, no FlashAttention-2)
     "qlora_t4": {"model": "qwen2-7b", "method": "qlora", "gpu_include": ["T4"]},
     # 70B full fine-tune on 16 GPUs: ZeRO-3 over RDMA nodes, multi-node frontier

@@ -49,8 +49,6 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
     assert "/knowledge/" not in text  # page links are for the web page, not for Slack
     table = next(b for b in blocks if b["type"] == "table")
     instances = [row[1]["text"] for row in table["rows"][1:]]
-    # Tencent's and JD's picks (GT4's list prices are linear in GPUs, so the 2-GPU size ties on cost, wins on time)
-    assert instances[0].startswith("★ GT4.") and instances[1] == "★ p.n1v100.2xlarge"
     # the pick's cost as the engine computes it (not a hard-coded figure: the engine's model is calibrated)
     from service.catalog.loader import load_catalog
     from service.planner.plan import plan
@@ -59,9 +57,11 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
 
     top = plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), load_catalog(get_settings().knowledge_dir))
     tencent = top.picks()["tencent"]
+    # Tencent's and JD's picks, as the engine picks them
+    assert instances[0] == f"★ {tencent.inst.instance_type}" and instances[1] == "★ p.n1v100.2xlarge"
     assert f"¥{tencent.total_cny:,.0f}" in str(blocks[0]) and "腾讯云" in str(blocks[0])
-    # the pick is neither Tencent's cheapest nor its fastest option: its field says why, in Chinese
-    assert "显存紧张" in blocks[0]["fields"][0]["text"]
+    # every Tencent option is within its memory estimate's expected error of the card: the answer says it is tight
+    assert "显存紧张" in text
 
     # a follow-up in the thread continues the same session
     harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "70.2", "thread_ts": "70.1",

@@ -29,6 +29,15 @@ from tests.api.fakes import FakeAssistant
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts" / "web"
 QUESTION = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
+
+
+def example_pick(catalog: Catalog, cloud: str = "tencent") -> Any:
+    """The engine's pick for QUESTION on a cloud, as the planner makes it (the tests follow the engine, which
+    the validation matrix calibrates, rather than a hard-coded instance)."""
+    from service.planner.plan import plan
+    from service.workload import Workload
+
+    return plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), catalog).picks()[cloud]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 

@@ -81,9 +81,9 @@ def test_the_chinese_view_shows_no_internal_text(live: Live, open_page: Any, siz
     text = answer.inner_text()
     found = [p for p in INTERNAL_ZH if re.search(p, text)]
     assert found == [], found
-    # the Tencent pick is GT4 at its list price, from Tencent's own price page (a GitHub link to the commit read)
-    assert "¥28.64/小时" in text and "官方" in text
-    assert "官方价格页" in text and "github.com/tencentyun/qcloud-documents" in text
+    # the Tencent pick's price per hour with its confidence in Chinese, its source a GitHub link to the commit read
+    assert re.search(r"¥[\d,.]+/小时", text) and re.search(r"(官方|第三方|估算)", text)
+    assert "github.com/tencentyun/qcloud-documents" in text
     # the ticks are text marks, not colour emoji
     assert answer.locator(".answer span.mark.ok").count() >= 1
 
