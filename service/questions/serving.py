@@ -54,6 +54,10 @@ class ServingAnswer(AnswerBase):
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
             out["per_gpu_gib"] = inf.weights_gib_per_gpu + inf.kv_cache_gib_per_gpu
+        elif self.plan is not None and self.plan.candidates:
+            s0 = self.plan.candidates[0].sizing
+            out["weights_gib"] = s0.weights_gib_per_gpu * s0.gpus_per_replica
+            out["per_gpu_gib"] = s0.weights_gib_per_gpu + s0.kv_cache_gib_per_gpu
         return out
 
 
