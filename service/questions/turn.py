@@ -249,6 +249,21 @@ def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phras
         return Turn(type=plan.type, reading=info, slots=slots,
                     answer=ClarifyAnswer(question_type=plan.type, slot=slot, passages=general[0]),
                     text=text, citations=general[0], language=lang)
+    return _answered(ctx, plan, info, slots, notes, ph, lang)
+
+
+def answer_workload(ctx: Context, phrases_of: Callable[[str], Phrases], workload: Workload, lang: str) -> Turn:
+    """A structured workload (the page's form, an API client): planned as it is, nothing read from prose."""
+    args = workload.model_dump(exclude_none=True, exclude_defaults=True)
+    info = ReadingInfo(type="plan", confidence="sure")
+    plan = _Plan("plan", args, extra={"slots": args})
+    return _answered(ctx, plan, info, args, [], phrases_of(lang), lang)
+
+
+def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any], notes: Sequence[str],
+              ph: Phrases, lang: str) -> Turn:
+    """Run the routed question and write its answer (or the engine's error, cited)."""
+    assert plan.args is not None
     module = BY_NAME[plan.type]
     try:
         answer = module.call(ctx, plan.args)
