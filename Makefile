@@ -65,10 +65,12 @@ postgres:
 test: lint browser postgres
 	$(BIN)/pytest
 
-# The fast tier while editing: everything but the tests that start servers, browsers, Postgres or a model run
-# (marked `integration`, plus the CPU calibration run). `make test` still runs everything.
+# The fast tier while editing, on every core: everything but the tiers marked by what they need (servers,
+# browser, Postgres, the embedding model, torch, whole-corpus sweeps: pyproject markers) and the CPU calibration
+# run. `make test` still runs everything.
+UNIT_TIERS := not (integration or browser or postgres or model or torch or slow)
 unit: $(STAMP)
-	$(BIN)/pytest -m "not integration" --ignore=tests/calibration -p no:cacheprovider
+	$(BIN)/pytest -m "$(UNIT_TIERS)" --ignore=tests/calibration -p no:cacheprovider -n 2
 
 # bench_load: 50 concurrent clients x 5 turns against a started server (WORKERS=4 for four uvicorn workers)
 WORKERS ?= 1

@@ -38,3 +38,14 @@ def gpu(catalog: Catalog):
         return resolve_gpu(name, catalog.gpus)[0]
 
     return get
+
+
+# Tiers by what a test needs (pyproject markers): a test that takes one of these fixtures gets its marker.
+_NEEDS = {"embedder": "model", "minilm": "model", "shared_embedder": "model", "browser": "browser",
+          "open_page": "browser"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in {_NEEDS[f] for f in getattr(item, "fixturenames", ()) if f in _NEEDS}:
+            item.add_marker(getattr(pytest.mark, name))

@@ -7,10 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from service.errors import AdvisorError
 from service.lexicon import lexicon
+from service.yamlio import load_yaml
 
 
 class PromptError(AdvisorError):
@@ -38,13 +37,13 @@ def render_prompt(prompts_dir: Path, name: str, **values: str) -> str:
 def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
     """The answer phrases of one language, with the names of clouds, methods, billing modes, objectives, engines
     and question types from the lexicon (knowledge/lexicon.yaml), so every answer names them one way."""
-    data = yaml.safe_load(_read(prompts_dir / f"answer.{lang}.yaml"))
+    data = load_yaml(_read(prompts_dir / f"answer.{lang}.yaml"))
     if not isinstance(data, dict):
         raise PromptError(f"prompts/answer.{lang}.yaml must be a mapping.", "Check the file.")
     lex = lexicon()
     types = dict(lex.labels("question_types", lang))
     for path in sorted((prompts_dir / "questions").glob("*.yaml")):  # one file per question type: its phrases
-        own = yaml.safe_load(_read(path)) or {}
+        own = load_yaml(_read(path)) or {}
         if not isinstance(own, dict) or not isinstance(own.get(lang), dict):
             raise PromptError(f"prompts/questions/{path.name} needs a '{lang}' mapping.", "Add the phrases.")
         data = {**data, **own[lang]}

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from service.catalog.schema import BillingRule, GpuSpec, InstanceRow, ModelSpec, PriceRow
 from service.errors import CatalogError
+from service.yamlio import load_yaml
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -68,7 +69,7 @@ def _validate(rows: Iterable[tuple[str, dict[str, Any]]], model: type[T], path: 
 
 def read_yaml_rows(path: Path, model: type[T]) -> list[T]:
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"Cannot read {path}: {exc}", "Check that the file exists and is valid YAML.") from exc
     if not isinstance(data, list):

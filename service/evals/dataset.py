@@ -20,6 +20,7 @@ from service.errors import InvalidInputError
 from service.serving_workload import ServingWorkload
 from service.settings import REPO_ROOT
 from service.workload import Workload
+from service.yamlio import load_yaml
 
 EVALS_DIR = REPO_ROOT / "evals"
 DEFAULT_SCENARIOS = EVALS_DIR / "scenarios.yaml"
@@ -119,7 +120,7 @@ class ScenarioFile(BaseModel):
 
 def read_yaml(path: Path, what: str) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InvalidInputError(f"Cannot read {path}: {exc}", f"Pass the {what} file with its option.") from exc
     except yaml.YAMLError as exc:

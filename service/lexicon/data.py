@@ -7,10 +7,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.settings import REPO_ROOT
+from service.yamlio import load_yaml
 
 LEXICON_FILE = REPO_ROOT / "knowledge" / "lexicon.yaml"
 
@@ -85,7 +85,7 @@ class Lexicon(BaseModel):
 
 
 def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:
-    data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: Any = load_yaml(path.read_text(encoding="utf-8"))
     return Lexicon.model_validate(data)
 
 

@@ -18,6 +18,7 @@ from service.errors import InvalidInputError
 from service.retrieval.hybrid import Retriever
 from service.retrieval.types import Filters
 from service.settings import REPO_ROOT
+from service.yamlio import load_yaml
 
 DEFAULT_EVAL_FILE = REPO_ROOT / "evals" / "retrieval.yaml"
 CUTOFFS = (1, 3, 5)
@@ -43,7 +44,7 @@ class EvalFile(BaseModel):
 
 def load_cases(path: Path = DEFAULT_EVAL_FILE) -> list[EvalCase]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
         cases = EvalFile.model_validate(raw).cases
     except OSError as exc:
         raise InvalidInputError(f"Cannot read {path}: {exc}", "Pass --file with the eval dataset.") from exc

@@ -9,6 +9,10 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
 SWEEP = Path(__file__).resolve().parents[2] / "scripts" / "schemathesis_sweep.py"
 CI_MAX_EXAMPLES = 60  # per operation: ~4,100 cases in ~45 s on 2 cores; the script's default sweep runs 250
 CI_MIN_CASES = 4000

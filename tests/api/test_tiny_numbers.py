@@ -9,6 +9,8 @@ import sys
 import pytest
 from fastapi.testclient import TestClient
 
+pytestmark = [pytest.mark.slow]
+
 TINY = (sys.float_info.min * sys.float_info.epsilon, sys.float_info.min, 1e-30)  # 5e-324, 2.2e-308, 1e-30
 FLOATS = ("params_b", "tokens", "dataset_gb", "epochs", "budget_cny", "deadline_hours")
 ROUTES = ("/v1/plan", "/v1/estimate", "/v1/documents/request", "/v1/documents/launch")

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from service.cli import render
 
+pytestmark = [pytest.mark.slow]
+
 COMMANDS = [
     ["plan", "Qwen2-7B", "--samples", "100000"],
     ["plan-serving", "--model", "Qwen2.5-7B"],

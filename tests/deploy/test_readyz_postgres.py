@@ -19,7 +19,7 @@ from service.settings import Settings
 from tests.api.fakes import FakeRetriever
 from tests.deploy.postgres import PgServer, find_pg_bin, start_postgres
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 KEY = "readyz-key"
 
 

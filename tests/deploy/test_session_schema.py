@@ -12,7 +12,7 @@ from service.assistant.db import PostgresDatabase
 from service.assistant.sessions import SessionStore, TurnRecord
 from tests.deploy.postgres import PgServer, find_pg_bin, start_postgres
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 V1 = (
     "CREATE TABLE advisor_sessions (id TEXT PRIMARY KEY, title TEXT, created_at TEXT, updated_at TEXT, "
     "turns INTEGER, owner TEXT NOT NULL DEFAULT '')",

@@ -22,7 +22,7 @@ from tests.deploy.postgres import PgServer, find_pg_bin, free_port, start_postgr
 from tests.deploy.worker_app import SIGNING_SECRET
 from tests.slack.stub import BOT_USER_ID, SlackStub
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 QUESTION = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
 ALICE = {"X-Client-Id": "alice"}
 

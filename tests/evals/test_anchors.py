@@ -15,6 +15,8 @@ from service.evals.anchors import (
     load_anchors,
 )
 
+pytestmark = [pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def results(catalog: Catalog) -> list[anchors_mod.AnchorResult]:

@@ -13,6 +13,8 @@ from service.cli.app import build_app
 from service.evals.judge import PROMPT_FILE, Judge, build_judge, parse_grade
 from service.settings import Settings, get_settings
 
+pytestmark = [pytest.mark.slow]
+
 
 def test_judge_unavailable_without_an_llm(tmp_path: Path) -> None:
     judge, why = build_judge(Settings(data_dir=tmp_path, llm="offline"))

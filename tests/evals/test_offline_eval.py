@@ -18,6 +18,8 @@ from service.evals.runner import EvalRun, RunOptions, run_eval
 from service.evals.targets import AssistantTarget
 from service.settings import Settings
 
+pytestmark = [pytest.mark.slow]
+
 GATE = 0.95
 
 

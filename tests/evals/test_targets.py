@@ -61,6 +61,7 @@ def http_target(eval_settings: Settings, eval_target: AssistantTarget, catalog: 
         yield HttpTarget("http://127.0.0.1", client=client)
 
 
+@pytest.mark.slow  # three scenarios, twice
 def test_http_target_scores_like_the_assistant(http_target: HttpTarget, eval_target: AssistantTarget,
                                                eval_settings: Settings, catalog: Catalog) -> None:
     scenarios = select(load_scenarios(), ("zh-multi-cloud-then-deadline", "en-ask-zero3",

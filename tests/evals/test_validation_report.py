@@ -11,6 +11,8 @@ import pytest
 from service.evals.runs import HELD_OUT_PERCENT, held_out
 from service.settings import REPO_ROOT
 
+pytestmark = [pytest.mark.slow]
+
 
 @pytest.mark.skipif(importlib.util.find_spec("fitcheck") is None, reason="fitcheck-llm (dev extra) not installed")
 def test_committed_matrix_is_the_generated_one() -> None:

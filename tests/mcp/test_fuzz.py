@@ -101,6 +101,7 @@ bodies = st.one_of(
 )
 
 
+@pytest.mark.slow  # a 300-body hypothesis sweep
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(body=bodies)

@@ -25,6 +25,8 @@ from service.questions.tools import EstimateArgs
 from service.serving_workload import ServingWorkload
 from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make_context
 
+pytestmark = [pytest.mark.slow]
+
 Call = Callable[[str, dict[str, Any]], types.CallToolResult]
 NAMES = [*(m.tool for m in MODULES if m.tool), "estimate", "search_knowledge", "catalog_fact", "search_catalog",
          "plan_serving", "size_inference"]

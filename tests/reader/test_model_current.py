@@ -8,7 +8,11 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 from service.reader.learned import load_frame_model
+
+pytestmark = [pytest.mark.slow]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "train_reader.py"
 

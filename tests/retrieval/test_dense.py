@@ -135,6 +135,7 @@ def _progress(config: RetrievalConfig) -> dict[str, int]:
         return {}
 
 
+@pytest.mark.slow  # child processes building the index
 def test_kill_9_during_a_build_leaves_the_old_index_working(config: RetrievalConfig) -> None:
     embedder = HashEmbedder()
     first = build_index(config, embedder)
@@ -158,6 +159,7 @@ def test_kill_9_during_a_build_leaves_the_old_index_working(config: RetrievalCon
     assert not orphans & set(_generation_dirs(config))  # the half-built generation is deleted by the next build
 
 
+@pytest.mark.slow  # child processes building the index
 def test_two_processes_build_once_and_the_second_reads_the_result(config: RetrievalConfig) -> None:
     refresh_corpus(config)  # both processes then find the same corpus
     procs = [_build_process(config, delay_s=0.5, rebuild=False) for _ in range(2)]

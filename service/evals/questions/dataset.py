@@ -6,12 +6,12 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from service.evals.questions.labels import AnswerFacts, FrameLabel
 from service.questions import registry
 from service.settings import REPO_ROOT
+from service.yamlio import load_yaml
 
 QUESTIONS_DIR = REPO_ROOT / "evals" / "questions"
 Split = Literal["working", "test"]
@@ -71,7 +71,7 @@ def load_split(split: Split, root: Path = QUESTIONS_DIR) -> list[Question]:
     """Every question of one split, in file order. Raises ValueError naming the file when a case is malformed."""
     out: list[Question] = []
     for path in split_files(split, root):
-        rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        rows = load_yaml(path.read_text(encoding="utf-8")) or []
         for i, row in enumerate(rows):
             try:
                 out.append(Question.model_validate(row))
@@ -93,7 +93,7 @@ def check_files(paths: list[Path]) -> list[str]:
     problems: list[str] = []
     seen: dict[str, str] = {}
     for path in paths:
-        rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        rows = load_yaml(path.read_text(encoding="utf-8")) or []
         for i, row in enumerate(rows):
             try:
                 q = Question.model_validate(row)
