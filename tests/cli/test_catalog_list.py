@@ -1,4 +1,4 @@
-"""`gpu-advisor catalog list` runs the catalog query (filters, --sort) and prints it at 80 columns: every instance
+"""`gpu-advisor catalog list` runs the catalog query (filters, --sort) and prints it at 80 (and 100) columns: every instance
 name whole, each price with ¥/GPU-h, ¥/TFLOPS-h, its date (or when an undated page was captured), its
 confidence and a numbered source listed under the table."""
 
@@ -19,10 +19,12 @@ from service.cli import render
 ADDRESS = re.compile(r"https://|knowledge/sources\.md")
 
 
-@pytest.fixture
-def at80(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+@pytest.fixture(params=[80, 100], ids=lambda w: f"COLUMNS={w}")
+def at80(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> io.StringIO:
+    """A terminal 80 (or 100) columns wide; the output's width is read back from it."""
     out = io.StringIO()
-    monkeypatch.setattr(render, "_console", lambda: Console(width=80, file=out, color_system=None))
+    out.width = request.param  # type: ignore[attr-defined]
+    monkeypatch.setattr(render, "_console", lambda: Console(width=request.param, file=out, color_system=None))
     return out
 
 
@@ -38,11 +40,11 @@ def run(app: typer.Typer, *args: str) -> Callable[[], list[dict]]:
     ["--cloud", "jdcloud", "--billing", "monthly", "--sort", "price"],
     ["--fp8", "--min-memory-gb", "48"],
 ])
-def test_the_table_at_80_columns(app: typer.Typer, at80: io.StringIO, args: list[str]) -> None:
+def test_the_table_at_80_and_100_columns(app: typer.Typer, at80: io.StringIO, args: list[str]) -> None:
     rows = run(app, *args)()
     text = at80.getvalue()
     lines = text.splitlines()
-    assert rows and max(len(line) for line in lines if not ADDRESS.search(line)) <= 80
+    assert rows and max(len(line) for line in lines if not ADDRESS.search(line)) <= at80.width  # type: ignore[attr-defined]
     tokens = [tok for line in lines for tok in line.split()]
     # every name whole, in the query's order
     names = [r["instance_type"] for r in rows]
