@@ -29,6 +29,8 @@ _SOURCE_KIND = {"zh": {"official": "官方价格页", "third_party": "第三方�
 _NOTE_REF = re.compile(r"\s*\((?:[^()]*\b(?:id \d{6,}|sizing\.md|prices\.md|clouds\.md|shared/)[^()]*)\)")
 _SHARED = re.compile(r"(?:^|[;,]\s*)shared/[^;,()]*(?:\s*\(derived\))?")
 _SECTION_REF = re.compile(r"\s*\b\w+\.md\s*(?:§\s*[\d.]+|[A-Z]\d+(?:[,/]\s*[A-Z]?\d+)*)(?:\s*\(derived\))?")
+# the name of our price scrape in a note ("（starpool）", "starpool capture"), never its address (starpoolprice)
+_SCRAPER = re.compile(r"\s*[(（]starpool[)）]|\bstarpool\b\s*")
 _GITHUB = re.compile(r"(?<![/\w.])([A-Za-z0-9][\w-]*/[\w.-]+):[^\s;,]+")  # "owner/repo:path@commit"
 _URL = re.compile(r"https?://[^\s;,)]+|\b(?:[a-z0-9-]+\.)+(?:com|cn|net|org|io)(?:/[^\s;,)']*)?", re.I)
 
@@ -53,6 +55,7 @@ def strip_internal(text: str) -> str:
     out = _NOTE_REF.sub("", text)
     out = _SHARED.sub("", out)
     out = _SECTION_REF.sub("", out)
+    out = _SCRAPER.sub("", out)
     return re.sub(r"\s*;\s*(?=;|$)", "", out).strip(" ;,")
 
 

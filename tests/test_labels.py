@@ -31,6 +31,15 @@ def test_sources_keep_public_addresses_only() -> None:
     assert public_source(official, "official", "en") == "official price page (https://cloud.tencent.com/document/product/560/19700)"
 
 
+def test_a_note_never_names_our_scrape() -> None:
+    """Regression: the Chinese catalog view showed "（starpool）", the name of our price scrape, in a price note."""
+    note = "2026-09-15 登录计算器采集到相同价格（starpool）。"
+    assert strip_internal(note) == "2026-09-15 登录计算器采集到相同价格。"
+    assert strip_internal("captured on 2026-09-15 (starpool).") == "captured on 2026-09-15."
+    assert strip_internal("（阿里云 gn8v，starpool 2026-09-15 采集）") == "（阿里云 gn8v，2026-09-15 采集）"
+    assert strip_internal(SCRAPE).startswith("lfxzgyyds/starpoolprice:")  # the public address stays
+
+
 def test_mfu_basis_in_chinese_without_references() -> None:
     zh = mfu_basis(MFU, "zh")
     assert zh.startswith("Llama 2 模型卡") and "LoRA 乘以 0.85" in zh and "sizing" not in zh

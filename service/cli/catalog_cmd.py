@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from service.cli.common import emit_json, fail, guarded, load
-from service.planner.catalog_view import instance_dict
+from service.cli.common import emit_json, guarded, load
+from service.planner.catalog_view import instance_row
 
 
 def build_catalog_app() -> typer.Typer:
@@ -18,25 +18,26 @@ def build_catalog_app() -> typer.Typer:
     @guarded
     def list_(
         cloud: Annotated[str | None, typer.Option(help="tencent | jdcloud")] = None,
-        gpu: Annotated[str | None, typer.Option(help="GPU name, e.g. A100")] = None,
+        gpu: Annotated[str | None, typer.Option(help="a GPU family, e.g. A100 (every A100 SKU)")] = None,
+        min_memory_gb: Annotated[float | None, typer.Option(help="GPU memory per card, at least N GB")] = None,
+        min_cards: Annotated[int | None, typer.Option(help="GPUs per instance, at least K")] = None,
+        rdma: Annotated[bool | None, typer.Option("--rdma/--no-rdma", help="only with (without) RDMA")] = None,
+        fp8: Annotated[bool | None, typer.Option("--fp8/--no-fp8", help="only GPUs with (without) FP8")] = None,
+        billing: Annotated[str | None, typer.Option(help="on_demand | monthly | spot: only instances priced so")] = None,
+        sort: Annotated[str, typer.Option(help="price | price-per-gpu (¥/GPU-hour) | price-per-tflops "
+                                          "(¥/dense BF16 TFLOPS-hour)")] = "price-per-gpu",
         prices: Annotated[Path | None, typer.Option()] = None,
         json_out: Annotated[bool, typer.Option("--json")] = False,
     ) -> None:
-        """Instances with their prices; each price with its source, date and confidence."""
-        from service.catalog.queries import instances_for, prices_for, resolve_gpu
-        from service.cli.render import print_instances
+        """Instances with their prices, filtered and sorted; each price with its source, date and confidence."""
+        from service.cli.render import print_catalog
+        from service.planner.catalog_view import CatalogQuery, catalog_rows
 
-        cat = load(prices)
-        if cloud is not None and cloud not in ("tencent", "jdcloud"):
-            fail(f"Unknown cloud '{cloud}'. Use --cloud tencent or --cloud jdcloud.")
-        gpu_ids: set[str] = set()
-        if gpu:
-            g, _ = resolve_gpu(gpu, cat.gpus)
-            stem = g.id.split("-")[0]
-            gpu_ids = {x.id for x in cat.gpus if x.id.split("-")[0] == stem}
-        rows = instances_for(cat.instances, [cloud] if cloud else [], gpu_ids)
-        out = [instance_dict(r, list(prices_for(r.instance_type, cat.prices))) for r in rows]
-        emit_json(out) if json_out else print_instances(out)
+        query = CatalogQuery.model_validate({"cloud": cloud, "gpu": gpu, "min_memory_gb": min_memory_gb,
+                                             "min_cards": min_cards, "rdma": rdma, "fp8": fp8, "billing": billing,
+                                             "sort": sort})
+        rows = catalog_rows(load(prices), query)
+        emit_json([r.model_dump(mode="json") for r in rows]) if json_out else print_catalog(rows, query.billing)
 
     @cat_app.command()
     @guarded
@@ -45,14 +46,14 @@ def build_catalog_app() -> typer.Typer:
         json_out: Annotated[bool, typer.Option("--json")] = False,
     ) -> None:
         """One GPU's specs (FP8, BF16, NVLink, CUDA) or one instance with its prices."""
-        from service.catalog.queries import find_instance, instance_suggestions, prices_for, resolve_gpu
+        from service.catalog.queries import find_instance, instance_suggestions, resolve_gpu
         from service.cli.render import print_mapping
         from service.errors import UnknownGpuError, UnknownNameError
 
         cat = load()
         inst = find_instance(name, cat.instances)
         if inst is not None:
-            out = instance_dict(inst, list(prices_for(inst.instance_type, cat.prices)))
+            out = instance_row(inst, cat).model_dump(mode="json")
         else:
             try:
                 g, note = resolve_gpu(name, cat.gpus)

@@ -8,6 +8,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from service.labels import confidence_label, strip_internal
+from service.planner.catalog_view import BILLINGS, CatalogInstance, InstancePrice
+from service.planner.costing import QUOTE_LINKS
 from service.planner.plan import Candidate, PlanResult
 
 
@@ -134,20 +137,52 @@ def _verdict(v: bool | None) -> str:
     return "—" if v is None else ("[green]yes" if v else "[red]no")
 
 
-def print_instances(rows: list[dict[str, Any]]) -> None:
+_BILLING_EN = {"on_demand": "on-demand", "monthly": "monthly", "spot": "spot"}
+_UNIT = {"hour": "h", "month": "mo"}
+
+
+def print_catalog(rows: list[CatalogInstance], billing: str | None = None) -> None:
+    """The catalog query's rows: instance names whole (the other columns fold), each price with ¥/GPU-hour,
+    ¥/TFLOPS-hour, its date (or when an undated page was captured), its confidence and a numbered source listed
+    under the table, one address a line (never broken, so a terminal keeps it clickable)."""
     con = _console()
+    shown = [billing] if billing else (["on_demand", "monthly"] if con.width < NARROW else list(BILLINGS))
+    sources: dict[str, int] = {}
     cells = []
     for r in rows:
-        od = next((p for p in r["prices"] if p["billing"] == "on_demand" and not p["region"]), None)
-        mo = next((p for p in r["prices"] if p["billing"] == "monthly" and not p["region"]), None)
-        cells.append([r["cloud"], r["instance_type"], f"{r['gpu_count']:g}x {r['gpu']}", str(r["vcpus"]),
-                      f"{r['memory_gib']:g}", _price(od), _price(mo), r["sale_status"]])
-    columns = ["cloud", "instance", "GPU", "vCPU", "RAM GiB", "on-demand ¥/h", "monthly ¥", "status"]
-    con.print(candidate_table(con, columns, cells, [r["instance_type"] for r in rows]))
+        net = " · ".join(x for x in (f"{r.network_gbps:g} Gb/s" if r.network_gbps else "",
+                                     "RDMA" if r.rdma else "") if x)
+        cells.append([f"{r.cloud}\n{r.instance_type}",
+                      f"{r.gpu_count:g}x {r.gpu}\n{r.gpu_memory_gib:g} GiB each\n{r.vcpus} vCPU · "
+                      f"{r.memory_gib:g} GiB" + (f"\n{net}" if net else ""),
+                      *[_price_cell(r.price(b), sources, r.price_on_request and i == 0) for i, b in enumerate(shown)]])
+    columns = ["instance", "GPUs · host", *[f"{_BILLING_EN[b]} ¥" for b in shown]]
+    con.print(candidate_table(con, columns, cells, [r.instance_type for r in rows]))
+    hidden = [_BILLING_EN[b] for b in BILLINGS if b not in shown]
+    con.print(f"{len(rows)} instances" + (f" ({', '.join(hidden)} prices: --billing, or --json)" if hidden else ""))
+    if any(r.price_on_request for r in rows):
+        clouds = sorted({r.cloud for r in rows})
+        con.print("price on request: ask the cloud (" + "; ".join(f"{c} {QUOTE_LINKS[c]}" for c in clouds) + ")",
+                  soft_wrap=True)
+    for key, n in sources.items():
+        con.print(f"[{n}] {key}", soft_wrap=True, markup=False, highlight=False)
 
 
-def _price(p: dict[str, Any] | None) -> str:
-    return "—" if p is None else f"{p['price_cny']:,.2f} ({p['confidence']})"
+def _cny(value: float) -> str:
+    return f"{value:,.2f}" if value < 1000 else f"{value:,.0f}"
+
+
+def _price_cell(p: InstancePrice | None, sources: dict[str, int], on_request: bool) -> str:
+    if on_request or (p is not None and p.on_request):
+        return "price on request"
+    if p is None:
+        return "—"
+    key = f"{confidence_label(p.confidence, 'en')}: {strip_internal(p.source)}"
+    n = sources.setdefault(key, len(sources) + 1)
+    per_tflops = f"\n¥{p.per_tflops_hour_cny:g}/TFLOPS-h" if p.per_tflops_hour_cny is not None else ""
+    stale = " stale" if p.stale else ""
+    return (f"¥{_cny(p.price_cny)}/{_UNIT[p.unit]}\n¥{p.per_gpu_hour_cny:,.2f}/GPU-h{per_tflops}\n"
+            f"{p.date_en} · {confidence_label(p.confidence, 'en')}{stale} [{n}]")
 
 
 def print_mapping(obj: dict[str, Any]) -> None:

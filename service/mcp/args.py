@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.errors import InvalidInputError
+from service.planner.catalog_view import CatalogQuery
 from service.planner.questions.diagnose import Observation
 from service.planner.questions.facts import Fact
 from service.serving_workload import ServingWorkload
@@ -113,18 +114,16 @@ class FactArgs(BaseModel):
     exact: bool = Field(default=False, description="the user named the variant ('A100 80G'), not the family")
 
 
-class CatalogSearchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CatalogSearchArgs(CatalogQuery):
+    """search_catalog's arguments: the catalog query (service/planner/catalog_view.py: the filters and sort of
+    `catalog list` and GET /v1/catalog/instances), what to list, one instance type, and how many rows."""
 
     kind: Literal["gpus", "instances", "prices"] = Field(
-        default="instances", description="gpus: specs; instances: instance types with their prices; prices: one "
-        "row per price, cheapest per GPU-hour first")
-    gpu: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
-                            description="every SKU of this GPU family, e.g. A100 (40G and 80G)")
-    cloud: CloudName | None = None
+        default="instances", description="instances: instance types with their price under each billing rule, "
+        "sorted; prices: one row per price, cheapest per GPU-hour first; gpus: specs (memory and FP8 filter the "
+        "GPU; cloud, cards, RDMA and billing the instances it is sold as)")
     instance_type: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                                       description="one instance type, e.g. GT4.4XLARGE96")
-    billing: Literal["on_demand", "monthly", "spot"] | None = Field(default=None, description="prices of this mode")
     limit: int = Field(default=20, ge=1, le=200, description="rows returned (the total matched is reported)")
 
 

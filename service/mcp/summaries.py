@@ -35,9 +35,45 @@ def fact(result: Any) -> str:
 
 
 def catalog(result: Any) -> str:
+    """One line per instance row: its shape, the price it was sorted on with ¥/GPU-hour, ¥/TFLOPS-hour, the
+    price's date and confidence (as many rows as fit; the rest are in the structured rows)."""
     rows = result.rows
-    shown = ", ".join(str(r.get("instance_type") or r.get("id")) for r in rows[:8])
-    return clip(f"{result.matched} {result.kind} matched" + (f"; {len(rows)} shown: {shown}" if rows else ""))
+    if result.kind != "instances":
+        shown = ", ".join(str(r.get("instance_type") or r.get("id")) for r in rows[:8])
+        return clip(f"{result.matched} {result.kind} matched" + (f"; {len(rows)} shown: {shown}" if rows else ""))
+    said = {k: v for k, v in result.filters.items() if k != "sort"}
+    head = (f"{result.matched} instances matched" + (f" ({', '.join(f'{k}={v}' for k, v in said.items())})"
+                                                      if said else "")
+            + f", sorted by {result.filters.get('sort', 'price-per-gpu')}" + (f"; {len(rows)} shown:" if rows else "."))
+    lines = [head]
+    billing = result.filters.get("billing")
+    for n, r in enumerate(rows):
+        line = _instance_line(r, billing)
+        if sum(len(x) + 1 for x in lines) + len(line) > MAX_SUMMARY - 60:
+            lines.append(f"… {len(rows) - n} more in the structured rows")
+            break
+        lines.append(line)
+    return clip("\n".join(lines))
+
+
+_BILLING_WORDS = {"on_demand": "on-demand", "monthly": "monthly", "spot": "spot"}
+
+
+def _instance_line(r: dict[str, Any], billing: str | None) -> str:
+    shape = (f"{r['instance_type']} ({r['cloud']}, {r['gpu_count']:g}x {r['gpu']} {r['gpu_memory_gib']:g} GiB, "
+             f"{r['vcpus']} vCPU / {r['memory_gib']:g} GiB" + (", RDMA" if r["rdma"] else "") + ")")
+    if r["price_on_request"]:
+        return f"{shape}: price on request ({r['quote_link']})"
+    prices = r["prices"]
+    b = next((b for b in ((billing,) if billing else _BILLING_WORDS) if b in prices and not prices[b].get("on_request")),
+             None)
+    if b is None:
+        return f"{shape}: no price"
+    p = prices[b]
+    per = f"¥{p['per_gpu_hour_cny']:,.2f}/GPU-hour" + (f", ¥{p['per_tflops_hour_cny']:g}/TFLOPS-hour"
+                                                       if p["per_tflops_hour_cny"] is not None else "")
+    return (f"{shape}: {_BILLING_WORDS[b]} ¥{p['price_cny']:,.2f}/{p['unit']} ({per}); {p['date']}; "
+            f"{p['confidence']}" + (" promo" if p.get("promo") else "") + (" stale" if p.get("stale") else ""))
 
 
 def _serving_figures(s: Any) -> str:

@@ -64,7 +64,7 @@ class CatalogRows(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str
-    filters: dict[str, str] = Field(default_factory=dict)
+    filters: dict[str, str | int | float | bool] = Field(default_factory=dict)
     matched: int
     rows: list[dict[str, Any]]
 
@@ -118,9 +118,13 @@ EXTRA: tuple[ToolSpec, ...] = (
         price, or the GPUs a cloud sells. Each row carries its source."""),
     _spec("search_catalog", "Search the catalog", CatalogSearchArgs, CatalogRows, _search_catalog, summaries.catalog,
           """
-        List catalog rows: GPU specs, instance types (vCPU, RAM, GPUs, RDMA, regions) with their prices, or
-        prices alone, filtered by GPU family, cloud, instance type or billing mode; every row with its source,
-        date and confidence. Use it to show or check catalog data; use plan to choose."""),
+        List catalog rows: instance types (GPUs x memory, vCPU, RAM, network, RDMA, FP8) with the price of each
+        billing rule (¥, ¥ per GPU-hour, ¥ per dense BF16 TFLOPS-hour), prices alone, or GPU specs; filtered by
+        cloud, GPU family (A100 = every A100 SKU), memory per card (min_memory_gb), cards per instance
+        (min_cards), RDMA, FP8 or billing (instances with a price under it), sorted by price, price per GPU-hour
+        or price per TFLOPS-hour. Every price with its date (or when an undated page was captured), confidence
+        and source; an instance sold only through sales is price_on_request with the quote link. Use it to show
+        or compare catalog rows; use plan to choose for a job."""),
     _spec("plan_serving", "Plan a serving deployment", ServingWorkload, ServingPlan, _plan_serving,
           summaries.plan_serving, """
         Serve (deploy) a model behind vLLM, SGLang, TensorRT-LLM or LMDeploy on Tencent Cloud and JD Cloud: per

@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from service.catalog.queries import find_instance, prices_for, resolve_gpu
-from service.catalog.schema import GpuSpec, InstanceRow
+from service.catalog.queries import find_instance, resolve_gpu
+from service.catalog.schema import GpuSpec
 from service.errors import AdvisorError
 from service.labels import price_date
 from service.lexicon.data import lexicon
-from service.planner.catalog_view import instance_dict
+from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
@@ -111,30 +111,6 @@ class GpuFact(GpuSpec):
     sold_as: list[str] = Field(default_factory=list)
 
 
-class PriceView(Part):
-    billing: str
-    price_cny: float
-    unit: str
-    region: str = ""
-    source: str = ""
-    as_of: str | None = None
-    captured: str | None = None
-    confidence: str = ""
-    note: str = ""
-    note_zh: str = ""
-    price_low_cny: float | None = None
-    promo: bool = False
-    on_request: bool = False
-    stale: bool = False
-
-
-class InstanceFact(InstanceRow):
-    """An instance row with its quote link and prices (service/planner/catalog_view.py)."""
-
-    quote_link: str = ""
-    prices: list[PriceView] = Field(default_factory=list)
-
-
 class KnowledgeArgs(BaseModel):
     query: str = Field(min_length=1, max_length=4000, description="the question, in the user's words")
     lang: Literal["zh", "en"] | None = None
@@ -152,7 +128,7 @@ class KnowledgeAnswer(AnswerBase):
     fact: FactAnswer | None = None
     applied: feasibility.FeasibilityAnswer | None = None
     gpus: list[GpuFact] = Field(default_factory=list)
-    instances: list[InstanceFact] = Field(default_factory=list)
+    instances: list[CatalogInstance] = Field(default_factory=list)
     unavailable: str | None = Field(default=None, description="why the knowledge search did not answer")
 
 
@@ -173,12 +149,12 @@ def search_passages(ctx: Context, query: str, k: int, lang: str | None) -> tuple
     return [PassageRef.model_validate({**p.to_dict(), "title": f"{p.title} — {p.section}"}) for p in found], None
 
 
-def lookup(ctx: Context, name: str) -> GpuFact | InstanceFact | None:
+def lookup(ctx: Context, name: str) -> GpuFact | CatalogInstance | None:
     """One GPU or instance by name, with its prices or where it is sold; None when unknown."""
     cat = ctx.catalog
     inst = find_instance(name, cat.instances)
     if inst is not None:
-        return InstanceFact.model_validate(instance_dict(inst, prices_for(inst.instance_type, cat.prices)))
+        return instance_row(inst, cat)
     try:
         g, note = resolve_gpu(name, cat.gpus)
     except AdvisorError:
@@ -199,7 +175,7 @@ def _run(ctx: Context, args: KnowledgeArgs) -> KnowledgeAnswer:
             out.applied = None
     for name in args.names:
         hit = lookup(ctx, name)
-        if isinstance(hit, InstanceFact):
+        if isinstance(hit, CatalogInstance):
             out.instances.append(hit)
         elif hit is not None:
             out.gpus.append(hit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from service.catalog.loader import Catalog
@@ -34,3 +35,46 @@ def test_bad_filters(client: TestClient) -> None:
     assert r.status_code == 422 and "cloud:" in r.json()["error"]["message"]
     r = client.get("/v1/catalog/instances", params={"gpu": "A1000"})
     assert r.status_code == 400 and "Did you mean" in r.json()["error"]["message"]
+
+
+def test_instances_take_the_catalog_query(client: TestClient) -> None:
+    """The same filters and sort as `catalog list` and MCP search_catalog (service/planner/catalog_view.py)."""
+    params = {"gpu": "A100", "min_cards": 8, "rdma": "true", "billing": "on_demand", "sort": "price-per-tflops"}
+    rows = client.get("/v1/catalog/instances", params=params).json()
+    assert rows and all(r["gpu"].startswith("A100") and r["gpu_count"] >= 8 and r["rdma"] for r in rows)
+    used = [next(p for p in r["prices"] if p["billing"] == "on_demand" and p["planner_uses"]) for r in rows]
+    per_tflops = [p["per_tflops_hour_cny"] for p in used]
+    assert per_tflops == sorted(per_tflops)
+    for p in used:  # each price with its date as a reader reads it, its confidence and source
+        assert p["source"] and p["confidence"] and p["date_zh"] and p["date_en"]
+        assert p["date_en"] == (p["as_of"] or f"page undated · captured {p['captured']}")
+    big = client.get("/v1/catalog/instances", params={"min_memory_gb": 80, "fp8": "true"}).json()
+    assert big and all(r["gpu_memory_gib"] >= 80 and r["fp8"] for r in big)
+    # an instance with no price to pay says so, with the cloud's quote link
+    on_request = [r for r in client.get("/v1/catalog/instances").json() if r["price_on_request"]]
+    assert on_request and all(r["quote_link"].startswith("https://") for r in on_request)
+
+
+@pytest.mark.parametrize(("param", "value"), [
+    ("sort", "cheapest"),  # not one of price | price-per-gpu | price-per-tflops
+    ("billing", "yearly"),
+    ("min_cards", "0"),  # at least one card
+    ("min_cards", "two"),
+    ("min_memory_gb", "-8"),
+    ("rdma", "maybe"),
+    ("fp8", "sometimes"),
+    ("gpu", ""),  # an empty name
+])
+def test_bad_query_values_are_422_naming_the_parameter(client: TestClient, param: str, value: str) -> None:
+    r = client.get("/v1/catalog/instances", params={param: value})
+    assert r.status_code == 422, r.text
+    assert f"{param}:" in r.json()["error"]["message"]
+
+
+def test_the_query_is_documented_in_the_openapi_schema(client: TestClient) -> None:
+    op = client.get("/openapi.json").json()["paths"]["/v1/catalog/instances"]["get"]
+    params = {p["name"]: p for p in op["parameters"]}
+    assert set(params) >= {"cloud", "gpu", "min_memory_gb", "min_cards", "rdma", "fp8", "billing", "sort"}
+    assert params["sort"]["schema"]["enum"] == ["price", "price-per-gpu", "price-per-tflops"]
+    assert all(p.get("description") for p in params.values())
+    assert "422" in op["responses"] and op["responses"]["200"]["content"]["application/json"]["schema"]["type"] == "array"

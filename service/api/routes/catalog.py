@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from pydantic import ConfigDict
 
 from service.api.deps import CatalogDep
-from service.catalog.loader import Catalog
+from service.planner.catalog_view import CatalogInstance, CatalogQuery, catalog_rows
 
 router = APIRouter(prefix="/catalog", tags=["catalog"])
-
-
-def _gpu_family(name: str, catalog: Catalog) -> set[str]:
-    """Every SKU of the GPU a name resolves to (A100 → the 40G and 80G SKUs), as `catalog list --gpu` does."""
-    from service.catalog.queries import resolve_gpu
-
-    gpu, _ = resolve_gpu(name, catalog.gpus)
-    stem = gpu.id.split("-")[0]
-    return {g.id for g in catalog.gpus if g.id.split("-")[0] == stem}
 
 
 @router.get("/gpus")
@@ -45,18 +37,17 @@ def list_gpus(catalog: CatalogDep) -> list[dict[str, Any]]:
     return out
 
 
-@router.get("/instances")
-def list_instances(
-    catalog: CatalogDep,
-    cloud: Literal["tencent", "jdcloud"] | None = Query(default=None),
-    gpu: str | None = Query(default=None, max_length=128, description="GPU name, e.g. A100 (every A100 SKU)"),
-) -> list[dict[str, Any]]:
-    """Instances with their prices; each price with its source, date and confidence."""
-    from service.catalog.queries import instances_for
+class InstanceFilters(CatalogQuery):
+    """The catalog query as query parameters (other parameters are ignored, as HTTP caches and proxies add them)."""
 
-    gpu_ids = _gpu_family(gpu, catalog) if gpu else set()
-    rows = instances_for(catalog.instances, [cloud] if cloud else [], gpu_ids)
-    from service.catalog.queries import prices_for
-    from service.planner.catalog_view import instance_dict
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
-    return [instance_dict(r, prices_for(r.instance_type, catalog.prices)) for r in rows]
+
+@router.get("/instances", response_model=list[CatalogInstance])
+def list_instances(catalog: CatalogDep, filters: Annotated[InstanceFilters, Query()]) -> list[CatalogInstance]:
+    """Instances with their prices, filtered and sorted (the query of `gpu-advisor catalog list` and of MCP
+    search_catalog). Each price with its source, its date (`as_of`, or for an undated page `captured`; `date_en` /
+    `date_zh` say it as a reader reads it), its confidence, ¥ per GPU-hour and per dense BF16 TFLOPS-hour;
+    `price_on_request` rows have no price to pay: ask the cloud (`quote_link`). A GPU name the catalog does not
+    know is a 400 with suggestions; a value out of range or not one of the choices is a 422 naming the parameter."""
+    return catalog_rows(catalog, CatalogQuery.model_validate(filters.model_dump()))

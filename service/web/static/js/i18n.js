@@ -76,6 +76,20 @@ const STRINGS = {
     svWhyCc: "这张 GPU 的计算能力不支持所选的引擎或精度：换精度或换更新的 GPU。",
     svWhyGraph: "分配 KV 池后，CUDA Graph 捕获显存不足：略调低显存占用比例，或加 --enforce-eager。",
     svWhyOther: "每卡权重 {weights} GiB，KV 池 {tokens} tokens。",
+    // catalog view
+    tabCatalog: "价格目录", fCloud: "云厂商", cBoth: "两家都看", cGpu: "GPU",
+    cGpuHint: "例如 A100（含全部 A100 型号）；留空看全部", cMemory: "每卡显存至少（GB）", cCards: "每台 GPU 数至少",
+    cRdma: "RDMA 网络", cAny: "不限", cWith: "有 RDMA", cWithout: "无 RDMA",
+    cAnyBilling: "不限（先按量，再包月，再竞价）", cSort: "排序", sPerGpu: "每 GPU 小时价格",
+    sPerTflops: "每 TFLOPS 小时价格（BF16 稠密）", sPrice: "整台价格", cSubmit: "筛选", cReset: "清除筛选",
+    cTitle: "价格目录", cCount: "{n} 个实例", cNone: "没有符合条件的实例：放宽筛选条件再试。",
+    cColGpu: "GPU", cColHost: "主机", cColPrice: "价格", cColPerGpu: "每 GPU 小时", cColPerTflops: "每 TFLOPS 小时",
+    cColSource: "来源与日期", cEach: "每卡 {n} GiB", cCardsOf: "{n} 张 {gpu}", cHost: "{cpu} 核 · 内存 {ram} GiB",
+    cNet: "网络 {n} Gb/s", cSortedBy: "按{sort}排序", cFoot: "每 GPU 小时与每 TFLOPS 小时：包月价按每月 730 小时折算；"
+      + "TFLOPS 为每卡 BF16 稠密算力。价格需询价的实例排在最后。",
+    cNeedMemory: "每卡显存须是 0 到 1024 之间的数。", cNeedCards: "每台 GPU 数须是 1 到 64 之间的整数。",
+    sale_on_sale: "在售", sale_main: "主售", sale_invite_only: "邀测", sale_allowlist: "需开白名单",
+    sale_limited: "限量", sale_legacy: "旧款", sale_unknown: "售卖状态未知", sale_sold_out: "售罄", promo: "限时优惠",
   },
   en: {
     skip: "Skip to the message box", tagline: "GPU training advisor", sessions: "Sessions", modes: "Mode",
@@ -152,6 +166,22 @@ const STRINGS = {
     svNotRented: "Neither Tencent Cloud nor JD Cloud rents the {gpu}: the figures are for your own cards.",
     svLaunch: "Launch commands (one replica)", svSglangNo: "SGLang cannot run this setup on this GPU; use vLLM.",
     svReplicasNote: "", svRejected: "{n} more instances cannot serve it",
+    // catalog view
+    tabCatalog: "Catalog", fCloud: "Cloud", cBoth: "Both clouds", cGpu: "GPU",
+    cGpuHint: "e.g. A100 (every A100 model); empty for all", cMemory: "Memory per GPU, at least (GB)",
+    cCards: "GPUs per instance, at least", cRdma: "RDMA network", cAny: "Any", cWith: "With RDMA",
+    cWithout: "Without RDMA", cAnyBilling: "Any (on-demand, else monthly, else spot)", cSort: "Sort by",
+    sPerGpu: "Price per GPU-hour", sPerTflops: "Price per TFLOPS-hour (dense BF16)", sPrice: "Instance price",
+    cSubmit: "Filter", cReset: "Clear filters", cTitle: "Catalog", cCount: "{n} instances",
+    cNone: "No instance matches: loosen the filters and try again.", cColGpu: "GPU", cColHost: "Host",
+    cColPrice: "Price", cColPerGpu: "Per GPU-hour", cColPerTflops: "Per TFLOPS-hour", cColSource: "Source and date",
+    cEach: "{n} GiB each", cCardsOf: "{n} × {gpu}", cHost: "{cpu} vCPU · {ram} GiB RAM", cNet: "{n} Gb/s network",
+    cSortedBy: "sorted by {sort}", cFoot: "Per GPU-hour and per TFLOPS-hour: a month counts as 730 hours; TFLOPS are "
+      + "dense BF16 per GPU. Instances with a price on request come last.",
+    cNeedMemory: "Memory per GPU must be a number from 0 to 1024.",
+    cNeedCards: "GPUs per instance must be a whole number from 1 to 64.",
+    sale_on_sale: "on sale", sale_main: "main line", sale_invite_only: "invite only", sale_allowlist: "allowlist",
+    sale_limited: "limited", sale_legacy: "legacy", sale_unknown: "sale status unknown", sale_sold_out: "sold out", promo: "promotion",
   },
 };
 

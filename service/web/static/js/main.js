@@ -1,5 +1,6 @@
-// Wiring: language, tabs, sidebar, chat, the training and serving forms, sessions, knowledge panel.
+// Wiring: language, tabs, sidebar, chat, the training and serving forms, the catalog, sessions, knowledge panel.
 import { getApiKey, setApiKey } from "./api.js";
+import { setUpCatalog } from "./catalog-view.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { createChat } from "./chat.js";
 import { setUpForm } from "./form.js";
@@ -15,7 +16,10 @@ function setUpTabs() {
       const on = other === tab;
       other.setAttribute("aria-selected", String(on));
       other.tabIndex = on ? 0 : -1;
-      document.getElementById(other.getAttribute("aria-controls")).hidden = !on;
+      const panel = document.getElementById(other.getAttribute("aria-controls"));
+      const shown = on && panel.hidden;
+      panel.hidden = !on;
+      if (shown) panel.dispatchEvent(new Event("shown")); // a panel may load its data when first shown
     });
     if (focus) tab.focus();
   };
@@ -129,6 +133,7 @@ function main() {
     chat.ask(message, workload);
   }, onError });
   serving = setUpServingForm({ onError });
+  setUpCatalog({ onError });
   form.loadModels();
   serving.loadGpus();
   sessions.refresh();

@@ -100,7 +100,7 @@ export function priceCell(c) {
 }
 
 /** The price's source, folded: its kind in the reader's language, the public pages it names, the note. */
-function sourceDetails(p) {
+export function sourceDetails(p) {
   const links = publicLinks(p.source).map((href) => h("li", {},
     h("a", { href, target: "_blank", rel: "noopener noreferrer", title: href }, new URL(href).hostname)));
   const note = priceNote(p, getLang());

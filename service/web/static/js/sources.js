@@ -4,12 +4,14 @@
 const NOTE_REF = /\s*\([^()]*\b(?:id \d{6,}|sizing\.md|prices\.md|clouds\.md|shared\/)[^()]*\)/g;
 const SHARED = /(?:^|[;,]\s*)shared\/[^;,()]*(?:\s*\(derived\))?/g;
 const SECTION_REF = /\s*\b\w+\.md\s*(?:§\s*[\d.]+|[A-Z]\d+(?:[,/]\s*[A-Z]?\d+)*)(?:\s*\(derived\))?/g;
+// the name of our price scrape in a note ("（starpool）", "starpool capture"), never its address (starpoolprice)
+const SCRAPER = /\s*[(（]starpool[)）]|\bstarpool\b\s*/g;
 const GITHUB = /(?<![/\w.])([A-Za-z0-9][\w-]*\/[\w.-]+):[^\s;,]+/g;
 const ADDRESS = /https?:\/\/[^\s;,)]+|\b(?:[a-z0-9-]+\.)+(?:com|cn|net|org|io)(?:\/[^\s;,)']*)?/gi;
 
 /** `text` without references to our research notes or scrape ids. */
 export function stripInternal(text) {
-  return String(text || "").replace(NOTE_REF, "").replace(SHARED, "").replace(SECTION_REF, "")
+  return String(text || "").replace(NOTE_REF, "").replace(SHARED, "").replace(SECTION_REF, "").replace(SCRAPER, "")
     .replace(/\s*;\s*(?=;|$)/g, "").replace(/^[\s;,]+|[\s;,]+$/g, "");
 }
 
