@@ -30,6 +30,12 @@ DEFAULT_SEQ_LEN = 2048
 DEFAULT_AVG_TOKENS = 512
 DEFAULT_EPOCHS = 3.0
 MIN_DEADLINE_HOURS = 0.01  # 36 seconds: no training job is planned to finish sooner
+# The least of each size that makes a plan: below these the engine's answer is ¥0.00 in 0 h (issue 31: '1e-300
+# tokens' planned as nothing), so the schema refuses them, naming the field and its least value.
+MIN_PARAMS_B = 1e-3  # 1M parameters
+MIN_TOKENS = 1.0
+MIN_EPOCHS = 0.01
+MIN_DATASET_GB = 1e-6  # 1 KB
 
 
 class Workload(BaseModel):
@@ -50,14 +56,14 @@ class Workload(BaseModel):
                                       "'serving' (docs/serving.md)")
     model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="model name or alias, e.g. Qwen2-7B")
-    params_b: float | None = Field(default=None, gt=0, le=5000, description="parameters in billions")
+    params_b: float | None = Field(default=None, ge=MIN_PARAMS_B, le=5000, description="parameters in billions")
     method: Method = "lora"
     quant_bits: Literal[4, 8] | None = Field(default=None, description="QLoRA bits: 4 or 8")
     samples: int | None = Field(default=None, gt=0, le=10**12)
     avg_tokens_per_sample: int | None = Field(default=None, gt=0, le=10**7)
-    tokens: float | None = Field(default=None, gt=0, le=1e15, description="total training tokens per epoch")
-    dataset_gb: float | None = Field(default=None, gt=0, le=1e7)
-    epochs: float | None = Field(default=None, gt=0, le=1000)
+    tokens: float | None = Field(default=None, ge=MIN_TOKENS, le=1e15, description="total training tokens per epoch")
+    dataset_gb: float | None = Field(default=None, ge=MIN_DATASET_GB, le=1e7)
+    epochs: float | None = Field(default=None, ge=MIN_EPOCHS, le=1000)
     seq_len: int | None = Field(default=None, ge=16, le=1_048_576)
     budget_cny: float | None = Field(default=None, gt=0, le=1e10)
     budget_period: Literal["month", "total"] = "month"

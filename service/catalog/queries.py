@@ -198,7 +198,7 @@ def prices_for(instance_type: str, prices: Iterable[PriceRow]) -> list[PriceRow]
     return [p for p in prices if p.instance_type == instance_type]
 
 
-_CONF_RANK = {"official": 0, "third_party": 1, "estimate": 2}
+_CONF_RANK = {"user": -1, "official": 0, "third_party": 1, "estimate": 2}
 
 
 def _best_prices(prices: Iterable[PriceRow]) -> dict[tuple[str, str], PriceRow]:

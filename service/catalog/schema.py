@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Cloud = Literal["tencent", "jdcloud"]
 Billing = Literal["on_demand", "monthly", "spot"]
-PriceConfidence = Literal["official", "third_party", "estimate"]
+PriceConfidence = Literal["official", "third_party", "estimate", "user"]  # user: the price the user gave this turn
 FactConfidence = Literal["official", "third_party", "inferred", "unverified"]
 SaleStatus = Literal["main", "on_sale", "allowlist", "invite_only", "limited", "sold_out", "legacy", "unknown"]
 # NVIDIA generations; "blackwell" covers datacenter (B200, CC 10.0) and GeForce (RTX 50, CC 12.0). "ascend" is Huawei's

@@ -156,7 +156,7 @@ def _rank(cands: list[Candidate], objective: str) -> list[Candidate]:
 
 
 ESTIMATE_TIE = 0.03  # an estimate within 3 % of a published price is a tie: its own uncertainty is wider
-_PRICE_TRUST = {"official": 0, "third_party": 1, "estimate": 2}
+_PRICE_TRUST = {"official": 0, "user": 0, "third_party": 1, "estimate": 2}
 
 
 def _prefer_published(ranked: list[Candidate]) -> list[Candidate]:

@@ -38,7 +38,7 @@ class PlanPrice(_Out):
     source: str = Field(description="where the price was read (a URL or a document)")
     as_of: str | None = Field(description="the date the source states, YYYY-MM-DD; null: the page has none")
     captured: str | None = Field(default=None, description="when an undated source was read, YYYY-MM-DD")
-    confidence: PriceConfidence = Field(description="official, third_party or estimate")
+    confidence: PriceConfidence = Field(description="official, third_party, estimate or user (the price the user gave)")
     note: str
     note_zh: str
     price_low_cny: float | None = Field(description="the low end when the source gives a range")

@@ -27,6 +27,7 @@ from service.questions.compose import compose, error_text, unique_passages, with
 from service.questions.diagnose_serving import wants_serving_diagnosis
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
+from service.questions.user_price import priced_context
 from service.reader import merge_slots
 from service.reader.read import Reader, Reading
 from service.workload import Workload
@@ -239,6 +240,9 @@ def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phras
     lang = lang or reading.language
     ph = phrases_of(lang)
     notes = reading.parsed.unparsed_notes
+    if reading.parsed.user_price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
+        ctx, price_note = priced_context(ctx, reading.parsed.user_price, lang)
+        notes = [price_note, *notes]
     plan = _route(reading, conv, names, lang, message)
     info = ReadingInfo(type="knowledge" if plan.alternative else reading.type, confidence=plan.confidence or reading.confidence,
                        alternative=plan.alternative or reading.alternative,

@@ -15,7 +15,9 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import date
+from typing import Literal
 
+from service.reader.numbers import DEC, parse_number
 from service.reader.quantities import blank
 
 NOTES = {
@@ -123,11 +125,11 @@ def find_relative_deadline(text: str, today: date) -> tuple[Deadline | None, str
     return None, text
 
 
-_AMOUNT = r"(?:¥|￥|\$|US\$|RMB\s*)?\s*\d+(?:\.\d+)?\s*(?:元|块钱?|美元|刀|(?<![A-Za-z])(?:rmb|cny|yuan|usd|dollars?|bucks)"
+_AMOUNT = r"(?:¥|￥|\$|US\$|RMB\s*)?\s*" + DEC + r"\s*(?:元|块钱?|美元|刀|(?<![A-Za-z])(?:rmb|cny|yuan|usd|dollars?|bucks)"
 _AMOUNT += r"(?![A-Za-z]))?"
 _PRICE = re.compile(
     r"(?:每小时|每卡时|每卡每小时|一小时|单价|报价(?:是|为)?|(?<![A-Za-z])(?:per hour|an hour|hourly|quoted(?: at)?|a quote of)"
-    rf")\s*(?:是|为|:|：)?\s*(?P<p>{_AMOUNT})",
+    rf")\s*(?:是|为|:|：|只要|只需|仅需|仅|才|要|大概|约|(?<![A-Za-z])(?:is|only|just)(?![A-Za-z]))?\s*(?P<p>{_AMOUNT})",
     re.IGNORECASE)
 
 
@@ -136,12 +138,27 @@ _PRICE_AFTER = re.compile(
     r"|(?<![A-Za-z])(?:per|an|a)\s+(?:gpu[\s-]?)?(?:hour|hr)(?![A-Za-z]))", re.IGNORECASE)
 
 
-def find_user_price(text: str) -> tuple[str | None, str]:
-    """A price the user quotes: '每小时2元', '报价是8元/卡时', 'quoted $2', '$2/hr', '30元/小时'. The span is
-    blanked (never a budget); the quoted text returned."""
+@dataclass(frozen=True)
+class Quoted:
+    """A price the user quotes, per GPU-hour as people quote cards ('每卡每小时8元', 'A100每小时2元', '$2/hr')."""
+
+    said: str  # as written: '每卡每小时只要8元'
+    amount: float
+    currency: Literal["CNY", "USD"]
+    start: int  # where it starts in the text (the GPU named last before it is the one priced)
+
+
+_USD = re.compile(r"\$|美元|刀|usd|dollar|buck", re.IGNORECASE)
+
+
+def find_user_price(text: str) -> tuple[Quoted | None, str]:
+    """A price the user quotes: '每小时2元', '报价是8元/卡时', '每卡每小时只要8元', 'quoted $2', '$2/hr', '30元/小时'.
+    The span is blanked (never a budget, never a deadline)."""
     for pattern in (_PRICE, _PRICE_AFTER):
         m = pattern.search(text)
-        if m is not None and re.search(r"\d", m.group("p")) and re.search(r"[¥￥$元块]|rmb|cny|yuan|usd|dollar|buck",
-                                                                          m.group(0), re.IGNORECASE):
-            return m.group(0).strip(), blank(text, m.start(), m.end())
+        if m is not None and (n := re.search(DEC, m.group("p"))) is not None and re.search(
+                r"[¥￥$元块]|rmb|cny|yuan|usd|dollar|buck", m.group(0), re.IGNORECASE):
+            currency: Literal["CNY", "USD"] = "USD" if _USD.search(m.group("p")) else "CNY"
+            quoted = Quoted(m.group(0).strip(), parse_number(n.group(0)) or 0.0, currency, m.start())
+            return quoted, blank(text, m.start(), m.end())
     return None, text

@@ -6,11 +6,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from service.reader.numbers import EN_WORDS, parse_number
-from service.reader.quantities import BLANK, NA, Finder, M, N, blank, first
+from service.reader.numbers import DEC, EN_WORDS, NOT_IN_EXP, parse_number
+from service.reader.quantities import BLANK, NA, Finder, M, N, arabic, blank, first
+from service.reader.ranges import Refused, check
 
 GPU_MARK = "\x01"  # GPU names are blanked with this, so '8x A100' reads as '8x ' followed by marks
-_ZH_SMALL_NUM = r"(?<![\d一二两三四五六七八九十])(?>\d+|[一二两三四五六七八九十]+)"
+_ZH_SMALL_NUM = rf"(?<![\d一二两三四五六七八九十])(?>{DEC}|[一二两三四五六七八九十]+)"
 
 
 def _c(pattern: str) -> re.Pattern[str]:
@@ -33,33 +34,38 @@ _HOURS = {"小时": 1, "钟头": 1, "h": 1, "hr": 1, "hrs": 1, "hour": 1, "hours
           "months": 720}
 _EN_COUNT = "|".join([*EN_WORDS, "an?"])
 _DURATION = _c(
-    r"(?P<n>(?<![\d.一二两三四五六七八九十])(?>\d+(?:\.\d+)?|[一二两三四五六七八九十]+"
+    rf"(?P<n>(?<![\d.一二两三四五六七八九十])(?>{DEC}|[一二两三四五六七八九十]+"
     rf"|(?<![A-Za-z])(?:{_EN_COUNT}))(?![\d.])|半)\s*(?:个)?\s*"
-    r"(?P<u>小时|钟头|hours?|hrs?|h|天|日|days?|周|星期|礼拜|weeks?|月|months?)(?![A-Za-z])"
+    r"(?P<u>小时|钟头|hours?|hrs?|h|天|日|days?|周|星期|礼拜|weeks?|月|months?)(?![A-Za-z\d])"  # not 'an H100'
 )
 _DEADLINE_AFTER = re.compile(r"^\s*(?:之内|以内|内|完成|跑完|训完|训练完|搞定|出结果|交付|结束|左右)")
 _DEADLINE_BEFORE = _c(
     r"(?:(?<![A-Za-z])(?:within|in|by|under|less than|no more than|at most|deadline|due in|due|finish(?:ed)? in"
     r"|done in|max|limit)|截止|期限|需要|要在|在|必须|得|最多|不超过|不能超过|限|时限|最晚|耗时|用时|时间)\s*[:：]?\s*$"
 )
-_NOT_DEADLINE_BEFORE = _c(r"(?:每|/|包|租|按|(?<![A-Za-z])(?:per|every|each|an?))\s*$")
+# '每小时', '包月', and a price asked ('H100多少钱一小时', 'what does an H100 cost an hour'): never a deadline
+_NOT_DEADLINE_AFTER = _c(r"^\s*(?:多少钱|多少|几块|几元|的?价格|的?价钱|的?费用|要多少|收费)")
+_NOT_DEADLINE_BEFORE = _c(r"(?:每|/|包|租|按|多少钱|几块钱?|几元|价格|价钱|费用|单价|(?<![A-Za-z])(?:per|every|each|an?|cost|costs"
+                          r"|price|priced|charge|charges|bucks|dollars)(?![A-Za-z]))\s*$")
 
 
-def find_deadline_hours(text: str) -> tuple[float | None, str]:
+def find_deadline_hours(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:
     """'3天内' = 72, '两周' = 336, '半个月' = 360, 'within 1 week', 'deadline 2 days'. A bare hour/day/week
-    count reads as a deadline; a month count ('3个月') needs a deadline word around it, except '半个月'."""
+    count reads as a deadline; a month count ('3个月') needs a deadline word around it, except '半个月'. A deadline
+    out of range ('0天内', '1e-300小时内') is refused."""
     for m in _DURATION.finditer(text):
         raw = m.group("n").lower()
         n = 0.5 if raw == "半" else 1.0 if raw in ("a", "an") else parse_number(raw)
         unit = m.group("u").lower()
         before = text[max(0, m.start() - 14) : m.start()]
-        if not n or _NOT_DEADLINE_BEFORE.search(before):
+        if n is None or _NOT_DEADLINE_BEFORE.search(before) or _NOT_DEADLINE_AFTER.match(text[m.end():]):
             continue
         marked = _DEADLINE_AFTER.match(text[m.end() :]) or _DEADLINE_BEFORE.search(before)
         if unit not in ("月", "month", "months") or marked or raw == "半":
             hours = n * _HOURS[unit]
-            if 0 < hours <= 24 * 365 * 5:
+            if check("deadline_hours", hours, m.group(0), refused):
                 return hours, blank(text, m.start(), m.end())
+            text = blank(text, m.start(), m.end())
     return None, text
 
 
@@ -74,7 +80,7 @@ def _n(m: re.Match[str]) -> float | None:
 
 def _product(m: re.Match[str]) -> float | None:
     a, b = parse_number(m.group("a")), parse_number(m.group("b"))
-    return a * b if a and b else None
+    return a * b if a is not None and b is not None else None
 
 
 _COUNT: list[tuple[re.Pattern[str], Finder]] = [
@@ -89,31 +95,24 @@ _COUNT: list[tuple[re.Pattern[str], Finder]] = [
     (_c(N + r"\s*(?:张|块)(?!图|照|表|纸)"), _n),
     (_c(N + rf"\s*(?:个|[x×*])?\s*{_G}"), _n),
     (_c(rf"(?<![A-Za-z])(?:an?|one)\s+(?:(?:nvidia|tesla|geforce|rtx|single|[\w.]+)\s+){{0,3}}?{_G}+(?:\s*\(?\s*\d+\s*G[Bb]?\s*\)?)?\s*(?:gpu|card)?"), lambda m: 1.0),
-    (_c(r"(?<![\d.])(?P<n>\d{1,4})[- ](?:gpu|card)s?\b"), _n),
+    (_c(rf"(?<![\d.]){NOT_IN_EXP}(?P<n>\d{{1,4}})[- ](?:gpu|card)s?\b"), _n),
     (_c(rf"{_G}+\s*[x×*]\s*" + NA), _n),
     (_c(r"(?:gpu[_\s]*(?:count|num)|num[_\s]*gpus|卡数|GPU数量?|显卡数量?)\s*(?:[:=：]|为|是)?\s*" + NA), _n),
 ]
 
 
-def _whole_gpus(convert: Finder) -> Finder:
-    def wrapped(m: re.Match[str]) -> float | None:
-        v = convert(m)
-        return v if v is not None and v == int(v) and 1 <= v <= 4096 else None
-
-    return wrapped
-
-
-def find_gpu_count(text: str) -> tuple[int | None, str]:
+def find_gpu_count(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
     """'单卡'/'a single GPU' = 1, '8卡', '8张A100', '两张', '8 GPUs', '8x A100', 'A100 x 8', '2台8卡' = 16.
     Several counts ('单卡7s，换成8卡之后40s', '3090双卡比单卡慢'): the largest is the setup the question is about;
-    every count read is blanked."""
+    every count read is blanked. A count out of range ('0张', '10^6 GPUs', '1.5张卡') is refused."""
     found: list[int] = []
     for pattern, convert in _COUNT:
-        whole = _whole_gpus(convert)
         for m in list(pattern.finditer(text)):
-            if (v := whole(m)) is not None and text[m.start():m.end()].strip(BLANK):
+            if (v := convert(m)) is None or not text[m.start():m.end()].strip(BLANK):
+                continue
+            if check("gpu_count", v, m.group(0), refused):
                 found.append(int(v))
-                text = blank(text, m.start(), m.end())
+            text = blank(text, m.start(), m.end())
     return (max(found) if found else None), text
 
 
@@ -136,7 +135,7 @@ _AT_RATE = _c(r"(?<![A-Za-z])at\s+" + NA + r"(?!\s*(?:元|块|美元|%|[A-Za-z])
 def find_usd_cny_rate(text: str) -> tuple[float | None, str]:
     """'按7.2汇率', '汇率7.1', 'at 7.1 CNY/USD', '1 USD = 7.2 CNY', and a bare 'at 7.2' when the text has dollars."""
     patterns = _RATE + ([_AT_RATE] if _USD.search(text) else [])
-    return first(text, [(p, lambda m: v if 1 < (v := float(m.group("n"))) < 20 else None) for p in patterns])
+    return first(text, [(p, lambda m: v if 1 < (v := arabic(m)) < 20 else None) for p in patterns])
 
 
 Currency = Literal["CNY", "USD"]
@@ -147,6 +146,7 @@ class Money:
     amount: float
     currency: Currency
     period: Literal["month", "total"] | None  # None: the message did not say
+    said: str = ""  # as the message wrote it ('3000元', '¥1e20')
 
 
 _AMOUNT = N + M
@@ -174,23 +174,24 @@ _ONE_OFF = _c(r"一次性|跑完|训完|训练完|这次训练|整个训练|(?<!
               r"|the whole (?:job|run|training)|for the (?:job|run)|end to end)")
 
 
-def _candidates(text: str) -> list[tuple[int, int, str, Currency]]:
-    """(start, end, amount text, currency) for money amounts and numbers right after a budget word, in text
-    order; an amount with a currency sign wins over the same number read through a budget word."""
-    out: list[tuple[int, int, int, str, Currency]] = []
+def _candidates(text: str) -> list[tuple[int, int, str, Currency, int]]:
+    """(start, end, amount text, currency, where its words start) for money amounts and numbers right after a
+    budget word, in text order; an amount with a currency sign wins over the same number read through a budget
+    word."""
+    out: list[tuple[int, int, int, str, Currency, int]] = []
     for pattern, currency in _MONEY:
         for m in pattern.finditer(text):
             amount = m.group("n") + (m.group("m") or "")
             if m.group(0).endswith("块") and (parse_number(amount) or 0) < 50:
                 continue  # '用两块' is two cards, not two yuan
-            out.append((m.start("n"), 0, m.end(), amount, currency))
+            out.append((m.start("n"), 0, m.end(), amount, currency, m.start()))
     for kw in _KEYWORD.finditer(text):
         _, clause_end = _clause(text, kw.start(), kw.end())
         for m in _BARE_AMOUNT.finditer(text, kw.end(), min(clause_end, kw.end() + 14)):
             if not _NOT_MONEY_AFTER.match(text[m.end() :]):
-                out.append((m.start(), 1, m.end(), m.group("n") + (m.group("m") or ""), "CNY"))
+                out.append((m.start(), 1, m.end(), m.group("n") + (m.group("m") or ""), "CNY", m.start()))
                 break
-    return [(start, end, amount, cur) for start, _, end, amount, cur in sorted(out)]
+    return [(start, end, amount, cur, said) for start, _, end, amount, cur, said in sorted(out)]
 
 
 _RANGE_UPPER = _c(r"^\s*(?:-|~|～|到|至|to)\s*(?:¥|￥|\$)?\s*" + _AMOUNT)
@@ -201,12 +202,12 @@ def find_budget(text: str, one_off: bool) -> tuple[Money | None, str]:
     they say 月/per month; otherwise 'total' when the job is explicitly one-off (`one_off`, e.g. it has a
     deadline, or '一次性'/'this run'), else None so the schema default (month) or the previous value applies.
     A range ('3000-5000元') gives its upper bound; a price ('30元/小时') is not a budget."""
-    for start, end, amount, currency in _candidates(text):
+    for start, end, amount, currency, said in _candidates(text):
         value = parse_number(amount)
         if (upper := _RANGE_UPPER.match(text[end:])) is not None:  # '3000-5000元': plan for the upper bound
             value = parse_number(upper.group("n") + (upper.group("m") or "")) or value
             end += upper.end()
-        if not value or _PRICE_AFTER.match(text[end:]):
+        if value is None or _PRICE_AFTER.match(text[end:]):
             continue
         lo, hi = _clause(text, start, end)
         window = text[max(lo, start - 16) : min(hi, end + 16)]
@@ -217,5 +218,5 @@ def find_budget(text: str, one_off: bool) -> tuple[Money | None, str]:
             period = "month"
         elif one_off or _ONE_OFF.search(text):
             period = "total"
-        return Money(value, currency, period), blank(text, start, end)
+        return Money(value, currency, period, text[said:end].strip()), blank(text, start, end)
     return None, text

@@ -19,6 +19,7 @@ from datetime import date
 from typing import Literal
 
 from service.catalog.queries import gpu_variant, normalize
+from service.catalog.user_prices import UserPrice
 from service.lexicon import language_of
 from service.reader.asked import find_fact, find_gpu_memory, find_stage, find_target
 from service.reader.choices import (
@@ -30,7 +31,7 @@ from service.reader.choices import (
     read_objective,
 )
 from service.reader.colloquial import NOTES as COLLOQUIAL_NOTES
-from service.reader.colloquial import approximate_amounts, find_relative_deadline, find_user_price
+from service.reader.colloquial import Quoted, approximate_amounts, find_relative_deadline, find_user_price
 from service.reader.constraints import (
     GPU_MARK,
     find_budget,
@@ -52,6 +53,7 @@ from service.reader.names import (
     plain_name,
     stances,
 )
+from service.reader.numbers import DEC, halfwidth
 from service.reader.observe import find_observation
 from service.reader.quantities import (
     blank,
@@ -64,6 +66,7 @@ from service.reader.quantities import (
     find_seq_len,
     find_tokens,
 )
+from service.reader.ranges import Refused, check
 from service.reader.serving import find_serving
 from service.workload import Workload
 
@@ -109,7 +112,7 @@ _NOTES = {
 # A minus sign before a number that starts a value ("预算-500", "budget -500", "= -5"), not a range ("3000-5000")
 # or a name ("Qwen2-7B", "Llama-2", "4-bit").
 # '-3000', '预算-5000': a negative figure. Not a list bullet ('- 2x 3090') nor an exit code or signal ('exitcode: -9')
-_NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−]\d[\d,.]*(?:\s?[kKwW万千])?")
+_NEGATIVE = re.compile(r"(?:^|(?<=[\s:：,，=(（\u3400-\u9fff]))[-−](?:" + DEC + r"(?![\d,.])|\d[\d,.]*)(?:\s?[kKwW万千])?")
 _NOT_A_FIGURE = re.compile(r"(?:exit\s*code|exitcode|return\s*code|returncode|code|signal|errno|rc|status)\s*[:=：]?\s*$",
                            re.IGNORECASE)
 
@@ -138,6 +141,7 @@ class ParsedMessage:
     named: dict[str, int] = field(default_factory=dict)  # how many GPUs, clouds and methods the text names
     marked: str = ""  # the text with model names blanked (\x00) and GPU names marked (GPU_MARK): what the learned
     #                  parts of the reader read, so a name never stands for a phrasing
+    user_price: UserPrice | None = None  # '京东云的A800每卡每小时只要8元': the user's price for this turn, not a budget
 
 
 def _note(language: str, key: str, *args: object) -> str:
@@ -161,6 +165,7 @@ class _Named:
     mention: str | None = None  # a model named without a size the reader can use
     memory: float | None = None  # a memory size named inside a GPU's name ('A800 40GB')
     gpus: list[str] = field(default_factory=list)  # named and not excluded, text order
+    gpu_at: list[tuple[int, str]] = field(default_factory=list)  # (where, id) of each GPU named and not excluded
     clouds: list[str] = field(default_factory=list)
     marked: str = ""  # the text with models blanked and GPUs marked
 
@@ -195,6 +200,7 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
     for hit, stance in zip(gpus, stances(work, gpus, None), strict=True):
         if stance != "exclude":
             named.gpus.append(hit.value)
+            named.gpu_at.append((hit.start, hit.value))
         if stance is not None:
             key = "gpu_include" if stance == "include" else "gpu_exclude"
             chosen = slots.setdefault(key, [])
@@ -217,19 +223,19 @@ def _read_names(work: str, slots: dict[str, object], model_aliases: Mapping[str,
     return _blank_all(work, clouds)
 
 
-def _read_sizes(work: str, slots: dict[str, object]) -> str:
+def _read_sizes(work: str, slots: dict[str, object], refused: list[Refused]) -> str:
     zero, work = find_zero_stage(work)
     micro, work = find_micro_batch(work)
-    seq_len, work = find_seq_len(work)
-    lora_rank, work = find_lora_rank(work)
-    avg, work = find_avg_tokens(work)
-    tokens, work = find_tokens(work)
+    seq_len, work = find_seq_len(work, refused)
+    lora_rank, work = find_lora_rank(work, refused)
+    avg, work = find_avg_tokens(work, refused)
+    tokens, work = find_tokens(work, refused)
     if tokens is not None and tokens < 100_000 and avg is None:
         avg, tokens = round(tokens), None  # '平均1000 token' said loosely: no corpus is that small
-    params_b, work = find_params_b(work)
-    epochs, work = find_epochs(work)
-    samples, work = find_samples(work)
-    dataset_gb, work = find_dataset_gb(work)
+    params_b, work = find_params_b(work, refused)
+    epochs, work = find_epochs(work, refused)
+    samples, work = find_samples(work, refused)
+    dataset_gb, work = find_dataset_gb(work, refused)
     found = {"seq_len": seq_len, "avg_tokens_per_sample": avg, "tokens": tokens, "params_b": params_b,
              "epochs": epochs, "samples": samples, "dataset_gb": dataset_gb, "lora_rank": lora_rank,
              "zero_stage": zero, "micro_batch": micro}
@@ -247,10 +253,11 @@ def parse_message(
     """Read one chat message. `model_aliases` and `gpu_aliases` map normalised names (see
     `service.catalog.queries.normalize`) to canonical ids. Only the first 4000 characters are read. Relative
     deadlines ('周五前', 'by Friday') count from `today` (default: the date today)."""
-    text = _COUNT_GLUED.sub(r"\1\2 ", text[:MAX_CHARS])
+    text = _COUNT_GLUED.sub(r"\1\2 ", halfwidth(text[:MAX_CHARS]))
     language = language_of(text)
     slots: dict[str, object] = {}
     notes: list[tuple[str, tuple[object, ...]]] = []
+    refused: list[Refused] = []  # figures out of their slot's range, said as notes
 
     for m in _negatives(text):
         notes.append(("negative", (m.group(0).strip(),)))
@@ -259,22 +266,24 @@ def parse_message(
     notes += approx
     named = _Named()
     work = _read_names(text, slots, model_aliases, gpu_aliases, notes, named)
-    extra, work = _read_extra(work, text)
+    extra, work = _read_extra(work, text, refused)
     if named.mention is not None:
         extra["model_mention"] = named.mention
     if named.memory is not None:
         extra.setdefault("gpu_memory_gb", named.memory)
     if isinstance(memory := extra.get("gpu_memory_gb"), float):  # 'A100 80G', '4090 48G', 'V100 16GB'
         named.gpus = [gpu_variant(g, memory, gpu_aliases) for g in named.gpus]
+        named.gpu_at = [(at, gpu_variant(g, memory, gpu_aliases)) for at, g in named.gpu_at]
         for key in ("gpu_include", "gpu_exclude"):
             if isinstance(chosen := slots.get(key), list):
                 slots[key] = list(dict.fromkeys(gpu_variant(g, memory, gpu_aliases) for g in chosen))
     relative, work = find_relative_deadline(work, today or date.today())
     quoted, work = find_user_price(work)
-    if quoted is not None:
-        notes.append(("user_price", (quoted,)))
     rate, work = find_usd_cny_rate(work)
-    work = _read_sizes(work, slots)
+    user_price = _user_price(quoted, named, rate or usd_cny_rate)
+    if quoted is not None and user_price is None:
+        notes.append(("user_price", (quoted.said,)))
+    work = _read_sizes(work, slots, refused)
     if "model" not in slots and named.mention is not None and isinstance(size := slots.get("params_b"), float | int):
         slots["model"] = compose_model(named.mention, float(size), model_aliases)  # 'Llama2 ... 70B'
         del slots["params_b"]
@@ -282,12 +291,12 @@ def parse_message(
         slots["stage"] = extra["stage"]  # 'DPO对齐', 'ORPO': the objective's memory model
     if "max_model_len" in extra and "seq_len" not in slots:
         slots["seq_len"] = extra["max_model_len"]  # '4k上下文': the context, whichever kind of job it is
-    deadline, work = find_deadline_hours(work)
+    deadline, work = find_deadline_hours(work, refused)
     if relative is not None:
         deadline = relative.hours
         notes.append(relative.note)
     money, work = find_budget(work, one_off=deadline is not None)
-    gpu_count, work = find_gpu_count(work)
+    gpu_count, work = find_gpu_count(work, refused)
     if deadline is not None:
         slots["deadline_hours"] = deadline
     if gpu_count is not None:
@@ -296,8 +305,9 @@ def parse_message(
         rate = rate or usd_cny_rate
         if money.currency == "USD" and rate is None:
             notes.append(("usd_no_rate", (f"${money.amount:g}",)))
-        elif 0 < (budget := round(money.amount * (rate if money.currency == "USD" and rate else 1.0), 2)) <= 1e10:
-            slots["budget_cny"] = budget
+        elif check("budget_cny", budget := money.amount * (rate if money.currency == "USD" and rate else 1.0),
+                   money.said, refused):
+            slots["budget_cny"] = round(budget, 2)
             if money.period is not None:
                 slots["budget_period"] = money.period
 
@@ -325,11 +335,13 @@ def parse_message(
         has_workload=has_workload,
         is_follow_up_only=has_workload and "model" not in slots and "params_b" not in slots,
         wants_documents=read_documents(text),
-        unparsed_notes=list(dict.fromkeys(_note(language, key, *args) for key, args in notes)),
+        unparsed_notes=list(dict.fromkeys([*(_note(language, key, *args) for key, args in notes),
+                                           *(r.note(language) for r in refused)])),
         subject=subject,
         question_slots=question_slots,
         extra=extra,
         marked=named.marked,
+        user_price=user_price,
         named={"gpus": len(dict.fromkeys(named.gpus)), "clouds": len(dict.fromkeys(named.clouds)),
                "methods": len(methods_mentioned(text)),
                "gpu_filter": int("gpu_include" in slots or "gpu_exclude" in slots or "gpu_include" in question_slots
@@ -337,7 +349,21 @@ def parse_message(
     )
 
 
-def _read_extra(work: str, text: str) -> tuple[dict[str, object], str]:
+def _user_price(quoted: Quoted | None, named: _Named, usd_cny_rate: float | None) -> UserPrice | None:
+    """The quoted price tied to the GPU named last before it (else the first named after it) and the one cloud
+    named; None when no GPU is named, or a dollar price has no rate."""
+    if quoted is None or not named.gpu_at or quoted.amount <= 0:
+        return None
+    before = [g for at, g in named.gpu_at if at < quoted.start]
+    gpu = before[-1] if before else named.gpu_at[0][1]
+    if quoted.currency == "USD" and usd_cny_rate is None:
+        return None
+    cny = quoted.amount * (usd_cny_rate if quoted.currency == "USD" and usd_cny_rate else 1.0)
+    clouds = list(dict.fromkeys(named.clouds))
+    return UserPrice(gpu, round(cny, 4), clouds[0] if len(clouds) == 1 else None, quoted.said)
+
+
+def _read_extra(work: str, text: str, refused: list[Refused]) -> tuple[dict[str, object], str]:
     """The slots beyond the workload, read before the sizes so their figures are not read as sizes: a card's
     memory ('3090 24G' is the card's, never 24 GB of data), an observation, the serving load."""
     extra: dict[str, object] = {}
@@ -347,7 +373,7 @@ def _read_extra(work: str, text: str) -> tuple[dict[str, object], str]:
     observed, work = find_observation(work)
     if observed is not None:
         extra["observed"] = observed.as_dict()
-    serving, work = find_serving(work)
+    serving, work = find_serving(work, refused)
     extra.update(serving)
     # the fact asked reads the message itself: '京东云上有A100吗' needs the cloud's name, which `work` has blanked
     for key, value in (("target", find_target(work)), ("stage", find_stage(work)), ("fact", find_fact(text))):

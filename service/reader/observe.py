@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from service.reader.numbers import parse_number
+from service.reader.numbers import DEC, parse_number
 from service.reader.quantities import NA, blank
 
 
@@ -30,7 +30,7 @@ _UTIL = _c(r"(?:利用率|使用率|占用率|(?<![A-Za-z])util(?:i[sz]ation)?|g
            r"|util\w* (?:is )?(?:low|fluctuat)|利用率(?:波动|忽高忽低)")
 _UNIT_H = {"小时": 1.0, "个小时": 1.0, "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "hours": 1.0, "天": 24.0,
            "days": 24.0, "day": 24.0, "分钟": 1 / 60, "min": 1 / 60, "mins": 1 / 60, "minutes": 1 / 60, "minute": 1 / 60}
-_DUR = (r"(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十半]+|(?<![A-Za-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?)(?![A-Za-z]))\s*(?P<u>个小时|小时|hrs?|hours?|h(?![A-Za-z])|天|days?|分钟|mins?|minutes?)")
+_DUR = (rf"(?P<n>{DEC}|[一二两三四五六七八九十半]+|(?<![A-Za-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?)(?![A-Za-z]))\s*(?P<u>个小时|小时|hrs?|hours?|h(?![A-Za-z])|天|days?|分钟|mins?|minutes?)")
 _EPOCH = r"(?:epoch|轮|个epoch|一轮|一个epoch|1个epoch|每个epoch|每轮|per epoch|an epoch|one epoch|1 epoch|each epoch)"
 _HOURS = [
     _c(_EPOCH + r"[^。.!?？\n\d]{0,14}?" + _DUR),
@@ -47,7 +47,7 @@ _MEM_USED = [
 ]
 _SLOW = _c(r"很慢|太慢|好慢|变慢|慢了|慢出|慢得|速度慢|非常慢|特别慢|慢\d|还慢|更慢|反而慢|(?<![A-Za-z])(?:slow(?:er|ly|s)?|dropped from|drops? to)(?![A-Za-z])"
            r"|首字(?:延迟|时间)?\s*(?:要|长|高|达)")
-_TOKENS_S = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
+_TOKENS_S = _c(r"(?P<n>" + DEC + r")\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
 _DROPPED_TO = _c(r"(?:dropped|drops?|fell|falls?|went down|降到|掉到|降至|掉至)\s*(?:from\s*\d+(?:\.\d+)?\s*k?\s*)?(?:to|到|至)?\s*"
                  r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>k(?![A-Za-z]))?")
 HIGH_UTIL_PCT = 90.0  # '利用率100%，但是很慢': the complaint is the speed, not the utilisation
@@ -128,11 +128,11 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
         tps = _TOKENS_S.search(text)
         if tps is None and re.search(r"tokens?\s*/\s*s|tok/s|tps", text, re.IGNORECASE):
             tps = _DROPPED_TO.search(text)  # 'tokens/s dropped from 3500 to 1200': what it runs at now
-        value = None if tps is None else float(tps.group("n")) * (1000 if tps.group("k") else 1)
+        value = None if tps is None else (parse_number(tps.group("n")) or 0.0) * (1000 if tps.group("k") else 1)
         return Observed("slow", tokens_per_s=value), text if tps is None else blank(text, tps.start(), tps.end())
     if _NORMAL.search(text) and (tps := _TOKENS_S.search(text)) is not None:
         # '4090上 9 tokens/s 正常吗': a speed seen, asked about (not 9 tokens a sample)
-        value = float(tps.group("n")) * (1000 if tps.group("k") else 1)
+        value = (parse_number(tps.group("n")) or 0.0) * (1000 if tps.group("k") else 1)
         return Observed("slow", tokens_per_s=value), blank(text, tps.start(), tps.end())
     return None, text
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from service.reader.numbers import MULT, NUM, ZH_CHARS, parse_number
+from service.reader.numbers import DEC, MULT, NUM, ZH_CHARS, parse_number
+from service.reader.ranges import Refused, check
 
 BLANK = "\x00"
 # A number that does not stop in the middle of a longer one ('50' of '500', '10' of '10万').
 N = rf"(?P<n>{NUM})(?!\.\d|,\d{{3}}|[\d{ZH_CHARS}])"
-NA = r"(?P<n>(?<![\d.])(?>\d+(?:\.\d+)?)(?!\d|\.\d))"  # Arabic only
+NA = rf"(?P<n>(?<![\d.]){DEC}(?!\d|\.\d))"  # Arabic only (with an exponent: '1e5', '10^6')
 M = rf"(?P<m>{MULT})?"
 
 Finder = Callable[[re.Match[str]], float | None]
@@ -23,14 +24,26 @@ def blank(text: str, start: int, end: int, ch: str = BLANK) -> str:
     return text[:start] + ch * (end - start) + text[end:]
 
 
-def first(text: str, patterns: list[tuple[re.Pattern[str], Finder]]) -> tuple[float | None, str]:
-    """The first pattern (in list order) whose match converts to a value; that match is blanked."""
+def first(text: str, patterns: list[tuple[re.Pattern[str], Finder]], slot: str | None = None,
+          refused: list[Refused] | None = None) -> tuple[float | None, str]:
+    """The first pattern (in list order) whose match converts to a value; that match is blanked. With a `slot`,
+    a value outside the slot's range (service/reader/ranges.py) is noted in `refused` and blanked too, and the
+    search goes on: the words said which slot the figure is, so no other finder may read it."""
     for pattern, convert in patterns:
         for m in pattern.finditer(text):
             value = convert(m)
-            if value is not None:
-                return value, blank(text, m.start(), m.end())
+            if value is None:
+                continue
+            if slot is not None and not check(slot, value, m.group(0), refused):
+                text = blank(text, m.start(), m.end())
+                continue
+            return value, blank(text, m.start(), m.end())
     return None, text
+
+
+def arabic(m: re.Match[str]) -> float:
+    """An NA match as a float ('1e5', '10^6' as written)."""
+    return parse_number(m.group("n")) or 0.0
 
 
 def _num(m: re.Match[str]) -> float | None:
@@ -68,9 +81,13 @@ _SEQ = [
 ]
 
 
+def _seq_said(m: re.Match[str]) -> float | None:
+    return arabic(m) * (1024 if m.group("k") else 1)
+
+
 def _seq_value(m: re.Match[str]) -> float | None:
-    v = float(m.group("n")) * (1024 if m.group("k") else 1)
-    return v if 16 <= v <= 1_048_576 else None
+    v = _seq_said(m)
+    return v if v is not None and 16 <= v <= 1_048_576 else None
 
 
 _MONEY_BEFORE = re.compile(r"(?:预算|budget|花费|成本|cost|¥|￥|\$|rmb|价格|price|月均|每月|per month)\s*[:：]?\s*$", re.I)
@@ -81,10 +98,12 @@ def _seq_value_bare(m: re.Match[str]) -> float | None:
     return None if _MONEY_BEFORE.search(before) else _seq_value(m)
 
 
-def find_seq_len(text: str) -> tuple[int | None, str]:
-    """The context length; of several bare ones ('跑2k可以 想跑32k') the longest, which is the one asked about."""
-    patterns: list[tuple[re.Pattern[str], Finder]] = [(p, _seq_value) for p in _SEQ[:-1]]
-    v, text = first(text, patterns)
+def find_seq_len(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
+    """The context length; of several bare ones ('跑2k可以 想跑32k') the longest, which is the one asked about. Said
+    with its words ('上下文 8', 'seq_len 1e7'), a length out of range is refused; a bare '3长' only is not one."""
+    v, text = first(text, [(p, _seq_said) for p in _SEQ[:3]], "seq_len", refused)
+    if v is None:
+        v, text = first(text, [(_SEQ[3], _seq_value)])
     if v is None:
         bare = [(m, val) for m in _SEQ[-1].finditer(text) if (val := _seq_value_bare(m)) is not None]
         if bare:
@@ -110,15 +129,15 @@ _AVG = [
 _TOKENS = _c(N + M + r"\s*(?:个)?\s*" + _TOK)
 
 
-def find_avg_tokens(text: str) -> tuple[int | None, str]:
-    v, text = first(text, [(p, _positive(_num, 0, 1e7)) for p in _AVG])
+def find_avg_tokens(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
+    v, text = first(text, [(p, _num) for p in _AVG], "avg_tokens_per_sample", refused)
     return (None if v is None else round(v)), text
 
 
-def find_tokens(text: str) -> tuple[float | None, str]:
+def find_tokens(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:
     """Total tokens ('1亿token', '2T tokens', '5000万tokens'). Counts under 100k read as tokens per sample by the
     caller: no training corpus is that small."""
-    return first(text, [(_TOKENS, _positive(_num, 0, 1e15))])
+    return first(text, [(_TOKENS, _num)], "tokens", refused)
 
 
 # --- parameter count (billions) -------------------------------------------------------------------------------
@@ -126,10 +145,10 @@ def find_tokens(text: str) -> tuple[float | None, str]:
 _NOT_PARAMS_AFTER = r"(?!\s*(?:tokens?|条|samples?|rows?|bytes?|字节|词元))"
 _PARAMS: list[tuple[re.Pattern[str], Finder]] = [
     (re.compile(r"(?<![A-Za-z0-9.$¥￥\x00])" + NA + r"\s?[bB](?![A-Za-z0-9])" + _NOT_PARAMS_AFTER),
-     lambda m: float(m.group("n"))),
+     arabic),
     (re.compile(r"(?<![A-Za-z0-9.$¥￥\x00])" + NA + r"\s?[mM](?![A-Za-z0-9])(?=\s*(?:的)?\s*(?:参数|params?|parameters?|模型|model))",
-                re.IGNORECASE), lambda m: float(m.group("n")) / 1000),
-    (_c(NA + r"\s*billion\s*(?:params?|parameters?|model)"), lambda m: float(m.group("n"))),
+                re.IGNORECASE), lambda m: arabic(m) / 1000),
+    (_c(NA + r"\s*billion\s*(?:params?|parameters?|model)"), arabic),
     (_c(N + r"\s*(?:个)?\s*(?:的)?\s*(?:参数|(?<![A-Za-z])params?(?![A-Za-z])|parameters?)"),
      lambda m: (v / 1e9) if (v := parse_number(m.group("n"))) and v >= 1e7 else None),
     (_c(r"参数(?:量|规模)?\s*(?:为|是|约|大约|有|:|：)?\s*" + N),
@@ -140,8 +159,10 @@ _PARAMS: list[tuple[re.Pattern[str], Finder]] = [
 ]
 
 
-def find_params_b(text: str) -> tuple[float | None, str]:
-    return first(text, [(p, _positive(f, 0, 5000)) for p, f in _PARAMS])
+def find_params_b(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:
+    """Said with its unit ('7B', '70亿参数'), a size out of range is refused; a bare '720亿' only is not one."""
+    v, text = first(text, _PARAMS[:-1], "params_b", refused)
+    return (v, text) if v is not None else first(text, [(_PARAMS[-1][0], _positive(_PARAMS[-1][1], 0, 5000))])
 
 
 # --- LoRA rank ----------------------------------------------------------------------------------------------
@@ -149,8 +170,8 @@ def find_params_b(text: str) -> tuple[float | None, str]:
 _RANK = _c(r"(?:(?<![A-Za-z])(?:rank|lora_r)(?![A-Za-z])|秩)\s*(?:[:=：]|为|是|of|设为)?\s*" + NA)
 
 
-def find_lora_rank(text: str) -> tuple[int | None, str]:
-    v, text = first(text, [(_RANK, _positive(lambda m: float(m.group("n")), 0, 4096))])
+def find_lora_rank(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
+    v, text = first(text, [(_RANK, arabic)], "lora_rank", refused)
     return (None if v is None else round(v)), text
 
 
@@ -162,8 +183,8 @@ _EPOCHS = [
 ]
 
 
-def find_epochs(text: str) -> tuple[float | None, str]:
-    return first(text, [(p, _positive(_num, 0, 1000)) for p in _EPOCHS])
+def find_epochs(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:
+    return first(text, [(p, _num) for p in _EPOCHS], "epochs", refused)
 
 
 # --- samples --------------------------------------------------------------------------------------------------
@@ -181,9 +202,10 @@ _SAMPLES = [
 ]
 
 
-def find_samples(text: str) -> tuple[int | None, str]:
-    patterns = [(p, _positive(_num, 99 if p is _SAMPLES[2] else 0.5, 1e12)) for p in _SAMPLES]
-    v, text = first(text, patterns)
+def find_samples(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
+    """'10万条', '50k samples', '数据集有2万', and '500张' (images: under 99 it is a GPU count, not samples)."""
+    patterns = [(p, _positive(_num, 99) if p is _SAMPLES[2] else _num) for p in _SAMPLES]
+    v, text = first(text, patterns, "samples", refused)
     return (None if v is None else round(v)), text
 
 
@@ -203,7 +225,7 @@ _MEMORY_BEFORE = re.compile(r"(?:内存|显存|现存|(?<![A-Za-z])(?:ram|memory
 _TO_GB = {"gib": 1.073741824, "tib": 1099.511627776, "gb": 1.0, "tb": 1000.0, "mb": 0.001, "g": 1.0, "t": 1000.0}
 
 
-def find_dataset_gb(text: str) -> tuple[float | None, str]:
+def find_dataset_gb(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:
     """'500GB', '2TB' (= 2000), '500G数据'. A bare 'G' or 'T' needs data words nearby."""
     for m in _GB.finditer(text):
         unit = m.group("u").lower()
@@ -213,7 +235,8 @@ def find_dataset_gb(text: str) -> tuple[float | None, str]:
             _DATA_AFTER.match(text[m.end() :]) or _DATA_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
         ):
             continue
-        value = float(m.group("n")) * _TO_GB[unit]
-        if 0 < value <= 1e7:
+        value = arabic(m) * _TO_GB[unit]
+        if check("dataset_gb", value, m.group(0), refused):
             return value, blank(text, m.start(), m.end())
+        text = blank(text, m.start(), m.end())
     return None, text

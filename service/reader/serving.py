@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from service.reader.numbers import parse_number
+from service.reader.numbers import DEC, parse_number
 from service.reader.quantities import blank
+from service.reader.ranges import Refused, check
 
 
 def _c(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_K = r"(?<![\d.])(?P<n>\d+(?:\.\d+)?)\s*(?:(?P<k>[kKwW])(?![A-Za-z])|(?P<z>[万千]))?"
+_K = rf"(?<![\d.])(?P<n>{DEC})\s*(?:(?P<k>[kKwW])(?![A-Za-z])|(?P<z>[万千]))?"
 _CONCURRENCY = [
     _c(_K + r"\s*(?:个|路|人)?\s*(?:并发|concurrent(?:\s+(?:users?|requests?|sessions?|streams?))?|simultaneous"
             r"|parallel (?:requests?|users?)|同时在线|人同时用|人同时|个用户同时|用户同时)"),
@@ -67,9 +68,9 @@ _ENGINES = [("vllm", r"vllm"), ("sglang", r"sglang"), ("lmdeploy", r"lmdeploy|tu
 _ENGINE = [(name, _c(rf"(?<![A-Za-z]){p}(?![A-Za-z])")) for name, p in _ENGINES]
 _TTFT = _c(r"(?:首字|首token|首 token|首包|ttft|time to first token|first token)\s*(?:延迟|时间|latency)?\s*"
            r"(?:要|在|<|<=|≤|控制在|压到|不超过|不能超过|低于|小于|under|below|within|of|at most)?\s*"
-           r"(?P<n>\d+(?:\.\d+)?|[一二两三四五半])\s*(?P<u>ms|毫秒|s|秒|sec|seconds?)")
+           r"(?P<n>" + DEC + r"|[一二两三四五半])\s*(?P<u>ms|毫秒|s|秒|sec|seconds?)")
 _TPOT = _c(r"(?:tpot|itl|每个token|per[- ]token|inter[- ]token)\s*(?:延迟|latency)?\s*(?:<|<=|≤|under|below|within|在)?\s*"
-           r"(?P<n>\d+(?:\.\d+)?)\s*(?P<u>ms|毫秒|s|秒)")
+           r"(?P<n>" + DEC + r")\s*(?P<u>ms|毫秒|s|秒)")
 
 
 def _num(m: re.Match[str]) -> float | None:
@@ -80,12 +81,18 @@ def _num(m: re.Match[str]) -> float | None:
     return n * {"k": 1024 if n < 1000 else 1000, "w": 1e4, "万": 1e4, "千": 1e3}.get(k, 1)
 
 
-def _first(text: str, patterns: list[re.Pattern[str]]) -> tuple[float | None, str]:
+def _first(text: str, patterns: list[re.Pattern[str]], slot: str | None, refused: list[Refused] | None,
+           scale: float = 1.0) -> tuple[float | None, str]:
+    """The first figure the patterns read, in `slot`'s range once scaled (per day -> per second); one out of
+    range is noted in `refused` and blanked, and the search goes on."""
     for p in patterns:
         for m in p.finditer(text):
             value = _num(m)
-            if value:
+            if value is None:
+                continue
+            if slot is None or check(slot, value * scale, m.group(0), refused):
                 return value, blank(text, m.start(), m.end())
+            text = blank(text, m.start(), m.end())
     return None, text
 
 
@@ -94,16 +101,17 @@ def _tokens(v: float | None) -> int | None:
     return None if v is None else int(v)
 
 
-def find_serving(text: str) -> tuple[dict[str, Any], str]:
-    """The serving slots the text states, and the text with their figures blanked."""
+def find_serving(text: str, refused: list[Refused] | None = None) -> tuple[dict[str, Any], str]:
+    """The serving slots the text states, and the text with their figures blanked; a figure out of its slot's range
+    ('0并发', '10^9 QPS') is noted in `refused`."""
     out: dict[str, Any] = {}
-    per_day, text = _first(text, _PER_DAY)
+    per_day, text = _first(text, _PER_DAY, "request_rate", refused, scale=1 / 86400)
     if per_day is not None:
         out["request_rate"] = round(per_day / 86400, 3)
-    rate, text = _first(text, _RATE)
+    rate, text = _first(text, _RATE, "request_rate", refused)
     if rate is not None:
         out["request_rate"] = rate
-    conc, text = _first(text, _CONCURRENCY)
+    conc, text = _first(text, _CONCURRENCY, "concurrency", refused)
     if conc is not None:
         out["concurrency"] = int(conc)
     kv = _KV.search(text)
@@ -118,16 +126,16 @@ def find_serving(text: str) -> tuple[dict[str, Any], str]:
     if engines:
         out["engine"] = engines[0][1]  # the engine named first is the one asked about
     for key, patterns in (("input_tokens", _IN), ("output_tokens", _OUT)):
-        value, text = _first(text, patterns)
+        value, text = _first(text, patterns, key, refused)
         if value is not None:
             out[key] = _tokens(value)
-    ctx, text = _first(text, _CTX)
-    if ctx is not None and 16 <= (length := int(ctx if ctx >= 256 else ctx * 1024)) <= 1_048_576:
-        out["max_model_len"] = length
+    ctx, text = _first(text, _CTX, None, refused)  # '上下文 32' is 32k: checked once read as tokens
+    if ctx is not None and check("max_model_len", length := ctx if ctx >= 256 else ctx * 1024, f"{ctx:g}", refused):
+        out["max_model_len"] = int(length)
     for key, pattern in (("ttft_ms", _TTFT), ("tpot_ms", _TPOT)):
         m = pattern.search(text)
         if m is not None:
             raw = m.group("n")
-            n = {"半": 0.5, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}.get(raw) or float(raw)
+            n = {"半": 0.5, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}.get(raw) or parse_number(raw) or 0.0
             out[key] = n if m.group("u").lower() in ("ms", "毫秒") else n * 1000
     return out, text

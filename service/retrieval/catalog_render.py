@@ -30,6 +30,7 @@ CONFIDENCE = {
     "official": ("官网价", "official"),
     "third_party": ("第三方", "third party"),
     "estimate": ("估算", "estimate"),
+    "user": ("用户提供", "user's own"),
 }
 SALE = {
     "main": ("主售", "main (featured)"),

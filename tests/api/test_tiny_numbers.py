@@ -81,3 +81,29 @@ def test_the_smallest_allowed_mem_fraction_sizes_without_error(client: TestClien
         body["gpus"] = gpus
     r = client.post("/v1/inference", json=body)
     assert r.status_code == 200 and r.json()["starts"] is False, r.text[:300]
+
+
+# Issue 31, item 2: tokens or epochs of 1e-300 planned as nothing (¥0.00 in 0 h, a 200). Below the least that
+# makes a plan, the workload is refused: 422 naming the field, its least value and the fix.
+@pytest.mark.parametrize(("field", "value", "least"), [
+    ("tokens", 1e-300, "1"),
+    ("epochs", 1e-300, "0.01"),
+    ("dataset_gb", 1e-300, "0.000001"),
+    ("params_b", 1e-300, "0.001"),
+])
+def test_a_degenerate_figure_is_422_naming_the_field_and_its_least(client: TestClient, field: str, value: float,
+                                                                   least: str) -> None:
+    workload: dict[str, object] = {"model": "Qwen2-7B", "samples": 10_000, field: value}
+    if field == "params_b":
+        del workload["model"]
+    r = client.post("/v1/plan", json=workload)
+    assert r.status_code == 422, r.text[:300]
+    error = r.json()["error"]
+    assert field in error["message"] and least in error["message"] and error["fix"]
+
+
+def test_a_negative_budget_is_422_naming_the_field(client: TestClient) -> None:
+    r = client.post("/v1/plan", json={"model": "Qwen2-7B", "samples": 10_000, "budget_cny": -500})
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert "budget_cny" in error["message"] and "greater than 0" in error["message"] and error["fix"]

@@ -43,7 +43,8 @@ def test_colloquial_slots(text: str, slots: dict[str, object]) -> None:
 def test_a_quoted_price_is_not_a_budget(text: str) -> None:
     p = parse_message(text, MODELS, GPUS, today=TUESDAY)
     assert "budget_cny" not in p.slots
-    assert any("2" in n or "8" in n for n in p.unparsed_notes)  # the quoted price is said back
+    # tied to the GPU named (the turn is costed at it and says so), or else said back as a note
+    assert p.user_price is not None or any("2" in n or "8" in n for n in p.unparsed_notes)
 
 
 def test_notes_state_the_assumption() -> None:
@@ -52,7 +53,7 @@ def test_notes_state_the_assumption() -> None:
     deadline, _ = find_relative_deadline("周五前", TUESDAY)
     assert deadline is not None and deadline.hours == 72.0
     quoted, rest = find_user_price("每小时2元")
-    assert quoted == "每小时2元" and "2" not in rest
+    assert quoted is not None and quoted.said == "每小时2元" and quoted.amount == 2.0 and "2" not in rest
 
 
 def test_adjacent_but_not_consecutive_digits_are_a_number() -> None:
