@@ -140,7 +140,8 @@ class ParsedMessage:
     #                  parts of the reader read, so a name never stands for a phrasing
 
 
-def _note(language: str, key: str, *args: object) -> str:
+def note(language: str, key: str, *args: object) -> str:
+    """One of the reader's notes (a name not in the catalog, an unsupported QLoRA width ...) in the language."""
     en, zh = _NOTES[key]
     return (zh if language == "zh" else en).format(*args)
 
@@ -325,7 +326,7 @@ def parse_message(
         has_workload=has_workload,
         is_follow_up_only=has_workload and "model" not in slots and "params_b" not in slots,
         wants_documents=read_documents(text),
-        unparsed_notes=list(dict.fromkeys(_note(language, key, *args) for key, args in notes)),
+        unparsed_notes=list(dict.fromkeys(note(language, key, *args) for key, args in notes)),
         subject=subject,
         question_slots=question_slots,
         extra=extra,
