@@ -81,11 +81,10 @@ class Conversation:
             elif out and not out[-1]["assistant"]:
                 out[-1]["assistant"] = strip_artifact(text)
                 out[-1]["workload"] = artifact_of(text)
-            elif not out and artifact_of(text) is not None:  # the client trimmed the turn that asked for it
-                workload = artifact_of(text)
-                out.append({"user": describe_workload(workload or {}, language_of(self.message)),
-                            "assistant": strip_artifact(text), "workload": workload})
-        return [t for t in out if t["user"].strip() and client_task(t["user"]) is None]
+            elif not out and artifact_of(text) is not None:  # the client trimmed the turn that asked for it:
+                # its workload travels as itself (no user text to read back)
+                out.append({"user": "", "assistant": strip_artifact(text), "workload": artifact_of(text)})
+        return [t for t in out if (t["user"].strip() or t["workload"]) and client_task(t["user"]) is None]
 
 
 def content_text(content: Any) -> str:
@@ -144,63 +143,6 @@ def artifact_of(answer: str) -> dict[str, Any] | None:
 
 def strip_artifact(answer: str) -> str:
     return SESSION_MARK.sub("", ARTIFACT.sub("", answer)).rstrip()
-
-
-_METHOD = {"zh": {"lora": "LoRA微调", "qlora": "QLoRA微调", "full": "全参微调", "freeze": "Freeze微调",
-                  "pretrain": "预训练"},
-           "en": {"lora": "LoRA fine-tuning", "qlora": "QLoRA fine-tuning", "full": "Full fine-tuning",
-                  "freeze": "Freeze fine-tuning", "pretrain": "Pre-training"}}
-_CLOUD = {"zh": {"tencent": "腾讯云", "jdcloud": "京东云"}, "en": {"tencent": "Tencent Cloud", "jdcloud": "JD Cloud"}}
-_BILLING = {"zh": {"on_demand": "按量计费", "monthly": "包年包月", "spot": "竞价实例"},
-            "en": {"on_demand": "on-demand billing", "monthly": "monthly billing", "spot": "spot billing"}}
-
-
-def _n(value: Any) -> str:
-    return f"{float(value):g}" if isinstance(value, int | float) else str(value)
-
-
-def describe_workload(w: Mapping[str, Any], lang: Lang) -> str:
-    """A workload as the sentence a person would write (the planner reads the same workload back from it)."""
-    model = w.get("model") or (f"{_n(w['params_b'])}B" if w.get("params_b") else "")
-    method = _METHOD[lang].get(str(w.get("method") or "lora"), str(w.get("method")))
-    cloud = _CLOUD[lang]
-    clouds = [cloud.get(str(c), str(c)) for c in w.get("clouds") or []]
-    if lang == "zh":
-        parts = [f"用{model}做{method}"]
-        if w.get("tokens"):
-            parts.append(f"数据集共{_n(w['tokens'])} tokens")
-        elif w.get("samples"):
-            parts.append(f"数据集{_n(w['samples'])}条样本")
-        if w.get("avg_tokens_per_sample"):
-            parts.append(f"平均每条{_n(w['avg_tokens_per_sample'])} tokens")
-        if w.get("epochs"):
-            parts.append(f"训练{_n(w['epochs'])}轮")
-        if w.get("budget_cny"):
-            total = w.get("budget_period") == "total"
-            parts.append(f"总预算¥{_n(w['budget_cny'])}" if total else f"预算每月¥{_n(w['budget_cny'])}")
-        if w.get("deadline_hours"):
-            parts.append(f"{_n(w['deadline_hours'])}小时内完成")
-        if len(clouds) == 1:
-            parts.append(f"只用{clouds[0]}")
-        if w.get("billing"):
-            parts.append(_BILLING[lang].get(str(w["billing"]), str(w["billing"])))
-        return "，".join(parts) + "。"
-    size = f"{_n(w['tokens'])} tokens" if w.get("tokens") else f"{_n(w.get('samples') or 0)} samples"
-    parts = [f"{method} of {model} on {size}"]
-    if w.get("avg_tokens_per_sample"):
-        parts.append(f"{_n(w['avg_tokens_per_sample'])} tokens per sample on average")
-    if w.get("epochs"):
-        parts.append(f"{_n(w['epochs'])} epochs")
-    if w.get("budget_cny"):
-        period = "in total" if w.get("budget_period") == "total" else "per month"
-        parts.append(f"budget ¥{_n(w['budget_cny'])} {period}")
-    if w.get("deadline_hours"):
-        parts.append(f"finish within {_n(w['deadline_hours'])} hours")
-    if len(clouds) == 1:
-        parts.append(f"{clouds[0]} only")
-    if w.get("billing"):
-        parts.append(_BILLING[lang].get(str(w["billing"]), str(w["billing"])))
-    return ", ".join(parts) + "."
 
 
 # -- answer shaping --------------------------------------------------------------------------------

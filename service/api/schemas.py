@@ -126,6 +126,9 @@ class ChatRequest(BaseModel):
         default=None, max_length=SESSION_ID_MAX, pattern=SESSION_ID_PATTERN,
         description="continue this session; omit to start a new one",
     )
+    workload: WorkloadIn | None = Field(
+        default=None, description="a structured training workload (the page's form): planned as it is, nothing "
+        "read from `message`, which is what the chat shows for the turn")
 
 
 class RenameRequest(BaseModel):

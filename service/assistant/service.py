@@ -32,11 +32,13 @@ from service.assistant.types import (
 )
 from service.catalog.loader import Catalog, load_catalog
 from service.errors import InvalidInputError
+from service.lexicon import language_of
 from service.questions.base import Context, Phrases, Previous
-from service.questions.turn import Conversation, Names, Turn, answer_message, previous_of
+from service.questions.turn import Conversation, Names, Turn, answer_message, answer_workload, previous_of
 from service.reader.read import FrameReader
 from service.settings import Settings, get_settings
 from service.storage import storage_full
+from service.workload import Workload
 
 log = logging.getLogger(__name__)
 __all__ = ["Assistant", "build_assistant", "citation_url", "prose_check"]
@@ -104,8 +106,6 @@ class Assistant:
         user = next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
         final = next((m for m in reversed(messages) if isinstance(m, AIMessage) and not m.tool_calls), None)
         text = str(final.content) if final is not None else ""
-        from service.lexicon import language_of
-
         return AskResult(session_id=sid, answer_markdown=text, language=language_of(user),
                          backend="offline").model_dump(mode="json")
 
@@ -231,15 +231,17 @@ class Assistant:
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
             history: list[HistoryTurn] | None = None, owner: str | None = None,
-            request_id: str | None = None, lang: Language | None = None) -> AskResult:
-        """Answer one message and store the turn (see the class docstring for the arguments)."""
+            request_id: str | None = None, lang: Language | None = None,
+            workload: Workload | None = None) -> AskResult:
+        """Answer one message and store the turn (see the class docstring for the arguments). With `workload`
+        (a form's structured workload) the turn plans it as it is and the message is only what the chat shows."""
         self._check(message)
         own = self._owner(session_id, owner)
         with self.db.lock(self._lock_key(session_id, own, request_id)):
             sid, done = self._begin(session_id, create, own, request_id)
             if done is not None:
                 return done
-            turn, backend = self._turn(message, self._history(sid, own, history), lang)
+            turn, backend = self._turn(message, self._history(sid, own, history), lang, workload)
             result = self._result(sid, message, turn, backend)
             self._record(sid, own, message, result, turn.workload, request_id)
             return result
@@ -251,8 +253,12 @@ class Assistant:
                  reader: FrameReader | None = None) -> Turn:
         return answer_message(self.ctx, self.names, self.phrases, message, conversation(turns), lang, reader)
 
-    def _turn(self, message: str, turns: list[HistoryTurn], lang: Language | None) -> tuple[Turn, str]:
-        """(the turn, the backend that answered it)."""
+    def _turn(self, message: str, turns: list[HistoryTurn], lang: Language | None,
+              workload: Workload | None = None) -> tuple[Turn, str]:
+        """(the turn, the backend that answered it). A structured workload is the engine's alone: no reader,
+        no LLM."""
+        if workload is not None:
+            return answer_workload(self.ctx, self.phrases, workload, lang or language_of(message)), "offline"
         if self.llm_agent is not None:
             from service.assistant.llm_turn import llm_turn, to_messages
 
@@ -272,7 +278,8 @@ class Assistant:
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
                history: list[HistoryTurn] | None = None, owner: str | None = None,
-               request_id: str | None = None, lang: Language | None = None) -> Iterator[StreamEvent]:
+               request_id: str | None = None, lang: Language | None = None,
+               workload: Workload | None = None) -> Iterator[StreamEvent]:
         """The turn runs in its own thread and is stored whether or not the consumer reads to the end; closing
         this iterator early (a dropped connection) stops the stream at its next event and stores the turn so far
         with stopped=True."""
@@ -280,7 +287,8 @@ class Assistant:
         events: queue.Queue[StreamEvent | BaseException | None] = queue.Queue()
         stop = threading.Event()
         worker = threading.Thread(target=self._stream_turn, name="gpu-advisor-turn", daemon=True,
-                                  args=(events, stop, message, session_id, create, history, owner, request_id, lang))
+                                  args=(events, stop, message, session_id, create, history, owner, request_id, lang,
+                                        workload))
         worker.start()
         try:
             while (item := events.get()) is not None:
@@ -292,7 +300,8 @@ class Assistant:
 
     def _stream_turn(self, events: queue.Queue[StreamEvent | BaseException | None], stop: threading.Event,
                      message: str, session_id: str | None, create: bool, history: list[HistoryTurn] | None,
-                     owner: str | None, request_id: str | None, lang: Language | None) -> None:
+                     owner: str | None, request_id: str | None, lang: Language | None,
+                     workload: Workload | None = None) -> None:
         try:
             own = self._owner(session_id, owner)
             with self.db.lock(self._lock_key(session_id, own, request_id)):
@@ -301,10 +310,10 @@ class Assistant:
                     events.put(StreamEvent(type="final", data=done.model_dump()))
                     return
                 turns = self._history(sid, own, history)
-                if self.llm_agent is not None:
+                if self.llm_agent is not None and workload is None:
                     turn, backend, text = self._stream_llm(message, turns, lang, events, stop)
                 else:
-                    turn, backend = self._turn(message, turns, lang)
+                    turn, backend = self._turn(message, turns, lang, workload)
                     text = _emit(turn, events, stop)
                 result = self._result(sid, message, turn, backend)
                 if stop.is_set() and text != result.answer_markdown:

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from service.questions.registry import TYPES, AnyAnswer
+from service.workload import Workload
 
 Language = Literal["zh", "en"]
 
@@ -120,11 +121,13 @@ class AssistantProtocol(Protocol):
 
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
             history: list[HistoryTurn] | None = None, owner: str | None = None,
-            request_id: str | None = None, lang: Language | None = None) -> AskResult: ...
+            request_id: str | None = None, lang: Language | None = None,
+            workload: Workload | None = None) -> AskResult: ...
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
                history: list[HistoryTurn] | None = None, owner: str | None = None,
-               request_id: str | None = None, lang: Language | None = None) -> Iterator[StreamEvent]: ...
+               request_id: str | None = None, lang: Language | None = None,
+               workload: Workload | None = None) -> Iterator[StreamEvent]: ...
 
     def has_session(self, session_id: str, owner: str | None = None) -> bool: ...
 

@@ -9,9 +9,11 @@ from typing import Literal
 from pydantic import Field
 
 from service.questions.base import AnswerBase
+from service.questions.parts import PassageRef
 
 
 class ClarifyAnswer(AnswerBase):
     kind: Literal["clarify"] = "clarify"
     question_type: str = Field(description="the question type the message was read as")
     slot: str = Field(description="what the answer needs: model | gpu | options | observation | change | ...")
+    passages: list[PassageRef] = Field(default_factory=list, description="what the guide says in general, meanwhile")

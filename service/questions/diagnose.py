@@ -101,6 +101,7 @@ class DiagnoseAnswer(AnswerBase):
     observed_gib: float | None = None
     host_ram_needed_gib: float | None = None
     util_high: bool | None = None
+    observed_tokens_per_s: float | None = None
     workload: Workload | None = None
     assumptions: list[str] = Field(default_factory=list)
     assumptions_zh: list[str] = Field(default_factory=list)
@@ -186,6 +187,8 @@ def _verdict_key(art: dict[str, Any]) -> str:
         ratio = art.get("ratio")
         if art.get("data_unknown"):
             return "dia_hours_data"
+        if art.get("observed_tokens_per_s") is not None and ratio is not None:
+            return "dia_tps_ok" if art["expected"] else ("dia_tps_fast" if ratio < 1 else "dia_tps_slow")
         if ratio is None:
             if art.get("speedup_vs_reference") is not None and art["expected"] is False:
                 return "dia_slow_unscaled"
@@ -252,7 +255,8 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
         host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_reference", ""),
         ref=art.get("reference_gpus", 1), tokens=_tokens(art.get("tokens_in_observed_time"), ph),
-        data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"])
+        data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"],
+        seen_tps=_num(obs.get("tokens_per_s")))
     lines = [first, memory_line(art, ph)]
     items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or []
     lines += [f"> {x}" for x in items if "按 " in x and "估算" in x] if items else []

@@ -12,7 +12,16 @@ from service.planner.questions.compare import plan_row, run_plan
 from service.planner.questions.fit import feasibility
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
-from service.questions.parts import MemoryTerms, MemoryVerdict, ModelEcho, Part, PlanRow, Rental, StrategyEcho
+from service.questions.parts import (
+    MemoryTerms,
+    MemoryVerdict,
+    ModelEcho,
+    Part,
+    PlanRow,
+    Rental,
+    StrategyEcho,
+    total_weights_gib,
+)
 from service.questions.routing import subject_count, subject_gpu, without
 from service.workload import Workload
 
@@ -61,7 +70,9 @@ class FeasibilityAnswer(AnswerBase):
     plan_pick: PlanRow | None = None
 
     def facts(self) -> dict[str, float]:
-        out = {"per_gpu_gib": self.per_gpu_gib, "hours": self.training_hours, "count": float(self.gpu_count)}
+        out = {"per_gpu_gib": self.per_gpu_gib, "hours": self.training_hours, "count": float(self.gpu_count),
+               "weights_gib": total_weights_gib(self.memory, self.strategy, self.gpu_count) or 0.0,
+               "total_gib": self.per_gpu_gib * self.gpu_count}
         return {**out, **({"gpus_needed": float(self.gpus_needed)} if self.gpus_needed else {})}
 
 

@@ -11,9 +11,11 @@ from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.fit import min_gpus
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, QuestionModule, workload_of
-from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho
+from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
 from service.questions.routing import subject_gpu, without
 from service.workload import Workload
+
+REFERENCE_80G = "A100-80G-SXM"  # the card a count is given on when no GPU is named
 
 
 class MinGpusArgs(Asked):
@@ -65,9 +67,14 @@ class MinGpusAnswer(AnswerBase):
     workload: Workload
 
     def facts(self) -> dict[str, float]:
-        out = {"per_gpu_gib": self.per_gpu_gib}
+        out = {"per_gpu_gib": self.per_gpu_gib,
+               "weights_gib": total_weights_gib(self.memory, self.strategy, self.gpus_needed) or 0.0}
         if self.gpus_needed:
             out["count"] = float(self.gpus_needed)
+        else:  # no GPU named: the count on the 80 GB reference card
+            ref = next((o for o in self.options if o.gpu == REFERENCE_80G and o.gpus_needed), None)
+            if ref is not None:
+                out["count"] = float(ref.gpus_needed or 0)
         if self.min_memory_gib:
             out["total_gib"] = self.min_memory_gib
         return out

@@ -113,3 +113,12 @@ class PassageRef(Part):
 
 
 Verdict = Literal["fits", "tight", "does_not_fit"]
+
+
+def total_weights_gib(memory: MemoryTerms | None, strategy: StrategyEcho | None, gpus: int | None) -> float | None:
+    """The model's weights in all (what "weights ≈ parameters × bytes" is checked on): per GPU times the GPUs they
+    are sharded over (ZeRO-3), else one copy."""
+    if memory is None:
+        return None
+    sharded = strategy is not None and strategy.zero_stage == 3 and (gpus or 1) > 1
+    return round(memory.weights_gib * ((gpus or 1) if sharded else 1), 2)

@@ -54,6 +54,10 @@ class ServingAnswer(AnswerBase):
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
             out["per_gpu_gib"] = inf.weights_gib_per_gpu + inf.kv_cache_gib_per_gpu
+        elif self.plan is not None and self.plan.candidates:
+            s0 = self.plan.candidates[0].sizing
+            out["weights_gib"] = s0.weights_gib_per_gpu * s0.gpus_per_replica
+            out["per_gpu_gib"] = s0.weights_gib_per_gpu + s0.kv_cache_gib_per_gpu
         return out
 
 
@@ -221,6 +225,13 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
                 at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
             if not inf["starts"] and inf.get("fix"):
                 lines.append(str(ph["srv_fix"]).format(fix=inf["fix"]))
+            asked = w.get("concurrency")
+            if inf["starts"] and asked and inf.get("max_concurrency_at_load") is not None:
+                # '40并发能扛住吗': the stated load is the question, its verdict the first line
+                holds = inf["max_concurrency_at_load"] >= asked and not inf.get("saturated")
+                lines.insert(0, str(ph["srv_load_yes" if holds else "srv_load_no"]).format(
+                    asked=_n(asked), count=inf["gpus"], gpu=inf["gpu_name"],
+                    at_load=_n(inf["max_concurrency_at_load"])))
         if sized and inf.get("saturated") and w.get("gpus"):
             lines.append(str(ph["srv_queue"]).format(held=_n(sized.get("concurrency")), ttft=_n(sized.get("ttft_ms")),
                                                      tps=_n(sized.get("output_tokens_per_s"))))

@@ -112,9 +112,13 @@ def _other_methods(art: Artifact, ph: Artifact) -> list[str]:
 def render_min_gpus(art: Artifact, ph: Artifact) -> str:
     model, method = art["model"]["name"], _method(art, ph)
     if art["gpu"] is None:
-        lines = [str(ph["min_memory"]).format(min_memory=art["min_memory_gib"], model=model, method=method,
-                                              need=art["single_gpu_gib"]), _memory_line(art, ph),
-                 "", str(ph["min_ref_title"])]
+        ref = next((o for o in art.get("options", []) if o["gpu"] == "A100-80G-SXM" and o.get("gpus_needed")), None)
+        first = (str(ph["min_memory_multi"]).format(n=ref["gpus_needed"], gpu=ref["gpu_name"], per=ref["per_gpu_gib"],
+                                                    model=model, method=method, need=art["single_gpu_gib"])
+                 if ref is not None and ref["gpus_needed"] > 1 and art["min_memory_gib"] > 141 else
+                 str(ph["min_memory"]).format(min_memory=art["min_memory_gib"], model=model, method=method,
+                                              need=art["single_gpu_gib"]))
+        lines = [first, _memory_line(art, ph), "", str(ph["min_ref_title"])]
         for o in art["options"]:
             n = (str(ph["min_ref_count"]).format(n=o["gpus_needed"], need=o["per_gpu_gib"])
                  if o["gpus_needed"] is not None else str(ph["min_ref_none"]))

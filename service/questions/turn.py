@@ -215,6 +215,22 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     return _Plan(module.name, args, extra={"slots": slots})
 
 
+GENERAL_SLOTS = ("model", "observation", "gpu")  # asked back, with what the guide says in general meanwhile
+
+
+def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[PassageRef], str]:
+    """What the guide says about the question in general (its best passages, cited), to read while the one slot
+    the figures need is asked for."""
+    passages, _ = knowledge.search_passages(ctx, message, 3, lang)
+    passages = unique_passages(passages)
+    if not passages:
+        return [], ""
+    body = knowledge.passage_body(passages[0].model_dump(mode="json"))
+    lines = [str(ph["meanwhile"]), "", knowledge.first_sentence(body, 240)]
+    lines += ["", *_cite_lines(passages, ph)]
+    return passages, "\n".join(lines).strip()
+
+
 def _ask_back(slot: str, ph: Phrases, notes: Sequence[str]) -> str:
     """One precise question for the slot that changes the answer."""
     head = "".join(f"> {n}\n\n" for n in notes)
@@ -257,8 +273,26 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
     slots = reading.slots
     if plan.missing is not None or plan.args is None:
         slot = plan.missing or "model"
-        return Turn(type=plan.type, reading=info, slots=slots, answer=ClarifyAnswer(question_type=plan.type, slot=slot),
-                    text=_ask_back(slot, ph, notes), language=lang)
+        general = _general(ctx, message, lang, ph) if slot in GENERAL_SLOTS else ([], "")
+        text = _ask_back(slot, ph, notes) + (f"\n\n{general[1]}" if general[1] else "")
+        return Turn(type=plan.type, reading=info, slots=slots,
+                    answer=ClarifyAnswer(question_type=plan.type, slot=slot, passages=general[0]),
+                    text=text, citations=general[0], language=lang)
+    return _answered(ctx, plan, info, slots, notes, ph, lang)
+
+
+def answer_workload(ctx: Context, phrases_of: Callable[[str], Phrases], workload: Workload, lang: str) -> Turn:
+    """A structured workload (the page's form, an API client): planned as it is, nothing read from prose."""
+    args = workload.model_dump(exclude_none=True, exclude_defaults=True)
+    info = ReadingInfo(type="plan", confidence="sure")
+    plan = _Plan("plan", args, extra={"slots": args})
+    return _answered(ctx, plan, info, args, [], phrases_of(lang), lang)
+
+
+def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any], notes: Sequence[str],
+              ph: Phrases, lang: str) -> Turn:
+    """Run the routed question and write its answer (or the engine's error, cited)."""
+    assert plan.args is not None
     module = BY_NAME[plan.type]
     try:
         answer = module.call(ctx, plan.args)

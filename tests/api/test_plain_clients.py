@@ -78,3 +78,21 @@ def test_max_tokens_when_streamed_and_on_responses(real: TestClient) -> None:
     resp = real.post("/v1/responses", json={"model": "gpu-advisor", "input": QUESTION, "max_output_tokens": 80}).json()
     assert resp["status"] == "incomplete" and resp["incomplete_details"] == {"reason": "max_output_tokens"}
     assert "max_tokens=80" in resp["output"][0]["content"][0]["text"]
+
+
+def test_a_plain_client_s_follow_ups_keep_the_subject_and_the_load(real: TestClient) -> None:
+    # a client that resends the whole conversation as plain text (no hidden comments): '换成H20呢' and '那fp8呢'
+    # keep Qwen2.5-14B, one card and the stated 40 concurrent requests; each first line answers the load asked
+    messages: list[dict[str, str]] = []
+    firsts = []
+    for q in ["Qwen2.5-14B 单卡L20 部署 40并发 能扛住吗", "换成H20呢", "那fp8呢"]:
+        messages.append({"role": "user", "content": q})
+        r = real.post("/v1/chat/completions", json={"model": "gpu-advisor", "messages": messages})
+        assert r.status_code == 200, r.text
+        text = str(r.json()["choices"][0]["message"]["content"])
+        assert "<!--" not in text
+        firsts.append(text.splitlines()[:2])
+        messages.append({"role": "assistant", "content": text})
+    assert all(f[0].startswith("能扛住 40 并发") for f in firsts), firsts
+    assert "L20" in firsts[0][0] and "H20" in firsts[1][0] and "H20" in firsts[2][0]
+    assert all("Qwen2.5-14B" in f[1] for f in firsts) and "FP8" in firsts[2][1] and "BF16" in firsts[1][1]

@@ -38,6 +38,23 @@ def real(settings: Settings, catalog: Catalog) -> TestClient:
     return TestClient(real_app(settings, catalog))
 
 
+def test_a_structured_workload_is_planned_as_it_is(real: TestClient) -> None:
+    # the page's form sends its workload itself: the message (any text) is only what the chat shows
+    workload = {"model": "Qwen2-7B", "method": "qlora", "samples": 20000, "epochs": 2, "clouds": ["jdcloud"]}
+    r = real.post("/v1/chat", json={"message": "表单：Qwen2-7B", "workload": workload})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["intent"] == "plan" and body["language"] == "zh"
+    assert {k: body["workload"][k] for k in workload} == workload
+    assert {c["cloud"] for c in body["recommendation"]["candidates"]} == {"jdcloud"}
+    follow = real.post("/v1/chat", json={"message": "改成LoRA呢", "session_id": body["session_id"]}).json()
+    assert follow["workload"]["method"] == "lora" and follow["workload"]["samples"] == 20000
+    bad = real.post("/v1/chat", json={"message": "x", "workload": {"model": "Qwen2-7B", "samples": -5}})
+    assert bad.status_code == 422 and "workload.samples" in bad.json()["error"]["message"]
+    streamed = parse_sse(real.post("/v1/chat?stream=true", json={"message": "plan", "workload": workload}).text)
+    assert streamed[-1][1]["data"]["workload"]["method"] == "qlora"
+
+
 def test_chat_returns_the_engine_recommendation(real: TestClient) -> None:
     r = real.post("/v1/chat", json={"message": QUESTION})
     assert r.status_code == 200, r.text

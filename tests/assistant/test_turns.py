@@ -177,3 +177,19 @@ def test_a_request_id_reused_in_another_session_is_refused_not_crashed(assistant
     with pytest.raises(InvalidInputError, match="already used in another session"):
         assistant.ask("预算改成8000呢", other, request_id="key-1", owner="alice")
     assert len(assistant.sessions.turns(other)) == 1
+
+
+def test_asking_back_for_the_model_also_gives_the_guide_in_general(assistant: Assistant) -> None:
+    # '一个epoch要20小时正常吗' names no model: one precise question, and meanwhile what the guide says, cited
+    r = assistant.ask("一个epoch要20小时正常吗")
+    assert r.answer is not None and r.answer.kind == "clarify" and r.answer.slot == "model"
+    assert r.answer.passages and r.answer_markdown.startswith("要训练或部署哪个模型")
+    assert "一般情况" in r.answer_markdown and r.answer.passages[0].id in {c.id for c in r.citations}
+
+
+def test_a_stated_load_on_a_pinned_setup_is_the_first_line(assistant: Assistant) -> None:
+    # '200并发能扛住吗' on one L20 was answered '能起来' (it starts): the load asked decides the verdict
+    over = assistant.ask("Qwen2.5-14B 单卡L20 部署 200并发 能扛住吗").answer_markdown.splitlines()
+    assert over[0].startswith("扛不住 200 并发") and "排队" in over[0]
+    under = assistant.ask("Qwen2.5-14B 单卡L20 部署 20并发 能扛住吗").answer_markdown.splitlines()
+    assert under[0].startswith("能扛住 20 并发")

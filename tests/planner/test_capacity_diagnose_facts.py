@@ -122,6 +122,18 @@ def test_hours_without_a_data_size_are_not_judged_on_a_default_dataset(catalog: 
     assert out["expected"] is None and out["data_unknown"] is True
     assert out["tokens_in_observed_time"] == pytest.approx(out["tokens_per_s"] * 20 * 3600, rel=0.01)
 
+def test_observed_training_rate_is_judged_against_the_estimate(catalog: Catalog) -> None:
+    # '4090 上 LoRA 7B 只有 900 tokens/s 正常吗': the rate seen against the engine's rate for the same setup
+    w = Workload(model="Qwen2.5-7B", method="lora")
+    est = diagnose(catalog, w, "RTX-4090", 1, Observation(kind="slow"))["throughput_tokens_per_s"]
+    near = diagnose(catalog, w, "RTX-4090", 1, Observation(kind="slow", tokens_per_s=est * 1.1))
+    assert near["expected"] is True and near["ratio"] == pytest.approx(1 / 1.1, rel=0.02)
+    slow = diagnose(catalog, w, "RTX-4090", 1, Observation(kind="slow", tokens_per_s=est / 10))
+    assert slow["expected"] is False and slow["ratio"] == pytest.approx(10, rel=0.02) and slow["causes"]
+    fast = diagnose(catalog, w, "RTX-4090", 1, Observation(kind="slow", tokens_per_s=est * 10))
+    assert fast["expected"] is False and fast["causes"][0]["code"] == "faster_than_estimate"
+
+
 def test_host_ram_overflow_names_the_offload_need(catalog: Catalog) -> None:
     out = diagnose(catalog, Workload(model="Qwen2.5-32B", method="full"), "A100-80G-SXM", 8,
                    Observation(kind="host_oom"))

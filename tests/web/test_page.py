@@ -124,7 +124,11 @@ def test_form_plans_and_explains_in_the_chat(live: Live, open_page: Any) -> None
     assert "推荐配置" in result.locator(".plan h3").inner_text()
     page.click("#lang-switch")
 
-    page.click("#plan-explain")
+    with page.expect_request(lambda r: "/v1/chat?stream=true" in r.url) as sent:
+        page.click("#plan-explain")
+    # the form's workload travels as itself; the sentence is only what the chat shows (nothing re-read from prose)
+    body = sent.value.post_data_json
+    assert body["workload"]["samples"] == 100000 and body["workload"]["clouds"] == ["tencent"]
     assert page.locator("#tab-chat").get_attribute("aria-selected") == "true"
     answer = page.locator("article.message.assistant").last
     answer.locator(".backend").wait_for()

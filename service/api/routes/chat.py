@@ -15,6 +15,7 @@ from service.api.schemas import ChatRequest
 from service.assistant.types import AskResult, AssistantProtocol, StreamEvent
 from service.edge.errors import check_message, error_body, unknown_session
 from service.errors import AdvisorError
+from service.workload import Workload
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
@@ -45,10 +46,10 @@ def error_event(exc: Exception) -> StreamEvent:
 
 
 def event_stream(assistant: AssistantProtocol, message: str, session_id: str | None, owner: str | None = None,
-                 request_id: str | None = None) -> Iterator[str]:
+                 request_id: str | None = None, workload: Workload | None = None) -> Iterator[str]:
     """The turn's events as SSE. When the client goes away (the page's Stop button), closing this generator closes
     the assistant's stream, which stores the turn so far marked stopped: history and turn count stay in step."""
-    events = assistant.stream(message, session_id, owner=owner, request_id=request_id)
+    events = assistant.stream(message, session_id, owner=owner, request_id=request_id, workload=workload)
     try:
         for event in events:
             yield sse(event.type, event.model_dump(mode="json"))
@@ -83,7 +84,8 @@ def chat(
     session_id = checked_session(assistant, body.session_id, owner)
     if stream:
         return StreamingResponse(
-            event_stream(assistant, message, session_id, owner, request_id), media_type="text/event-stream",
+            event_stream(assistant, message, session_id, owner, request_id, body.workload),
+            media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
-    return assistant.ask(message, session_id, owner=owner, request_id=request_id)
+    return assistant.ask(message, session_id, owner=owner, request_id=request_id, workload=body.workload)

@@ -129,6 +129,16 @@ def _hours(obs: Observation, w: Workload, base: Artifact, ref_gpus: int = 0, ref
                 {"code": "should_scale", "speedup": round(speedup, 1), "gpus": base["gpus"], "ref": ref_gpus},
                 {"code": "no_rdma" if across_nodes else "no_p2p"}, {"code": "batch_changed"}, {"code": "dataloader"}],
                 "fixes": [{"code": "check_rdma" if across_nodes else "check_p2p"}]}
+    if obs.hours is None and obs.tokens_per_s:
+        # '~900 tok/s training throughput, expected?': the rate seen against the engine's for the same setup
+        ratio = base["throughput_tokens_per_s"] / obs.tokens_per_s  # how many times slower than the estimate
+        lo, hi = HOURS_BAND
+        out.update({"ratio": round(ratio, 2), "observed_tokens_per_s": obs.tokens_per_s})
+        if lo <= ratio <= hi:
+            return {**out, "expected": True, "causes": [], "fixes": []}
+        if ratio < lo:
+            return {**out, "expected": False, "causes": [{"code": "faster_than_estimate"}], "fixes": []}
+        return {**out, "expected": False, "causes": _slow_causes(w, base), "fixes": []}
     if obs.hours is None or per_epoch <= 0:
         # 'slower on two nodes than on one', 'zero3 is slow': a structural cause makes it expected
         structural = [c for c in _slow_causes(w, base) if c["code"] in ("offload", "communication")]

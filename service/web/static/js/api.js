@@ -65,9 +65,10 @@ export function parseEvents(buffer) {
   return [events, rest];
 }
 
-/** POST /v1/chat?stream=true; calls onEvent(name, data) for each event as it arrives. */
-export async function streamChat(message, sessionId, onEvent, signal) {
-  const body = { message, ...(sessionId ? { session_id: sessionId } : {}) };
+/** POST /v1/chat?stream=true; calls onEvent(name, data) for each event as it arrives. A structured `workload`
+ * (the form's) is planned as it is; `message` is then only the text the chat shows. */
+export async function streamChat(message, sessionId, onEvent, signal, workload = null) {
+  const body = { message, ...(sessionId ? { session_id: sessionId } : {}), ...(workload ? { workload } : {}) };
   const res = await fetch("/v1/chat?stream=true", {
     method: "POST", signal, body: JSON.stringify(body),
     headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),

@@ -59,7 +59,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
       h("div", { class: "bubble" }, h("p", { class: "plain" }, text)));
   }
 
-  async function ask(message) {
+  async function ask(message, workload = null) {
     if (controller) return;
     welcome.remove();
     const status = h("p", { class: "status small muted" }, t("thinking"));
@@ -102,7 +102,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
       onTurnDone(result);
     };
     try {
-      await streamChat(message, sessionId, onEvent, controller.signal);
+      await streamChat(message, sessionId, onEvent, controller.signal, workload);
     } catch (err) {
       if (err.name === "AbortError") {
         status.textContent = t("stopped");

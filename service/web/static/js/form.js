@@ -40,7 +40,7 @@ export function readWorkload(form) {
   return workload;
 }
 
-/** The workload as a chat message the assistant reads back into the same workload. */
+/** The workload as the chat shows it in the user's bubble (the request carries the workload itself). */
 export function describeWorkload(w, lang = getLang()) {
   const n = (v) => String(Math.round(v * 100) / 100);
   if (lang === "zh") {
@@ -155,7 +155,7 @@ export function setUpForm({ onExplain, onError }) {
 
   document.getElementById("plan-explain").addEventListener("click", () => {
     const workload = workloadOrNull();
-    if (workload) onExplain(describeWorkload(workload));
+    if (workload) onExplain(describeWorkload(workload), workload);
   });
 
   async function loadModels() {

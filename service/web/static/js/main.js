@@ -122,11 +122,11 @@ function main() {
   });
   document.getElementById("example-question").addEventListener("click", () => chat.ask(t("example")));
   // "Explain this" starts a new chat: the form's workload is its own question, not a turn of the open chat
-  form = setUpForm({ onExplain: (message) => {
+  form = setUpForm({ onExplain: (message, workload) => {
     chat.reset(null);
     sessions.render();
     tabs.showChat();
-    chat.ask(message);
+    chat.ask(message, workload);
   }, onError });
   serving = setUpServingForm({ onError });
   form.loadModels();
