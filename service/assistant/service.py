@@ -93,6 +93,10 @@ class Assistant:
             self.llm_agent = create_agent(llm, langchain_tools(self.ctx), system_prompt=self._system("follow the user"))
         elif llm is not None:
             self.llm_reader = self._llm_reader(llm)
+        elif self.llm_error and s.llm_mode == "reader":  # asked for, not built: every turn reads offline, noted
+            from service.reader.llm_reader import UnavailableReader
+
+            self.llm_reader = UnavailableReader(self.llm_error)
         self.known_instances = {r.instance_type for r in self.catalog.instances}
         if self.db.kind == "sqlite":
             from service.assistant.migrate import migrate_checkpoints
@@ -357,7 +361,8 @@ class Assistant:
         text = turn.text
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
-            text = self.phrases(lang)["fallback"].format(reason=reason) + "\n\n" + text
+            key = "reader_fallback" if turn.fallback is not None else "fallback"  # who stood in: reader or model
+            text = self.phrases(lang)[key].format(reason=reason) + "\n\n" + text
         answer = turn.answer
         cites = [Citation(id=p.id, title=p.title, source=p.source, url=citation_url(p.model_dump()))
                  for p in turn.citations]

@@ -33,7 +33,7 @@ from service.questions.diagnose_serving import wants_serving_diagnosis
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
 from service.reader import merge_slots
-from service.reader.read import FrameReader, Reader, Reading, ReaderUnavailable
+from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
 from service.workload import Workload
 
 NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing

@@ -1,7 +1,7 @@
 """An LLM reader's frame (service/reader/llm_schema.py) as a `Reading` the spine's routes read: the names resolved
 by the catalog's own finders, the type from the spine's frame table, the slots and the subject from the frame.
 
-    reading_from_draft(draft, text, resolve, table) -> Reading
+    reading_from_draft(draft, text, names, table, notes=()) -> Reading
 
 The LLM reads; the catalog decides what its names mean. A model the catalog knows is that model (a size the LLM
 states for it is dropped: the catalog's count is the engine's), an unknown one is sized by the size stated with it
@@ -13,7 +13,7 @@ of slots here (`own_slots` == `slots`); the spine still merges the previous ques
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,10 +109,10 @@ def _observed(setups: list[SetupDraft], asked: SetupDraft) -> dict[str, object] 
     return None
 
 
-def _parsed(draft: FrameDraft, text: str, names: Names) -> tuple[ParsedMessage, list[tuple[str, float | None, bool]]]:
+def _parsed(draft: FrameDraft, text: str, names: Names, notes: list[str]
+            ) -> tuple[ParsedMessage, list[tuple[str | None, float | None, bool]]]:
     """The draft as the finders' ParsedMessage: what the routes read (slots, subject, extra, documents)."""
     language = language_of(text)
-    notes: list[str] = []
     if draft.setups and draft.asked_setup >= len(draft.setups):
         raise OffSchemaError(f"asked_setup {draft.asked_setup} of {len(draft.setups)} setups")
     asked = draft.setups[draft.asked_setup] if draft.setups else SetupDraft()
@@ -170,8 +170,9 @@ def _frame(draft: FrameDraft, parsed: ParsedMessage, names: Names, models: list[
         row["models"] = []
         for m in s.models:
             model_id, params_b, estimated = next(refs)
+            size = params_b if params_b is not None else m.params_b
             row["models"].append({"name": m.name, "id": None if estimated else model_id,
-                                  "params_b": params_b if params_b is not None else m.params_b,
+                                  "params_b": size if estimated else None,  # a known model: the catalog's size
                                   "estimated": estimated})
         row["hardware"]["gpu"] = names.gpu(s.hardware) or s.hardware.gpu
         setups.append(row)
@@ -179,9 +180,11 @@ def _frame(draft: FrameDraft, parsed: ParsedMessage, names: Names, models: list[
                                  "language": parsed.language, "notes": parsed.unparsed_notes})
 
 
-def reading_from_draft(draft: FrameDraft, text: str, names: Names, table: Table) -> Reading:
-    """The Reading of one message read by an LLM into `draft` (the module docstring)."""
-    parsed, models = _parsed(draft, text, names)
+def reading_from_draft(draft: FrameDraft, text: str, names: Names, table: Table, notes: Sequence[str] = ()
+                       ) -> Reading:
+    """The Reading of one message read by an LLM into `draft` (the module docstring); `notes` go first (the
+    figures the guard dropped, service/reader/figures.py)."""
+    parsed, models = _parsed(draft, text, names, list(notes))
     observed = "observed" in parsed.extra
     asked = draft.asked
     if asked == "other" and draft.task != "none" and ("model" in parsed.slots or "params_b" in parsed.slots):

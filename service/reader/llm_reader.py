@@ -6,21 +6,28 @@ routes read. The LLM never answers: routing, the engine and the renderers are th
 
 Any failure is ReaderUnavailable (the turn then reads offline and says so): the provider's error or timeout, an
 answer that is not the schema (no call, a field of the wrong type or not in the schema, an enum value outside it),
-or a frame that does not hold together. `method` is how the schema is sent (langchain-openai's
+or a frame that does not hold together. A figure the messages do not state is dropped, with a note
+(service/reader/figures.py): the LLM reads, it never supplies a number. `method` is how the schema is sent (langchain-openai's
 `with_structured_output`): `function_calling` (a forced tool call: DeepSeek, Qwen/DashScope, Hunyuan) or
 `json_schema` (response_format: vLLM, Ollama); None for a chat model that takes no `method` (the tests' fakes).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
+from service.lexicon import language_of
+from service.reader.figures import drop_unstated
 from service.reader.from_frame import Names, OffSchemaError, reading_from_draft
 from service.reader.llm_schema import FrameDraft
-from service.reader.read import Reader, Reading, ReaderUnavailable
+from service.reader.message import note
+from service.reader.read import Reader, ReaderUnavailable, Reading
+
+log = logging.getLogger(__name__)
 
 CONTEXT_TURNS = 6  # earlier user messages the LLM sees: enough for a follow-up's subject, never the whole history
 REASON_CHARS = 160
@@ -41,9 +48,10 @@ def user_prompt(text: str, turns: Sequence[str], prev_type: str | None) -> str:
 
 def _why(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in err.get("loc", ())) or "frame"
-        return f"off-schema answer ({where}: {err.get('type', 'invalid')})"[:REASON_CHARS]
+        errors = exc.errors()
+        loc, kind = (errors[0]["loc"], errors[0]["type"]) if errors else ((), "invalid")
+        where = ".".join(str(p) for p in loc) or "frame"
+        return f"off-schema answer ({where}: {kind})"[:REASON_CHARS]
     return f"{type(exc).__name__}: {str(exc)[:REASON_CHARS]}"
 
 
@@ -87,9 +95,27 @@ class LlmFrameReader:
         return parsed
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
-        draft = self.draft(text, turns, prev_type)
+        draft, dropped = drop_unstated(self.draft(text, turns, prev_type), [text, *turns])
+        language = language_of(text)
+        notes = [note(language, "unstated_figure", path, f"{value:g}") for path, value in dropped]
+        if dropped:
+            log.info("LLM reader: dropped figures the messages do not state: %s", dropped)
         try:
-            return reading_from_draft(draft, text, self._names, self._offline.table)
+            return reading_from_draft(draft, text, self._names, self._offline.table, notes)
         except (OffSchemaError, ValidationError) as exc:
             raise ReaderUnavailable(_why(exc) if isinstance(exc, ValidationError)
                                     else f"off-schema answer ({exc})") from exc
+
+
+class UnavailableReader:
+    """The LLM reader asked for (GPU_ADVISOR_LLM=openai) but not built (no model name, no langchain-openai): a
+    FrameReader that never reads, so every turn reads offline and says why."""
+
+    name = "llm"
+    context_turns = 0
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason[:REASON_CHARS]
+
+    def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
+        raise ReaderUnavailable(self.reason)

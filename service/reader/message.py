@@ -99,6 +99,8 @@ _NOTES = {
                     "{0} 不在范围内，目前只覆盖腾讯云和京东云。"),
     "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
     "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
+    "unstated_figure": ("The LLM reader gave {0} = {1}, a figure the message does not state; ignored.",
+                        "LLM 解析给出的 {0} = {1} 在消息里找不到，已忽略。"),
     **COLLOQUIAL_NOTES,
     "unknown_repo": ("'{0}' is not in the catalog and its name gives no size: give the size (e.g. 7B) or the path "
                      "to its Hugging Face config.json.",

@@ -89,7 +89,7 @@ def test_a_frame_becomes_the_reading_the_routes_read() -> None:
              "setups": [{"models": [{"name": "qwen2 7b", "params_b": 70}], "method": "lora",
                          "hardware": {"gpu": "A100", "gpu_memory_gb": 80, "gpu_count": 2}}],
              "data": {"samples": 100000}, "constraints": {"clouds": ["jdcloud"]}}
-    r = reader(_call(draft, content="You need 123.4 GiB")).read("两张A100 80G能跑qwen2 7b lora吗")
+    r = reader(_call(draft, content="You need 123.4 GiB")).read("两张A100 80G能跑qwen2 7b lora吗，10万条数据")
     assert r.type == "feasibility" and r.confidence == "sure"
     # the catalog's model, never the size the LLM proposed for it; the GPU's 80 GB variant
     assert r.slots == {"model": "qwen2-7b", "method": "lora", "samples": 100000, "clouds": ["jdcloud"],
@@ -97,6 +97,29 @@ def test_a_frame_becomes_the_reading_the_routes_read() -> None:
     assert r.parsed.subject.gpus == ("A100-80G-SXM",) and r.parsed.subject.gpu_count == 2
     assert r.frame.setup.models[0].id == "qwen2-7b" and r.frame.setup.models[0].params_b is None
     assert r.frame.language == "zh" and "seq_len" in r.frame.unknowns
+    # the 70 the LLM gave as the size is in no message: dropped and said
+    assert any("params_b = 70" in n for n in r.parsed.unparsed_notes)
+
+
+def test_a_figure_the_message_does_not_state_is_dropped_and_noted() -> None:
+    """Regression guard: the LLM fills a budget and a GPU memory the user never wrote."""
+    draft = {"task": "train", "asked": "plan", "setups": [
+        {"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "4090", "gpu_memory_gb": 24, "gpu_count": 2}}],
+        "data": {"samples": 100000}, "constraints": {"budget_cny": 5000, "deadline_hours": 72}}
+    r = reader(_call(draft)).read("两张4090训练Qwen2-7B，10万条，3天内完成")
+    assert r.slots["gpu_count"] == 2 and r.slots["samples"] == 100000 and r.slots["deadline_hours"] == 72
+    assert "budget_cny" not in r.slots and "gpu_memory_gb" not in r.parsed.extra
+    assert r.frame.constraints.budget_cny is None and r.frame.setup.hardware.gpu_memory_gb is None
+    dropped = [n for n in r.parsed.unparsed_notes if "LLM" in n]
+    assert len(dropped) == 2 and any("budget_cny = 5000" in n for n in dropped)
+    assert any("gpu_memory_gb = 24" in n for n in dropped)
+
+
+def test_a_follow_up_may_keep_the_figures_of_the_earlier_messages() -> None:
+    draft = {"task": "train", "asked": "plan", "setups": [{"models": [{"name": "Qwen2-7B"}], "hardware": {
+        "gpu_count": 2}}], "constraints": {"budget_cny": 8000, "budget_period": "month"}}
+    r = reader(_call(draft)).read("那两张呢", ["Qwen2-7B 微调，预算每月8000"])
+    assert r.slots["budget_cny"] == 8000 and r.slots["gpu_count"] == 2 and not r.parsed.unparsed_notes
 
 
 # (the frame's task/asked/setups, the type the spine's table gives, a check on the reading)
