@@ -75,6 +75,7 @@ def test_a_valid_frame_is_the_reading(which: str, stub: OpenAIStub, request: pyt
         assert sent["tools"][0]["function"]["name"] == "FrameDraft"
     else:
         assert sent["response_format"]["type"] == "json_schema"
+    assert sent["messages"][0]["role"] == "system" and "question frame" in sent["messages"][0]["content"]
     assert MESSAGE in sent["messages"][-1]["content"]
 
 
