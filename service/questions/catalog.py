@@ -22,6 +22,7 @@ CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "s
 # an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
 _FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
                      r"(?![A-Za-z0-9])")
+_PRICE = re.compile(r"多少钱|价格|价钱|单价|费用|怎么收费|(?<![A-Za-z])(?:price|cost|how much)|/小时|每小时|per hour|一小时", re.I)
 _CHEAPEST = re.compile(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])", re.I)
 _BREAKEVEN = re.compile(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时", re.I)
 _LIST = re.compile(r"哪些|哪个实例|哪款实例|哪种实例|什么(?:卡|gpu|显卡|实例|机型)|都有|有啥|有什么|(?<![A-Za-z])(?:which|what)\s+"
@@ -199,7 +200,7 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
 
 def _mentioned(a: Ask) -> tuple[str | None, str | None]:
     """The instance type and the family the question names."""
-    instance = next((n for n in a.extra.get("mentioned") or [] if "." in n and any(c.isdigit() for c in n)), None)
+    instance = next(iter(a.extra.get("instances") or []), None)  # the catalog's own instance types named
     fam = _FAMILY.search(a.text)
     family = fam.group(0) if fam and (instance is None or not instance.startswith(fam.group(0))) else None
     if family and a.reading.parsed.subject.gpus and family.upper() in {g.split("-")[0].upper()
@@ -215,6 +216,8 @@ def _route(a: Ask) -> dict[str, Any]:
     billings = billings_mentioned(a.text)
     instance, family = _mentioned(a)
     fact = a.reading.slots.get("fact")
+    if fact == "rdma" and not _RDMA.search(a.text):  # 'HCC' inside a name (HCCPNV5), not RDMA asked
+        fact = "price" if _PRICE.search(a.text) else None
     memory = a.reading.own_slots.get("gpu_memory_gb")
     m = _MEMORY.search(a.text) if memory is None else None
     if m is not None and not gpus:
@@ -279,11 +282,13 @@ def _p(p: dict[str, Any], ph: Phrases) -> str:
 
 def _row_line(r: dict[str, Any], ph: Phrases) -> str:
     prices = [f"{ph['billing_names'].get(b, b)} {_p(p, ph)}" for b, p in r["prices"].items() if not p["on_request"]]
-    shown = str(ph["list_sep"]).join(prices) if prices else str(ph["cat_on_request"]).format(link=r["quote_link"])
+    refs = [p for p in r["prices"].values() if p["on_request"]]
+    shown = str(ph["list_sep"]).join(prices) if prices else str(ph["cat_on_request"]).format(link=r["quote_link"]) + (
+        str(ph["cat_price_reference"]).format(price=_p(refs[0], ph)) if refs else "")
     return str(ph["cat_row"]).format(cloud=_cloud(r["cloud"], ph), instance=r["instance_type"],
                                      count=f"{r['gpu_count']:g}", gpu=r["gpu"], mem=f"{r['gpu_memory_gib']:g}",
                                      vcpus=r["vcpus"], ram=f"{r['memory_gib']:g}",
-                                     net=f"{r['network_gbps']:g}" if r.get("network_gbps") else "—",
+                                     net=f"{r['network_gbps']:g} Gbps" if r.get("network_gbps") else "—",
                                      rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
 
 
@@ -347,8 +352,9 @@ def _first(art: dict[str, Any], ph: Phrases) -> str:
         return str(ph["cat_instances"]).format(gpu=subject, cloud=where, instances=names, n=art.get("matched", 0))
     p = top["prices"].get(art.get("billing") or "") or top["prices"].get("on_demand") or top["prices"].get("monthly")
     if p is None or p["on_request"]:
-        return str(ph["cat_price_on_request"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
+        head = str(ph["cat_price_on_request"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
                                                       link=top["quote_link"])
+        return head + (str(ph["cat_price_reference"]).format(price=_p(p, ph)) if p is not None else "")
     return str(ph["cat_price_first"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
                                              count=f"{top['gpu_count']:g}", gpu=top["gpu"],
                                              billing=ph["billing_names"].get(art.get("billing") or "on_demand", ""),

@@ -186,7 +186,9 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     prev = conv.prev
     parsed = reading.parsed
     docs = bool(parsed.wants_documents)
-    extra = {"mentioned": names.mentioned(text)}
+    mentioned = names.mentioned(text)
+    known = set(names.instances.values())
+    extra = {"mentioned": mentioned, "instances": [n for n in mentioned if n in known]}
     if reading.type == "out_of_scope" and not docs:
         return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
     if reading.type == "knowledge" and not docs and not wants_serving_diagnosis(

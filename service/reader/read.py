@@ -36,8 +36,6 @@ TYPE_FRAME = {"plan": ("train", "plan"), "feasibility": ("train", "fits"), "min_
               "compare": ("train", "winner"), "savings": ("train", "savings"), "serving": ("serve", "count"),
               "diagnose": ("train", "cause"), "capacity": ("train", "capacity"), "knowledge": ("none", "howto"),
               "out_of_scope": ("none", "other"), "catalog": ("none", "price")}
-# Types that need a workload to be answered; a message without one inherits the previous turn's.
-WORKLOAD_TYPES = frozenset({"plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose"})
 
 
 @dataclass(frozen=True)

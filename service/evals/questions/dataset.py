@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from service.evals.questions.labels import AnswerFacts, FrameLabel
+from service.questions import registry
 from service.settings import REPO_ROOT
 
 QUESTIONS_DIR = REPO_ROOT / "evals" / "questions"
 Split = Literal["working", "test"]
 SPLITS: tuple[Split, ...] = ("working", "test")
-TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity", "catalog",
-         "knowledge", "out_of_scope")
+TYPES = registry.TYPES  # the question spine's list, never written out again
 
 
 class Question(BaseModel):
@@ -29,8 +29,7 @@ class Question(BaseModel):
     lang: Literal["zh", "en"]
     turns: list[str] = Field(default_factory=list)
     text: str
-    type: Literal["plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity",
-                  "catalog", "knowledge", "out_of_scope"]
+    type: str  # one of TYPES (checked below)
     alt_types: list[str] = Field(default_factory=list)
     slots: dict[str, Any] = Field(default_factory=dict)
     verdict: dict[str, Any] = Field(default_factory=dict)
@@ -38,6 +37,13 @@ class Question(BaseModel):
     answer: AnswerFacts | None = None  # the facts a right answer shows in its first lines
     outcome: str = ""
     note: str = ""
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, v: str) -> str:
+        if v not in TYPES:
+            raise ValueError(f"unknown question type {v!r}; one of {', '.join(TYPES)}")
+        return v
 
     @property
     def thread(self) -> str:
