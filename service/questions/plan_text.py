@@ -54,13 +54,22 @@ def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
     return rows
 
 
+def error_band(pct: float | None, rows: int | None, ph: Artifact) -> str:
+    """'（估算误差约 ±13.7 %，依据同类实测 35 条）': the figure's expected error, from the measured runs of its
+    class (service/sizing/error_table.py); empty when no class holds enough runs."""
+    if pct is None or not rows:
+        return ""
+    return str(ph["expected_error"]).format(pct=round(pct), rows=rows)
+
+
 def _memory(c: Artifact, ph: Artifact) -> list[str]:
     m = c["memory"]
     usable = round(c["gpu_memory_gib"] * 0.92, 1)
     return [ph["memory_title"].format(instance=c["instance_type"]), ph["memory_line"].format(
         weights=m["weights_gib"], gradients=m["gradients_gib"], optimizer=m["optimizer_gib"],
         activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"],
-        available=f"{c['gpu_memory_gib']:g}", usable=usable, verdict=ph["fits"])]
+        available=f"{c['gpu_memory_gib']:g}", usable=usable, verdict=ph["fits"])
+        + error_band(m.get("expected_error_pct"), m.get("expected_error_rows"), ph)]
 
 
 def _time(c: Artifact, ph: Artifact) -> list[str]:
@@ -70,6 +79,7 @@ def _time(c: Artifact, ph: Artifact) -> list[str]:
         tokens=_tokens(c["work_units"]), flops_per_token=_n(c["flops_per_token"] / 1e9, 2),
         gpus=c["total_gpus"], peak=f"{c['peak_tflops']:g}", mfu=c["mfu"], scaling=c["scaling_efficiency"],
         hours=_n(c["training_hours"]), slowdown=slowdown)
+    line += error_band(c.get("throughput_expected_error_pct"), c.get("throughput_expected_error_rows"), ph)
     return [ph["time_title"], line, ph["mfu_source"].format(source=mfu_basis(c["mfu_source"], _lang(ph)))]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.questions.plan_text import error_band
+
 Artifact = dict[str, Any]
 
 
@@ -41,9 +43,11 @@ def _strategy(art: Artifact, ph: Artifact) -> str:
 
 def _memory_line(art: Artifact, ph: Artifact) -> str:
     m = art["memory"]
-    return str(ph["feas_memory"]).format(
+    line = str(ph["feas_memory"]).format(
         weights=m["weights_gib"], gradients=m["gradients_gib"], optimizer=m["optimizer_gib"],
         activations=m["activations_gib"], overhead=m["overhead_gib"], total=m["per_gpu_gib"], strategy=_strategy(art, ph))
+    band = error_band(m.get("expected_error_pct"), m.get("expected_error_rows"), ph)
+    return line[:-1] + band + line[-1] if band and line[-1] in "。." else line + band
 
 
 def _rent(art: Artifact, ph: Artifact, pick: Artifact | None) -> list[str]:
