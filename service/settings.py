@@ -30,6 +30,13 @@ class Settings(BaseSettings):
     llm_model: str = ""
     llm_api_key: str = ""
     llm_timeout_s: float = 60.0
+    llm_mode: Literal["reader", "agent"] = Field(
+        default="reader", description="with GPU_ADVISOR_LLM=openai: reader (one structured-output call reads the "
+        "message into the question frame; the offline path's routes, engine and renderers answer) | agent (the "
+        "LLM calls the tools derived from the question spine and writes the prose)")
+    llm_structured: Literal["auto", "function_calling", "json_schema"] = Field(
+        default="auto", description="how the reader sends the frame's schema: a forced tool call or a JSON-schema "
+        "response_format; auto picks by provider (service/assistant/llm.py STRUCTURED)")
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     # API
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")

@@ -16,6 +16,22 @@ PROVIDERS = {
     "ollama": "http://127.0.0.1:11434/v1",
 }
 
+# How each provider takes a schema (its OpenAI-compatible API docs): DeepSeek, DashScope and Hunyuan call tools
+# (DeepSeek's and most Qwen models' JSON mode is json_object only, no schema); vLLM and Ollama constrain the
+# output to a JSON schema given as response_format, with no tool parser to configure. Anything else: tools.
+STRUCTURED = {"deepseek": "function_calling", "dashscope": "function_calling", "hunyuan": "function_calling",
+              "vllm": "json_schema", "ollama": "json_schema"}
+
+
+def structured_method(settings: Settings) -> str:
+    """How the LLM reader sends the frame's schema: GPU_ADVISOR_LLM_STRUCTURED, or the provider's way."""
+    if settings.llm_structured != "auto":
+        return settings.llm_structured
+    preset = settings.llm_base_url.strip()
+    by_url = {url.rstrip("/"): name for name, url in PROVIDERS.items()}
+    name = preset if preset in PROVIDERS else by_url.get(preset.rstrip("/"), "")
+    return STRUCTURED.get(name, "function_calling")
+
 
 def build_llm(settings: Settings) -> BaseChatModel:
     """ChatOpenAI pointed at GPU_ADVISOR_LLM_BASE_URL (or a provider name) with GPU_ADVISOR_LLM_MODEL."""

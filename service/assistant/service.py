@@ -1,8 +1,11 @@
-"""The assistant: sessions and turns over the question spine. Offline (the default, no key) a turn is one straight
-function, read -> route -> run -> render (service/questions/turn.py); with an OpenAI-compatible LLM an agent calls
-the tools derived from the same question list (service/assistant/llm_turn.py), and falls back to the offline path
-when the provider fails. Turns are stored once (SQLite, or Postgres with DATABASE_URL). The CLI, the API, Slack
-and the evals all call this."""
+"""The assistant: sessions and turns over the question spine. A turn is one straight function, read -> route -> run
+-> render (service/questions/turn.py). Offline (the default, no key) the offline reader reads; with an
+OpenAI-compatible LLM (GPU_ADVISOR_LLM=openai) the LLM reader does, in one structured-output call
+(service/reader/llm_reader.py), and the same routes, engine and renderers answer. GPU_ADVISOR_LLM_MODE=agent keeps
+the older agent instead: the LLM calls the tools derived from the question list and writes the prose
+(service/assistant/llm_turn.py). Either way a provider that fails leaves the turn to the offline path, and the
+answer says so. Turns are stored once (SQLite, or Postgres with DATABASE_URL). The CLI, the API, Slack and the
+evals all call this."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from service.errors import InvalidInputError
 from service.lexicon import language_of
 from service.questions.base import Context, Phrases, Previous
 from service.questions.turn import Conversation, Names, Turn, answer_message, answer_workload, previous_of
+from service.reader.read import FrameReader
 from service.settings import Settings, get_settings
 from service.storage import storage_full
 from service.workload import Workload
@@ -80,12 +84,19 @@ class Assistant:
             except Exception as exc:  # a broken provider setting degrades to the offline path
                 self.llm_error = str(exc)
                 log.warning("LLM backend unavailable, using the offline model: %s", exc)
-        if llm is not None:
+        self.llm_reader: FrameReader | None = None
+        if llm is not None and s.llm_mode == "agent":
             from langchain.agents import create_agent
 
             from service.questions.tools import langchain_tools
 
             self.llm_agent = create_agent(llm, langchain_tools(self.ctx), system_prompt=self._system("follow the user"))
+        elif llm is not None:
+            self.llm_reader = self._llm_reader(llm)
+        elif self.llm_error and s.llm_mode == "reader":  # asked for, not built: every turn reads offline, noted
+            from service.reader.llm_reader import UnavailableReader
+
+            self.llm_reader = UnavailableReader(self.llm_error)
         self.known_instances = {r.instance_type for r in self.catalog.instances}
         if self.db.kind == "sqlite":
             from service.assistant.migrate import migrate_checkpoints
@@ -101,6 +112,20 @@ class Assistant:
         text = str(final.content) if final is not None else ""
         return AskResult(session_id=sid, answer_markdown=text, language=language_of(user),
                          backend="offline").model_dump(mode="json")
+
+    def _llm_reader(self, llm: Any) -> FrameReader:
+        """The LLM reader over `llm`; the schema goes as the provider takes it (a ChatOpenAI's `method`)."""
+        from service.assistant.llm import structured_method
+        from service.reader.llm_reader import LlmFrameReader
+
+        try:
+            from langchain_openai import ChatOpenAI
+
+            method = structured_method(self.settings) if isinstance(llm, ChatOpenAI) else None
+        except ImportError:
+            method = None
+        instructions = render_prompt(self.settings.prompts_dir, "reader")
+        return LlmFrameReader(llm, self.names.reader, instructions, method)
 
     def _system(self, hint: str) -> str:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
@@ -228,8 +253,9 @@ class Assistant:
     def phrases(self, lang: str) -> Phrases:
         return phrases(self.settings.prompts_dir, lang)
 
-    def _offline(self, message: str, turns: list[HistoryTurn], lang: Language | None) -> Turn:
-        return answer_message(self.ctx, self.names, self.phrases, message, conversation(turns), lang)
+    def _offline(self, message: str, turns: list[HistoryTurn], lang: Language | None,
+                 reader: FrameReader | None = None) -> Turn:
+        return answer_message(self.ctx, self.names, self.phrases, message, conversation(turns), lang, reader)
 
     def _turn(self, message: str, turns: list[HistoryTurn], lang: Language | None,
               workload: Workload | None = None) -> tuple[Turn, str]:
@@ -246,6 +272,11 @@ class Assistant:
             except Exception as exc:  # provider error or timeout: the offline path answers and says so
                 log.warning("LLM call failed, falling back to the offline model: %s", exc)
                 return self._offline(message, turns, lang), f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})"
+        if self.llm_reader is not None:  # read by the LLM, answered by the spine; offline when it cannot read
+            turn = self._offline(message, turns, lang, self.llm_reader)
+            if turn.fallback is not None:
+                log.warning("LLM reader failed, the offline reader read the message: %s", turn.fallback)
+            return turn, "openai" if turn.fallback is None else f"offline (fallback: {turn.fallback})"
         backend = f"offline (fallback: {self.llm_error[:120]})" if self.llm_error else "offline"
         return self._offline(message, turns, lang), backend
 
@@ -330,7 +361,8 @@ class Assistant:
         text = turn.text
         if backend.startswith("offline (fallback"):
             reason = backend.split("fallback: ", 1)[1].rstrip(")")
-            text = self.phrases(lang)["fallback"].format(reason=reason) + "\n\n" + text
+            key = "reader_fallback" if turn.fallback is not None else "fallback"  # who stood in: reader or model
+            text = self.phrases(lang)[key].format(reason=reason) + "\n\n" + text
         answer = turn.answer
         cites = [Citation(id=p.id, title=p.title, source=p.source, url=citation_url(p.model_dump()))
                  for p in turn.citations]

@@ -91,24 +91,31 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option("--out", help="write report.md (and results.json) here")] = None,
         reveal_test: Annotated[bool, typer.Option("--reveal-test", help="also print the frozen test split's "
                                                   "misses (never while changing the reader)")] = False,
-        base_url: Annotated[str | None, typer.Option("--base-url", help="ask a running API instead")] = None,
+        base_url: Annotated[str | None, typer.Option("--base-url", help="ask a running API instead (its own "
+                                                     "reader; --reader is for the in-process assistant)")] = None,
+        reader: Annotated[Literal["offline", "llm"], typer.Option(
+            "--reader", help="who reads each question: offline, or llm (one structured-output call to "
+            "GPU_ADVISOR_LLM_BASE_URL / GPU_ADVISOR_LLM_MODEL; the offline reader stands in, counted as fallback, "
+            "when it cannot)")] = "offline",
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="ask only the first N of each "
+                                                  "split")] = None,
     ) -> None:
         """Ask the real questions of evals/questions and score type, verdict and slots, both splits side by side."""
         import json
 
         from service.evals.questions.report import render_markdown
-        from service.evals.questions.run import run_questions
+        from service.evals.questions.run import reader_settings, run_questions
         from service.evals.runner import assistant_target, load_eval_catalog
         from service.evals.targets import HttpTarget, Target
         from service.settings import get_settings
 
-        settings = get_settings()
+        settings = reader_settings(get_settings(), reader)
         catalog = load_eval_catalog(settings)
         target: Target = (HttpTarget(base_url, settings.api_key) if base_url
                           else assistant_target(settings, catalog, retriever="bm25"))
         splits: tuple[Any, ...] = ("working", "test") if split == "both" else (split,)
         try:
-            data = run_questions(target, catalog, splits)
+            data = run_questions(target, catalog, splits, limit=limit)
         finally:
             target.close()
         md = render_markdown(data, reveal_test)

@@ -1,7 +1,12 @@
-"""The straight offline path: one function answers one message, read -> route -> run -> render. No agent, no
-tool messages: the message is parsed once and its language detected once.
+"""The straight path: one function answers one message, read -> route -> run -> render. No agent, no tool
+messages: the message is parsed once and its language detected once.
 
-    answer_message(ctx, reader, phrases_of, message, conversation, lang) -> Turn
+    answer_message(ctx, names, phrases_of, message, conversation, lang, reader=None) -> Turn
+
+`reader` is the FrameReader (service/reader/read.py) that reads the message: the offline reader by default
+(`names.reader`), or the LLM reader (service/reader/llm_reader.py). Whichever reads, the same routes, engine and
+renderers answer. A reader that cannot read the message (ReaderUnavailable: its provider failed, timed out or
+answered off the schema) leaves it to the offline reader for that turn; the Turn says so (`fallback`).
 
 `Conversation` is what earlier turns left: the last question (type, routed arguments, workload) and the earlier
 user messages (a stateless client's history: follow-ups are folded from them when no question is stored).
@@ -29,7 +34,7 @@ from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
 from service.questions.user_price import priced_context
 from service.reader import merge_slots
-from service.reader.read import Reader, Reading
+from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
 from service.workload import Workload
 
 NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing
@@ -74,6 +79,9 @@ class Turn(BaseModel):
     citations: list[PassageRef] = Field(default_factory=list)
     language: str
     error: dict[str, str] | None = None
+    reader: str = Field(default="offline", description="the reader that read the message: offline | llm")
+    fallback: str | None = Field(default=None, description="why the chosen reader did not read it (the offline "
+                                 "reader did)")
 
     @property
     def workload(self) -> dict[str, Any] | None:
@@ -232,11 +240,32 @@ def _ask_back(slot: str, ph: Phrases, notes: Sequence[str]) -> str:
     return head + str(ph["ask"].get(slot, ph["ask"]["model"]))
 
 
+def _context(reader: FrameReader, conv: Conversation) -> tuple[str, ...]:
+    return conv.user_texts[-reader.context_turns:] if reader.context_turns > 0 else ()
+
+
+def read_message(reader: FrameReader, offline: Reader, message: str, conv: Conversation
+                 ) -> tuple[Reading, str, str | None]:
+    """(the reading, the reader that made it, why the chosen one did not): `reader`, else the offline one."""
+    prev_type = conv.prev.type if conv.prev is not None else None
+    try:
+        return reader.read(message, _context(reader, conv), prev_type), reader.name, None
+    except ReaderUnavailable as exc:
+        if reader is offline:
+            raise
+        return offline.read(message, _context(offline, conv), prev_type), offline.name, exc.reason
+
+
 def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], message: str,
-                   conv: Conversation, lang: str | None = None) -> Turn:
+                   conv: Conversation, lang: str | None = None, reader: FrameReader | None = None) -> Turn:
     """Read the message, route it, run the engine and write the answer (the module docstring)."""
-    reader = names.reader
-    reading = reader.read(message, conv.user_texts[-2:], conv.prev.type if conv.prev is not None else None)
+    reading, read_by, fallback = read_message(reader or names.reader, names.reader, message, conv)
+    turn = _answer(ctx, names, phrases_of, message, conv, lang, reading)
+    return turn.model_copy(update={"reader": read_by, "fallback": fallback})
+
+
+def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], message: str, conv: Conversation,
+            lang: str | None, reading: Reading) -> Turn:
     lang = lang or reading.language
     ph = phrases_of(lang)
     notes = reading.parsed.unparsed_notes

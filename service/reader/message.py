@@ -102,6 +102,8 @@ _NOTES = {
                     "{0} 不在范围内，目前只覆盖腾讯云和京东云。"),
     "several_models": ("Several models named ({0}); planning for {1}.", "提到了多个模型（{0}），按 {1} 规划。"),
     "unknown_gpu": ("GPU '{0}' is not in the catalog; ignored.", "目录里没有 GPU '{0}'，已忽略。"),
+    "unstated_figure": ("The LLM reader gave {0} = {1}, a figure the message does not state; ignored.",
+                        "LLM 解析给出的 {0} = {1} 在消息里找不到，已忽略。"),
     **COLLOQUIAL_NOTES,
     "unknown_repo": ("'{0}' is not in the catalog and its name gives no size: give the size (e.g. 7B) or the path "
                      "to its Hugging Face config.json.",
@@ -144,7 +146,8 @@ class ParsedMessage:
     user_price: UserPrice | None = None  # '京东云的A800每卡每小时只要8元': the user's price for this turn, not a budget
 
 
-def _note(language: str, key: str, *args: object) -> str:
+def note(language: str, key: str, *args: object) -> str:
+    """One of the reader's notes (a name not in the catalog, an unsupported QLoRA width ...) in the language."""
     en, zh = _NOTES[key]
     return (zh if language == "zh" else en).format(*args)
 
@@ -335,7 +338,7 @@ def parse_message(
         has_workload=has_workload,
         is_follow_up_only=has_workload and "model" not in slots and "params_b" not in slots,
         wants_documents=read_documents(text),
-        unparsed_notes=list(dict.fromkeys([*(_note(language, key, *args) for key, args in notes),
+        unparsed_notes=list(dict.fromkeys([*(note(language, key, *args) for key, args in notes),
                                            *(r.note(language) for r in refused)])),
         subject=subject,
         question_slots=question_slots,

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from threading import Lock
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from service.frame import Frame
 from service.reader.frame_reader import Table, build_frame, conversation_slots, message_features, type_scores
@@ -59,6 +59,27 @@ class Reading:
                 "scores": {k: round(v, 3) for k, v in top}}
 
 
+class ReaderUnavailable(Exception):
+    """A reader that could not read this message: its provider failed, timed out or answered off the schema. The
+    turn reads the message offline instead and says so (`reason`, shown in the answer's fallback line)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class FrameReader(Protocol):
+    """What the turn function (service/questions/turn.py) takes: a message, the conversation's earlier user
+    messages (at most `context_turns` of them, oldest first) and the previous question's type -> a Reading. The
+    offline `Reader` is the default; `service.reader.llm_reader.LlmFrameReader` reads with an LLM and raises
+    ReaderUnavailable when it cannot."""
+
+    name: str
+    context_turns: int
+
+    def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading: ...
+
+
 def _continues(text: str, x: Mapping[str, float]) -> bool:
     """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own."""
     return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow")) and not x.get("s:model")
@@ -67,6 +88,9 @@ def _continues(text: str, x: Mapping[str, float]) -> bool:
 class Reader:
     """Reads messages with one catalog's names (`model_aliases`, `gpu_aliases`: normalised name -> id) and the
     spine's (task, asked) -> type table."""
+
+    name = "offline"
+    context_turns = 2  # the learned parts read the previous message; the slots, the two before this one
 
     def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str], table: Table | None = None,
                  model: FrameModel | None = None, families: frozenset[str] = frozenset()) -> None:

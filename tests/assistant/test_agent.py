@@ -28,7 +28,9 @@ class FakeRetriever:
 
 
 def _settings(tmp: Path) -> Settings:
-    return Settings(data_dir=tmp, llm="offline")
+    """An injected chat model drives the agent (GPU_ADVISOR_LLM_MODE=agent; the default mode is the LLM reader,
+    tests/assistant/test_llm_reader_turns.py)."""
+    return Settings(data_dir=tmp, llm="offline", llm_mode="agent")
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,9 @@ def render_markdown(data: dict[str, Any], reveal_test: bool = False) -> str:
     for conf in ("sure", "unsure"):
         lines.append(f"| type right when {conf} | "
                      + " | ".join(_pct(splits[s]["by_confidence"].get(conf)) for s in names) + " |")
+    lines.append("| read by (llm / offline / fallback) | " + " | ".join(
+        " / ".join(str(splits[s].get("read_by", {}).get(k, 0)) for k in ("llm", "offline", "fallback"))
+        for s in names) + " |")
     if "test" in splits:
         lines += ["", f"Test split sha256: `{splits['test']['hash']}`"]
     lines += ["", "## Per question type", "", "| type | " + " | ".join(

@@ -8,12 +8,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from service.catalog.loader import Catalog
 from service.evals.questions.dataset import SPLITS, TYPES, Question, Split, load_split, split_hash
 from service.evals.questions.score import Names, answer_checks, score_slots, type_ok, verdict_ok
 from service.evals.targets import Target, converse
+from service.settings import Settings
+
+ReaderChoice = Literal["offline", "llm"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Outcome:
     latency_s: float = 0.0
     first_lines: str = ""
     answer: dict[str, bool] = field(default_factory=dict)  # each `answer:` fact checked (empty: none labelled)
+    read_by: str = ""  # llm | offline | fallback (the LLM reader was asked and the offline one stood in)
 
     @property
     def type_verdict_ok(self) -> bool:
@@ -60,7 +64,23 @@ def ask_question(target: Target, q: Question, names: Names, split: str) -> Outco
     return Outcome(q.id, split, q.lang, q.kind, q.type, got, reading.get("confidence"), type_ok(q, got),
                    verdict_ok(q, result, names) if type_ok(q, got) else None,
                    score_slots(q, result.get("slots") or {}, names), conv.error, time.perf_counter() - start,
-                   " / ".join(lines), answer_checks(q, result, names))
+                   " / ".join(lines), answer_checks(q, result, names), read_by(str(result.get("backend") or "")))
+
+
+def read_by(backend: str) -> str:
+    """Who read the question, from the answer's backend: the LLM, the offline reader, or the offline one standing
+    in for an LLM that could not (service/assistant/service.py)."""
+    if backend.startswith("offline (fallback"):
+        return "fallback"
+    return "llm" if backend == "openai" else "offline"
+
+
+def reader_settings(settings: Settings, reader: ReaderChoice) -> Settings:
+    """The settings an eval run's assistant is built with: `--reader llm` is the LLM reader over the configured
+    provider (GPU_ADVISOR_LLM_BASE_URL, _MODEL, _API_KEY), `offline` the offline reader whatever the environment."""
+    if reader == "llm":
+        return settings.model_copy(update={"llm": "openai", "llm_mode": "reader"})
+    return settings.model_copy(update={"llm": "offline"})
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -91,6 +111,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
             "n_slots": len(slots), "per_type": per_type,
             "confusion": {f"{a}->{b}": c for (a, b), c in sorted(confusion.items())},
             "by_confidence": by_conf, "errors": sum(bool(o.error) for o in outcomes),
+            "read_by": dict(Counter(o.read_by for o in outcomes).most_common()),
             "by_kind": {k: _rate([o.type_verdict_ok for o in outcomes if o.kind == k]) for k in ("thread", "chat")}}
 
 
@@ -99,11 +120,12 @@ def _rate(values: list[bool]) -> float | None:
 
 
 def run_questions(target: Target, catalog: Catalog, splits: tuple[Split, ...] = SPLITS,
-                  progress: Callable[[int, int, Outcome], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[int, int, Outcome], None] | None = None, limit: int | None = None
+                  ) -> dict[str, Any]:
     names = Names(catalog)
     out: dict[str, Any] = {"splits": {}, "outcomes": []}
     for split in splits:
-        qs = load_split(split)
+        qs = load_split(split)[:limit]
         outcomes = []
         for i, q in enumerate(qs, start=1):
             o = ask_question(target, q, names, split)

@@ -1,0 +1,148 @@
+"""The question frame as the LLM reader fills it: the schema a provider sees in its one structured-output call.
+
+It is the frame of service/frame.py, cut to the fields a reader fills from the words, with every enum spelled out
+and every field said in one line. Same names and nesting as the frame (tests/reader/test_llm_schema.py checks
+that each field here is a field there), so a draft validates into a `Frame` as it is. Left out: what the code
+derives (the language, the unknowns, the notes, the catalog ids), and knobs no route reads yet (PP, EP,
+offload, precision, nodes). Nothing here is an answer: no field holds a figure the engine computes.
+
+Units are the frame's: GB of memory as the user wrote it, hours, tokens, yuan.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.frame import Asked, Role, Status, Task
+from service.workload import BillingChoice, CloudName, Method, Objective, StageName
+
+Engine = Literal["vllm", "sglang", "trtllm", "lmdeploy", "tgi", "ollama", "llamacpp", "ktransformers", "hf",
+                 "mindie"]
+Dtype = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+KvDtype = Literal["fp8", "int8", "int4", "fp16", "bf16"]
+ObservationKind = Literal["oom", "hours", "memory", "util", "host_oom", "slow"]
+Fact = Literal["supports_fp8", "supports_bf16", "supports_flash_attn", "rdma", "nvlink", "price", "billing",
+               "regions", "bandwidth", "tflops", "cuda", "memory", "sells"]
+Target = Literal["model_size", "context", "batch"]
+Document = Literal["request_document", "launch_bundle"]
+MAX_SETUPS = 4
+
+_TASK = ("what the post is about: train (fine-tune or pre-train), serve (inference, deployment), both, or none "
+         "(a price, a catalog fact, a concept)")
+_ASKED = ("what the user asks: plan = what to rent for a job (configuration, time, cost; also a job described "
+          "with no question); fits = does it run / fit on this hardware; count = how many GPUs; memory = how much "
+          "memory it needs; time / cost = how long / how much a job takes; price = a catalog price; concurrency, "
+          "throughput, latency = serving figures; cause = why something they saw happened (an OOM, a slow run); "
+          "fix = how to fix it; winner = which of two or more options; savings = what a change saves or costs; "
+          "capacity = the largest model / context / batch given hardware takes; fact = a catalog or product fact; "
+          "howto = a how-to or a concept; other = none of these (not GPU training or serving)")
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelDraft(_Draft):
+    name: str = Field(description="the model as the user names it, e.g. Qwen2.5-14B, Llama-3-70B-Instruct")
+    params_b: float | None = Field(default=None, gt=0, le=5000,
+                                   description="parameters in billions, only when the user states them")
+
+
+class KnobsDraft(_Draft):
+    engine: Engine | None = Field(default=None, description="the serving engine named")
+    tp: int | None = Field(default=None, ge=1, le=1024, description="tensor-parallel degree")
+    max_model_len: int | None = Field(default=None, ge=16, description="serving context length in tokens")
+    seq_len: int | None = Field(default=None, ge=16, description="training sequence length in tokens")
+    micro_batch: int | None = Field(default=None, ge=1, description="per-GPU micro batch")
+    zero_stage: Literal[0, 1, 2, 3] | None = Field(default=None, description="DeepSpeed ZeRO stage")
+    weights: Dtype | None = Field(default=None, description="serving weight dtype (an AWQ/GPTQ model is int4)")
+    kv_dtype: KvDtype | None = Field(default=None, description="KV-cache dtype")
+    lora_rank: int | None = Field(default=None, ge=1)
+    quant_bits: Literal[4, 8] | None = Field(default=None, description="QLoRA base-weight bits")
+
+
+class HardwareDraft(_Draft):
+    gpu: str | None = Field(default=None, description="the GPU as named, e.g. 4090, A100 80G, H20, L20")
+    gpu_memory_gb: float | None = Field(default=None, gt=0, le=1024,
+                                        description="one card's memory when said ('24G显存'), GB")
+    gpu_count: int | None = Field(default=None, ge=1, le=4096, description="GPUs in all ('两张' = 2, '2x8' = 16)")
+    cloud: CloudName | None = Field(default=None, description="tencent (腾讯云) or jdcloud (京东云)")
+
+
+class OutcomeDraft(_Draft):
+    status: Status = Field(default="unknown", description="how the run went: worked, oom, error, slow, unknown")
+    kind: ObservationKind | None = Field(default=None, description="what they observed: oom, hours (hours per "
+                                         "epoch or run), memory (memory in use), util (GPU utilisation), host_oom "
+                                         "(CPU RAM ran out), slow (tokens/s or steps too slow)")
+    memory_gb: float | None = Field(default=None, gt=0, description="memory they saw in use, GB")
+    hours: float | None = Field(default=None, gt=0, description="hours they saw (an epoch or the run)")
+    tokens_per_s: float | None = Field(default=None, gt=0, description="throughput they saw")
+    util_pct: float | None = Field(default=None, ge=0, le=100, description="GPU utilisation they saw, %")
+
+
+class SetupDraft(_Draft):
+    role: Role = Field(default="asked", description="asked = the setup the question is about; worked / failed = "
+                       "one they ran; baseline / alternative = the before / after of a change")
+    models: list[ModelDraft] = Field(default_factory=list, max_length=4)
+    method: Method | None = Field(default=None, description="full, lora, qlora, freeze (freeze tuning), pretrain")
+    objective: StageName | None = Field(default=None, description="training objective: sft, dpo, orpo, simpo, "
+                                        "kto, rm (reward model), ppo, grpo")
+    knobs: KnobsDraft = Field(default_factory=KnobsDraft)
+    hardware: HardwareDraft = Field(default_factory=HardwareDraft)
+    outcome: OutcomeDraft | None = Field(default=None, description="only when they ran it and say what happened")
+
+
+class DataDraft(_Draft):
+    samples: int | None = Field(default=None, gt=0, description="training samples ('10万条' = 100000)")
+    tokens: float | None = Field(default=None, gt=0, description="training tokens in all ('1亿token' = 1e8)")
+    avg_tokens_per_sample: int | None = Field(default=None, gt=0)
+    dataset_gb: float | None = Field(default=None, gt=0, description="dataset size on disk, GB")
+    epochs: float | None = Field(default=None, gt=0)
+
+
+class LoadDraft(_Draft):
+    concurrency: int | None = Field(default=None, ge=1, description="concurrent requests / users")
+    request_rate: float | None = Field(default=None, gt=0, description="requests per second")
+    input_tokens: int | None = Field(default=None, ge=1, description="prompt tokens per request")
+    output_tokens: int | None = Field(default=None, ge=1, description="generated tokens per request")
+    ttft_ms: float | None = Field(default=None, gt=0, description="time-to-first-token target, ms")
+    tpot_ms: float | None = Field(default=None, gt=0, description="time-per-output-token target, ms")
+
+
+class ConstraintsDraft(_Draft):
+    budget_cny: float | None = Field(default=None, gt=0, description="budget in yuan ('预算月均¥3000' = 3000)")
+    budget_period: Literal["month", "total"] | None = Field(default=None, description="per month or in total")
+    deadline_hours: float | None = Field(default=None, gt=0, description="finish within this many hours "
+                                         "('3天内' = 72)")
+    clouds: list[CloudName] = Field(default_factory=list, max_length=2, description="only these clouds")
+    billing: BillingChoice | None = Field(default=None, description="on_demand (按量), monthly (包月), spot (竞价)")
+    objective: Objective | None = Field(default=None, description="cheapest, fastest or balanced (性价比)")
+    gpu_include: list[str] = Field(default_factory=list, max_length=8, description="only these GPUs")
+    gpu_exclude: list[str] = Field(default_factory=list, max_length=8, description="never these GPUs")
+
+
+class FrameDraft(_Draft):
+    """Read one message of a chat about renting GPUs for training or serving models: what they run or plan, what
+    they saw, what they ask. Fill only what the words say; leave the rest out."""
+
+    task: Task = Field(default="none", description=_TASK)
+    asked: Asked = Field(default="other", description=_ASKED)
+    setups: list[SetupDraft] = Field(default_factory=list, max_length=MAX_SETUPS,
+                                     description="each setup the post describes, in its order ('TP4 works, TP8 "
+                                     "OOMs' is two); most posts have one")
+    asked_setup: int = Field(default=0, ge=0, lt=MAX_SETUPS, description="index of the setup the question is about")
+    data: DataDraft = Field(default_factory=DataDraft)
+    load: LoadDraft = Field(default_factory=LoadDraft)
+    constraints: ConstraintsDraft = Field(default_factory=ConstraintsDraft)
+    documents: list[Document] = Field(default_factory=list, description="documents asked for: request_document "
+                                      "(资源申请说明), launch_bundle (launch script)")
+    fact: Fact | None = Field(default=None, description="the catalog fact asked (with asked=fact or price)")
+    target: Target | None = Field(default=None, description="with asked=capacity: the largest model_size, context "
+                                  "or batch")
+
+
+def provider_schema() -> dict[str, Any]:
+    """The JSON schema the provider sees (what `with_structured_output` sends for FrameDraft)."""
+    return FrameDraft.model_json_schema()
