@@ -38,6 +38,7 @@ class Check:
     metric: str
     measured: float | bool
     estimate: float | bool | None
+    tp: str = "TP1"  # the tensor-parallel degree, as the 'By TP' table groups it
 
     @property
     def error(self) -> float | None:
@@ -113,7 +114,7 @@ def checks_for(c: Case) -> list[Check]:
 
     def check(metric: str, measured: float | bool, estimate: float | bool | None) -> Check:
         return Check(r.id, r.source, c.held_out, c.setup.engine if c.setup else r.engine, c.gpu.id if c.gpu else r.gpu,
-                     cond, metric, measured, estimate)
+                     cond, metric, measured, estimate, f"TP{c.setup.tp}")
 
     out: list[Check] = []
     if m.get("weights_gib_per_gpu") is not None:
@@ -172,7 +173,7 @@ def summarise(checks: list[Check]) -> Summary:
 
 
 def grouped(checks: list[Check], key: str) -> dict[tuple[str, str, str], Summary]:
-    """(split, metric, group value) -> summary; key is 'engine' or 'gpu' or 'all'."""
+    """(split, metric, group value) -> summary; key is 'engine', 'gpu', 'tp' or 'all'."""
     groups: dict[tuple[str, str, str], list[Check]] = defaultdict(list)
     for c in checks:
         split = "held-out" if c.held_out else "fitted"
@@ -236,7 +237,9 @@ def render_markdown(checks: list[Check], skipped: list[Skipped], runs_file: str)
            "measured) / measured.", "", "## Summary", "", head, sep, *_summary_rows(checks, "all"), "",
            "## By engine", "", head.replace("| within", "| engine | within"), sep + "---|",
            *_summary_rows(checks, "engine"), "", "## By GPU", "", head.replace("| within", "| GPU | within"),
-           sep + "---|", *_summary_rows(checks, "gpu"), "", "## Known gaps", "", GAPS, "", "## Every check", "",
+           sep + "---|", *_summary_rows(checks, "gpu"), "", "## By TP", "",
+           head.replace("| within", "| tensor parallel | within"), sep + "---|", *_summary_rows(checks, "tp"), "",
+           "## Known gaps", "", GAPS, "", "## Every check", "",
            "| run | split | figure | measured | estimate | error | within | conditions | source |",
            "|---|---|---|---|---|---|---|---|---|"]
     for c in checks:

@@ -42,7 +42,10 @@ INSTRUCTIONS = (
     "never compute or recall your own."
 )
 FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
-BOOKKEEPING = ("question", "also")  # the chat's follow-up fields: not for a tool caller
+# the chat's follow-up fields and the offline reader's routing ('applied': a workload the reader found in a
+# knowledge question): not for a tool caller
+BOOKKEEPING = ("question", "also", "applied")
+DESCRIPTION_CHARS = 200  # a property's description beyond this is cut at its last clause that fits
 TEXT_JSON_LIMIT = 6000  # the structured JSON is repeated as text when it is at most this long
 DETAIL = {"type": "string", "enum": ["summary", "full"], "default": "summary",
           "description": "summary (default): the compact result; full: every candidate, rejected option and figure"}
@@ -92,6 +95,31 @@ def slim(node: Any) -> Any:
     return out
 
 
+def short(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """A description cut to its clauses that fit in `limit` characters (ranges and enums stay in the schema)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind("; "), cut.rfind(". "), cut.rfind(", "))
+    return (cut[:end] if end > limit // 2 else cut.rsplit(" ", 1)[0]).rstrip(" ,;.") + " …"
+
+
+def prune_defs(schema: dict[str, Any]) -> None:
+    """Drop the `$defs` nothing refers to any more (a field removed above was their only user)."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return
+    while True:
+        text = json.dumps({k: v for k, v in schema.items() if k != "$defs"}) + json.dumps(defs)
+        unused = [k for k in defs if f'"#/$defs/{k}"' not in text]
+        if not unused:
+            break
+        for k in unused:
+            del defs[k]
+    if not defs:
+        del schema["$defs"]
+
+
 def input_schema(args: type[BaseModel]) -> dict[str, Any]:
     """The argument model's JSON schema with no combinator at its root: Anthropic's and OpenAI's APIs refuse a tool
     whose input schema has a top-level allOf/anyOf/oneOf (and some clients then drop every tool). The workload's
@@ -100,6 +128,10 @@ def input_schema(args: type[BaseModel]) -> dict[str, Any]:
     schema: dict[str, Any] = slim(args.model_json_schema())
     for key in BOOKKEEPING:
         schema.get("properties", {}).pop(key, None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict) and isinstance(prop.get("description"), str):
+            prop["description"] = short(prop["description"])
+    prune_defs(schema)
     schema.setdefault("properties", {})["detail"] = DETAIL
     rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]
     if rules:

@@ -78,3 +78,16 @@ def test_held_out_split_is_by_source_and_stable() -> None:
 ])
 def test_check_tolerances(metric: str, measured: float | bool, estimate: float | bool, ok: bool | None) -> None:
     assert Check("r", "s", False, "vllm", "A10", "", metric, measured, estimate).ok is ok
+
+
+def test_the_matrix_groups_by_tensor_parallel_degree() -> None:
+    from service.evals.serving_matrix import grouped, render_markdown
+
+    checks = [Check("a", "s", False, "vllm", "A100-80G-SXM", "", "weights_gib", 10.0, 10.2, "TP1"),
+              Check("b", "s", False, "vllm", "A100-80G-SXM", "", "weights_gib", 5.0, 6.0, "TP4"),
+              Check("c", "s", True, "vllm", "H100-SXM", "", "weights_gib", 5.0, 5.0, "TP4")]
+    by_tp = grouped(checks, "tp")
+    assert by_tp[("fitted", "weights_gib", "TP4")].within == 0 and by_tp[("fitted", "weights_gib", "TP1")].within == 1
+    assert by_tp[("held-out", "weights_gib", "TP4")].n == 1
+    text = render_markdown(checks, [], "runs.yaml")
+    assert "## By TP" in text and "| fitted | weights GiB/GPU (±5 %) | TP4 | 0/1 | 20.0 % | 20.0 % |" in text
