@@ -114,7 +114,7 @@ def checks_for(c: Case) -> list[Check]:
 
     def check(metric: str, measured: float | bool, estimate: float | bool | None) -> Check:
         return Check(r.id, r.source, c.held_out, c.setup.engine if c.setup else r.engine, c.gpu.id if c.gpu else r.gpu,
-                     cond, metric, measured, estimate, f"TP{c.setup.tp}")
+                     cond, metric, measured, estimate, f"TP{c.setup.tp if c.setup else 1}")
 
     out: list[Check] = []
     if m.get("weights_gib_per_gpu") is not None:
