@@ -31,20 +31,32 @@ def _gpu_positions(a: Ask) -> tuple[tuple[int, str], ...]:
 
 
 _TP_WORDS = re.compile(r"(?<![A-Za-z])(?:tp\s*[=:]?\s*\d|tensor[-_ ]parallel)", re.IGNORECASE)
+# What only a server's post says when it names no engine: its launcher and flags ('text-generation-launcher',
+# 'max batch total tokens', '--max-model-len', 'build engine'), a released inference checkpoint being run
+# ('running Meta-Llama-3.1-405B-Instruct-fp8 on 8xH100'), an NPU's allocator.
+_SERVER_HINTS = re.compile(
+    r"(?<![A-Za-z])(?:launcher|max[-_ ]batch[-_ ](?:total|prefill)[-_ ]tokens|max[-_ ]total[-_ ]tokens|"
+    r"max[-_ ]model[-_ ]len|gpu[-_ ]memory[-_ ]utilization|max[-_ ]num[-_ ]seqs|build(?:ing)? (?:the )?engine|"
+    r"tp[-_ ]size|world[-_ ]size\s*\d|PYTORCH_NPU_ALLOC_CONF|"
+    r"(?:running|run|launch(?:ing)?|load(?:ing)?|serv(?:e|ing))\s+\S*(?:instruct|chat)[-_]?(?:fp8|awq|gptq|int4|int8|gguf)?"
+    r"(?![A-Za-z]))", re.IGNORECASE)
 
 
-def is_server(a: Ask) -> bool:
-    """A post about a server: an engine named, serving words or a tensor-parallel degree, and no training
-    words."""
+def is_server(a: Ask, hints: bool = True) -> bool:
+    """A post about a server: an engine named, serving words or a tensor-parallel degree (or, with `hints`, a
+    server's launcher, flags or released checkpoint being run), and no training words."""
     if _TRAINED.search(a.text):
         return False
     engine = a.reading.slots.get("engine")
-    return engine in SERVER_ENGINES or _SERVED.search(a.text) is not None or _TP_WORDS.search(a.text) is not None
+    return (engine in SERVER_ENGINES or _SERVED.search(a.text) is not None or _TP_WORDS.search(a.text) is not None
+            or (hints and _SERVER_HINTS.search(a.text) is not None))
 
 
-def server_question(a: Ask) -> ServeRead | None:
-    """The setups and the question, when the post asks to explain what a server did (None: not a diagnosis)."""
-    if not is_server(a) or not (a.slots.get("model") or a.slots.get("params_b")):
+def server_question(a: Ask, hints: bool = True) -> ServeRead | None:
+    """The setups and the question, when the post asks to explain what a server did (None: not a diagnosis).
+    Without `hints` only an engine, serving words or a TP degree make it a server's (a serving question that
+    mentions a flag stays a serving question)."""
+    if not is_server(a, hints) or not (a.slots.get("model") or a.slots.get("params_b")):
         return None
     r = read_serve(a.text, _gpu_positions(a))
     observed = (a.reading.slots.get("observed") or {}).get("kind")
@@ -59,7 +71,7 @@ def wants_serving_diagnosis(a: Ask) -> bool:
     """A question typed as serving / compare / capacity that explains a server's run (an OOM, a speed, FP8 on
     a card, two TP degrees compared): answered by `diagnose`, never sized as a new deployment. Two layouts
     compared by a serving question ('tp2x4副本 还是 tp4x2副本 吞吐哪个高') stay a serving plan."""
-    r = server_question(a)
+    r = server_question(a, hints=False)
     if r is None or (r.asked == "slow" and r.tokens_per_s is None):
         return False
     return r.asked != "compare" or a.reading.type in ("compare", "diagnose", "knowledge")

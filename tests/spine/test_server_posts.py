@@ -1,0 +1,28 @@
+"""A post about running a model names no engine and no training words: it is a server's run, never sized as a
+LoRA job ('OutOfMemory error running Meta-Llama-3.1-405B-Instruct-fp8 on 8xH100' read as LoRA was the miss)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from service.questions.turn import Turn
+
+
+@pytest.mark.parametrize("post", [
+    "Qwen2-7B build engine OOM on one A10, --tp_size 1",
+    "OutOfMemory error running Qwen2-7B-Instruct on one A10",
+    "launcher of qwen2-7b on one A10 fails: max-total-tokens 32768 gives OOM",
+])
+def test_a_server_post_is_diagnosed_as_a_server(ask: Callable[..., Turn], post: str) -> None:
+    t = ask(post)
+    assert t.type == "diagnose" and t.answer is not None
+    assert t.answer.public().get("serving") is not None
+    assert "LoRA" not in t.text.splitlines()[0]
+
+
+def test_a_training_post_stays_a_training_diagnosis(ask: Callable[..., Turn]) -> None:
+    t = ask("OOM when fine-tuning Qwen2-7B-Instruct on one A10")
+    assert t.type == "diagnose" and t.answer is not None and t.answer.public().get("serving") is None
+    assert "LoRA" in t.text.splitlines()[0]
