@@ -1,4 +1,4 @@
-"""Write tests/fixtures/mini_knowledge: a small synthetic catalog (6 GPUs, 7 instances, round prices, 3 models) for
+"""Write tests/fixtures/mini_knowledge: a small synthetic catalog (7 GPUs, 7 instances, round prices, 3 models) for
 the tests of queries, question types and the spine, so that a price fix in the shipped data moves none of them.
 
 The GPU, instance and model rows are copied from knowledge/ (their facts stay sourced); every price is synthetic
@@ -20,7 +20,7 @@ SRC = ROOT / "knowledge"
 OUT = ROOT / "tests" / "fixtures" / "mini_knowledge"
 SOURCE = "scripts/make_mini_catalog.py"
 
-GPUS = ("A10", "L20", "A100-40G-SXM", "H800-SXM", "V100-32G-SXM2", "RTX-4090")
+GPUS = ("A10", "L20", "A100-40G-SXM", "H800-SXM", "V100-32G-SXM2", "RTX-4090", "ASCEND-910B2")
 INSTANCES = ("PNV4.7XLARGE116", "PNV4.28XLARGE466", "PNV5b.64XLARGE768", "GT4.41XLARGE948", "HCCPNV5",
              "p.n1v100.2xlarge", "p.n1v100.10xlarge")
 MODELS = ("Qwen2-7B", "Qwen2.5-14B", "Qwen2-72B")

@@ -18,6 +18,9 @@ _SERVED, _TRAINED = CUES["serve"], CUES["train"]
 SERVER_ENGINES = frozenset({"vllm", "sglang", "lmdeploy", "trtllm", "tgi", "ollama", "llamacpp", "mindie",
                             "ktransformers", "xinference"})
 DEFAULT_GPU = "A100-80G-SXM"
+# An NPU post that names no card ('vllm-ascend', 'PYTORCH_NPU_ALLOC_CONF', 'MindIE'): the Ascend card people rent
+_NPU = re.compile(r"ascend|(?<![A-Za-z])npu|mindie|昇腾|910b", re.IGNORECASE)
+ASCEND_DEFAULT = "ASCEND-910B2"
 _QUOTED = re.compile(r"\"([^\"]{12,})\"")
 
 
@@ -81,6 +84,7 @@ def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
     """The ServeCase of the post, and what was assumed (the GPU, the engine)."""
     slots = a.reading.slots
     gpu = subject_gpu(a)
+    default_gpu = ASCEND_DEFAULT if _NPU.search(a.text) else DEFAULT_GPU
     count = subject_count(a, None)
     if r.gpus and r.gpus > (count or 0):  # '2*8*80G': two nodes of eight
         count = r.gpus
@@ -92,7 +96,7 @@ def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
         tp = s.tp or (r.setups[0].tp if len(r.setups) == 1 else None)
         n = (tp or 1) * (r.pp or 1)
         setups.append({
-            "engine": s.engine or engine or "vllm", "gpu": s.gpu or gpu or DEFAULT_GPU,
+            "engine": s.engine or engine or "vllm", "gpu": s.gpu or gpu or default_gpu,
             "gpus": max(n, count or 1) if s.tp is None and len(r.setups) == 1 else n,
             "tp": tp, "pp": r.pp, "weights": slots.get("weights"), "kv_dtype": slots.get("kv_dtype") or "auto",
             "max_model_len": slots.get("max_model_len"), "mem_fraction": r.mem_fraction,

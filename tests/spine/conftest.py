@@ -1,5 +1,5 @@
 """The question spine over a small synthetic catalog (tests/fixtures/mini_knowledge, written by
-scripts/make_mini_catalog.py): 6 GPUs, 7 instances, round prices. A price fix in knowledge/ moves none of these
+scripts/make_mini_catalog.py): 7 GPUs, 7 instances, round prices. A price fix in knowledge/ moves none of these
 tests; the shipped data keeps its own validation tests (tests/catalog)."""
 
 from __future__ import annotations

@@ -26,3 +26,9 @@ def test_a_training_post_stays_a_training_diagnosis(ask: Callable[..., Turn]) ->
     t = ask("OOM when fine-tuning Qwen2-7B-Instruct on one A10")
     assert t.type == "diagnose" and t.answer is not None and t.answer.public().get("serving") is None
     assert "LoRA" in t.text.splitlines()[0]
+
+
+def test_an_npu_post_that_names_no_card_is_sized_on_an_ascend_card(ask: Callable[..., Turn]) -> None:
+    t = ask("tp=2 to serve Qwen2-72B, seems to incur oom. PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:256")
+    assert t.answer is not None and t.answer.public().get("serving") is not None
+    assert "Ascend" in t.text and "A100" not in t.text
