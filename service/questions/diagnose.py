@@ -31,6 +31,9 @@ from service.workload import Workload
 
 # A run's GPU when the question does not say: the data-centre card most such runs use, said in the answer.
 DEFAULT_GPU = "A100-80G-SXM"
+# '8 ranks via torchrun', '--nproc_per_node 8', '4 个进程': the processes of the run, one per GPU
+_RANKS = re.compile(r"(?<![\d.])(?P<n>\d{1,3})\s*(?:ranks|processes|procs|个进程)|nproc[-_]per[-_]node[=\s]+(?P<m>\d{1,3})",
+                    re.IGNORECASE)
 _BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
 _SERVED, _TRAINED = CUES["serve"], CUES["train"]
 _MULTI = re.compile(r"多卡|多机|(?<![A-Za-z])(?:multi[- ]?gpu|multi[- ]?node|zero[-_ ]?[23])(?![A-Za-z])", re.IGNORECASE)
@@ -60,6 +63,7 @@ class Finding(Part):
     gpu_count: int | None = None
     seq_len: int | None = None
     host_ram_gib: float | None = None
+    ranks: int | None = None
     fraction: float | None = None
     reserved_gib: float | None = None
     speedup: float | None = None
@@ -100,6 +104,9 @@ class DiagnoseAnswer(AnswerBase):
     reference_gpus: int | None = None
     observed_gib: float | None = None
     host_ram_needed_gib: float | None = None
+    host_copies_gib: float | None = Field(default=None, description="host RAM of one full model copy per process")
+    ranks: int | None = None
+    host_ram_seen_gb: float | None = Field(default=None, description="the host RAM the post states, as written")
     util_high: bool | None = None
     observed_tokens_per_s: float | None = None
     workload: Workload | None = None
@@ -172,10 +179,16 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     bf16 = bool(_BF16.search(a.text))
     named = bool(a.slots.get("model") or a.slots.get("params_b"))
     gpu = subject_gpu(a)
+    machine = next(iter(a.extra.get("instance_gpus") or []), None)  # 'on GT4.41XLARGE948': its GPUs
+    if gpu is None and machine is not None:
+        gpu = machine[0]
     if not named and not (engine and observed.get("kind") == "memory") and not (bf16 and gpu):
         return Missing("model")
     assumed = gpu is None
-    count = subject_count(a) or (8 if assumed and _MULTI.search(a.text) else 1)
+    ranks = _RANKS.search(a.text)
+    count = (subject_count(a, None) or (int(ranks.group("n") or ranks.group("m")) if ranks else None)
+             or (int(machine[1]) if machine is not None and machine[1] >= 1 else None)
+             or (8 if assumed and _MULTI.search(a.text) else 1))
     slots = without(a.slots, "gpu_include", "gpu_count") if named else {"params_b": 7.0}
     return {**slots, "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": observed, "engine": engine,
             "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed, "engine_assumed": engine_assumed}
@@ -202,7 +215,7 @@ def _verdict_key(art: dict[str, Any]) -> str:
         if art.get("util_high"):
             return "dia_util_high"
         return "dia_util_expected" if art["expected"] else "dia_util_low"
-    return "dia_host"
+    return "dia_host_copies" if art.get("host_copies_gib") else "dia_host"
 
 
 def _cause(c: dict[str, Any], ph: Phrases) -> str:
@@ -254,6 +267,10 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
         tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
         host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_reference", ""),
+        ranks=art.get("ranks", ""), copies=f"{art.get('host_copies_gib') or 0:,.0f}",
+        ram=str(ph["dia_host_ram"]).format(seen=f"{art['host_ram_seen_gb']:,.0f}")
+        if art.get("host_ram_seen_gb") and (art.get("host_copies_gib") or 0) * 2**30 / 1e9 > art["host_ram_seen_gb"]
+        else "",
         ref=art.get("reference_gpus", 1), tokens=_tokens(art.get("tokens_in_observed_time"), ph),
         data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"],
         seen_tps=_num(obs.get("tokens_per_s")))

@@ -63,6 +63,8 @@ def server_question(a: Ask, hints: bool = True) -> ServeRead | None:
         return None
     r = read_serve(a.text, _gpu_positions(a))
     observed = (a.reading.slots.get("observed") or {}).get("kind")
+    if observed == "host_oom" and a.reading.slots.get("engine") not in SERVER_ENGINES:
+        return None  # host RAM killed while loading ('8 ranks via torchrun', device_map): the host rule answers
     if observed == "memory" and r.asked not in ("oom", "growth"):
         return None  # memory seen on a server: the engine's reservation rule answers
     if r.asked == "slow" and r.tokens_per_s is None and observed not in ("slow",):

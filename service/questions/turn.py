@@ -107,6 +107,7 @@ class Names:
         self.models = {k: m.id for k, m in model_index(catalog.models).items()}
         self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
         self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
+        self.instance_gpus = {r.instance_type: (r.gpu, r.gpu_count) for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
         families = frozenset({r.family.lower() for r in catalog.instances} |
                              {r.instance_type.lower() for r in catalog.instances})
@@ -189,7 +190,8 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     docs = bool(parsed.wants_documents)
     mentioned = names.mentioned(text)
     known = set(names.instances.values())
-    extra = {"mentioned": mentioned, "instances": [n for n in mentioned if n in known]}
+    named = [n for n in mentioned if n in known]
+    extra = {"mentioned": mentioned, "instances": named, "instance_gpus": [names.instance_gpus[n] for n in named]}
     if reading.type == "out_of_scope" and not docs:
         return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
     if reading.type == "knowledge" and not docs and not wants_serving_diagnosis(

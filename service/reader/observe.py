@@ -22,7 +22,8 @@ _OOM = _c(r"(?<![A-Za-z])(?:c?uda\s+)?(?:oom|o\.o\.m)(?![A-Za-z])|out\s*of\s*(?:
           r"(?:升到|涨到|到了|飙到|reach(?:es|ed)?|hits?)\s*\d+\s*(?:G|GB|GiB)\S{0,4}\s*(?:后|then|and)?\s*(?:报错|崩|挂|crash)")
 _HOST = _c(r"(?:内存|主机内存|系统内存|机器内存|cpu\s*内存|ram|host\s*(?:ram|memory)|cpu\s*(?:ram|memory)|system\s*(?:ram|memory)"
            r"|dram)\s*(?:直接|就|usage|使用)?\s*(?:爆|溢出|不够|不足|满|炸|oom|out of memory|keeps? (?:growing|increasing)"
-           r"|continuously|exhaust)|(?<![A-Za-z])(?:oom[\s-]?killer|killed by (?:the )?(?:os|kernel)|sigkill)(?![A-Za-z])"
+           r"|continuously|exhaust)|(?<![A-Za-z])(?:oom[\s-]?killer|killed by (?:the )?(?:os|kernel)|sigkill|host\s*oom|"
+           r"dmesg[^\n]{0,20}kill\w*)(?![A-Za-z])"
            r"|进程被(?:kill|杀)|被系统杀")
 _UTIL = _c(r"(?:利用率|使用率|占用率|(?<![A-Za-z])util(?:i[sz]ation)?|gpu[\s-]*usage|volatile gpu-util|功耗|功率)"
            r"[^\d%]{0,12}(?P<n>\d{1,3}(?:\.\d+)?)\s*%|(?P<m>\d{1,3}(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:gpu\s*)?"
