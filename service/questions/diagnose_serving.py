@@ -36,11 +36,11 @@ def _gpu_positions(a: Ask) -> tuple[tuple[int, str], ...]:
 _TP_WORDS = re.compile(r"(?<![A-Za-z])(?:tp\s*[=:]?\s*\d|tensor[-_ ]parallel)", re.IGNORECASE)
 # What only a server's post says when it names no engine: its launcher and flags ('text-generation-launcher',
 # 'max batch total tokens', '--max-model-len', 'build engine'), a released inference checkpoint being run
-# ('running Meta-Llama-3.1-405B-Instruct-fp8 on 8xH100'), an NPU's allocator.
+# ('running Meta-Llama-3.1-405B-Instruct-fp8 on 8xH100'), an NPU's allocator, a latency or a load test.
 _SERVER_HINTS = re.compile(
-    r"(?<![A-Za-z])(?:launcher|max[-_ ]batch[-_ ](?:total|prefill)[-_ ]tokens|max[-_ ]total[-_ ]tokens|"
+    r"首字|首token|压测|(?<![A-Za-z])(?:launcher|max[-_ ]batch[-_ ](?:total|prefill)[-_ ]tokens|max[-_ ]total[-_ ]tokens|"
     r"max[-_ ]model[-_ ]len|gpu[-_ ]memory[-_ ]utilization|max[-_ ]num[-_ ]seqs|build(?:ing)? (?:the )?engine|"
-    r"tp[-_ ]size|world[-_ ]size\s*\d|PYTORCH_NPU_ALLOC_CONF|"
+    r"tp[-_ ]size|world[-_ ]size\s*\d|PYTORCH_NPU_ALLOC_CONF|ttft|tpot|qps|"
     r"(?:running|run|launch(?:ing)?|load(?:ing)?|serv(?:e|ing))\s+\S*(?:instruct|chat)[-_]?(?:fp8|awq|gptq|int4|int8|gguf)?"
     r"(?![A-Za-z]))", re.IGNORECASE)
 
@@ -70,6 +70,19 @@ def server_question(a: Ask, hints: bool = True) -> ServeRead | None:
     if r.asked == "slow" and r.tokens_per_s is None and observed not in ("slow",):
         return None
     return r if r.asked else None
+
+
+_ASKS_WHY = re.compile(r"正常吗|正常么|正常嘛|正常不|是否正常|正不正常|为什么|为啥|怎么回事|是.{0,8}问题还是|"
+                       r"(?<![A-Za-z])(?:expected|normal|why|misconfig\w*|is (?:this|it|that) (?:normal|expected))"
+                       r"(?![A-Za-z])", re.IGNORECASE)
+
+
+def explains_observation(a: Ask) -> bool:
+    """A serving question that states what a server did (memory in use, a TTFT, a speed, an OOM) and asks
+    whether it is normal or why: a diagnosis, not a new deployment ('vllm起个qwen2.5 1.5b 单卡a10 显存直接吃到21g
+    正常吗', 'TTFT ~4s at 8 QPS. Expected or misconfig?')."""
+    observed = a.reading.slots.get("observed")
+    return bool(observed) and _ASKS_WHY.search(a.text) is not None and not _TRAINED.search(a.text)
 
 
 def wants_serving_diagnosis(a: Ask) -> bool:

@@ -29,7 +29,7 @@ from service.questions import knowledge
 from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, Previous
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
-from service.questions.diagnose_serving import wants_serving_diagnosis
+from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
 from service.questions.user_price import priced_context
@@ -209,7 +209,9 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
             "encoder", "vision_transformer", "cnn"):
         slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
     module = BY_NAME["plan"] if docs else BY_NAME[reading.type]
-    if not docs and reading.type in REDIAGNOSED and wants_serving_diagnosis(Ask(reading, slots, prev, text, lang, extra)):
+    ask = Ask(reading, slots, prev, text, lang, extra)
+    if not docs and reading.type in REDIAGNOSED and (wants_serving_diagnosis(ask) or (
+            reading.type == "serving" and explains_observation(ask))):
         module = BY_NAME["diagnose"]  # '9 tokens/s 正常吗', 'TP8 vs TP4', 'why does FP8 run on A100': a server's run
     routed = module.route(Ask(reading, slots, prev, text, lang, extra))
     if isinstance(routed, Missing):

@@ -41,7 +41,7 @@ _HOURS = [
 ]
 _MEM_USED = [
     _c(r"(?:显存|现存|vram|gpu\s*memory|memory)[^。.!?？\n\d]{0,20}?(?:占用|占了|用了|使用|吃了|usage|used|sits? at|stays? at|is at|reaches|reached|"
-       r"占到|到了|达到|升到|涨到|峰值|peak)\s*(?:了|约|大概|大约|around|about|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)"),
+       r"占到|到了|达到|升到|涨到|吃到|峰值|peak)\s*(?:了|约|大概|大约|around|about|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)"),
     _c(r"(?:占用|占了|各占|都占|用了|吃了|吃满|使用了|uses?|using|consum\w*|takes?|took|allocated|reserved|occup\w*)\s*(?:了|约|大概|"
        r"almost|around|about|nearly|~|≈)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)(?:\s*(?:的)?\s*(?:显存|vram|gpu memory))?"),
     _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*(?:显存占用|显存使用|vram usage|memory usage)"),

@@ -32,3 +32,13 @@ def test_an_npu_post_that_names_no_card_is_sized_on_an_ascend_card(ask: Callable
     t = ask("tp=2 to serve Qwen2-72B, seems to incur oom. PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:256")
     assert t.answer is not None and t.answer.public().get("serving") is not None
     assert "Ascend" in t.text and "A100" not in t.text
+
+
+def test_memory_seen_on_a_server_and_asked_about_is_a_diagnosis(ask: Callable[..., Turn]) -> None:
+    t = ask("vllm起个qwen2-7b 单卡a10 显存直接吃到21g 模型才15g 正常吗")
+    assert t.type == "diagnose" and t.text.startswith("正常") and "gpu_memory_utilization" in t.text.splitlines()[0]
+
+
+def test_a_serving_question_without_an_observation_stays_a_plan(ask: Callable[..., Turn]) -> None:
+    t = ask("上线qwen2-72b对话服务要几张卡，为什么")
+    assert t.type == "serving"
