@@ -67,7 +67,23 @@ def _validate(rows: Iterable[tuple[str, dict[str, Any]]], model: type[T], path: 
     return out
 
 
+# Validated rows by (file, its mtime and size, row model): the rows are frozen, so one process reads an unchanged
+# file once (a server's rebuilt index, each test's fresh data directory) and an edited file again.
+_ROWS: dict[tuple[str, int, int, str], tuple[Any, ...]] = {}
+
+
 def read_yaml_rows(path: Path, model: type[T]) -> list[T]:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise CatalogError(f"Cannot read {path}: {exc}", "Check that the file exists and is valid YAML.") from exc
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, f"{model.__module__}.{model.__qualname__}")
+    if key not in _ROWS:
+        _ROWS[key] = tuple(_read_yaml_rows(path, model))
+    return list(_ROWS[key])
+
+
+def _read_yaml_rows(path: Path, model: type[T]) -> list[T]:
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:

@@ -80,15 +80,22 @@ class Tokenizer:
         self.domain_words = tuple(sorted({w.strip() for w in domain_words if w.strip()}))
 
     def __call__(self, text: str) -> list[str]:
-        tokens: list[str] = []
-        for run in _RUN.findall(text.lower()):
-            if CJK_CHAR.match(run):
-                tokens += [w for w in _jieba(self.domain_words).lcut_for_search(run) if w.strip()]
-            else:
-                tokens.append(stem(run))
-                if _PART.search(run):
-                    tokens += [stem(p) for p in _PART.split(run) if p]
-        return [t for t in tokens if t not in STOPWORDS]
+        return list(_tokens(self.domain_words, text))
+
+
+@lru_cache(maxsize=16384)
+def _tokens(domain_words: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The tokens of one text (pure: the same vocabulary and text give the same tokens), kept for the process so a
+    corpus refreshed into a new data directory is not tokenized again."""
+    tokens: list[str] = []
+    for run in _RUN.findall(text.lower()):
+        if CJK_CHAR.match(run):
+            tokens += [w for w in _jieba(domain_words).lcut_for_search(run) if w.strip()]
+        else:
+            tokens.append(stem(run))
+            if _PART.search(run):
+                tokens += [stem(p) for p in _PART.split(run) if p]
+    return tuple(t for t in tokens if t not in STOPWORDS)
 
 
 def domain_words_from_catalog(names: Iterable[str]) -> list[str]:

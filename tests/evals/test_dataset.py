@@ -14,6 +14,8 @@ from service.evals.checks import expectation_failures, warning_codes
 from service.evals.dataset import Scenario, load_scenarios, select
 from service.evals.truth import top, truth_plan
 
+pytestmark = [pytest.mark.slow]  # the whole corpus
+
 SCENARIOS = load_scenarios()
 
 

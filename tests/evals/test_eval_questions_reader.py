@@ -16,6 +16,8 @@ from service.evals.questions.run import read_by, reader_settings
 from service.settings import Settings, get_settings
 from tests.assistant.openai_stub import OpenAIStub, Reply
 
+pytestmark = [pytest.mark.slow]  # the whole corpus
+
 OUT_OF_SCOPE = {"task": "none", "asked": "other"}
 
 
