@@ -22,6 +22,10 @@ ESTIMATED_SOURCE = "estimated from the name"
 _GENERIC: dict[tuple[float, float | None, int], tuple[tuple[ModelSpec, ...], ModelSpec]] = {}
 
 
+MAINSTREAM = frozenset({"llama", "llama2", "llama3", "llama3.1", "qwen1.5", "qwen2", "qwen2.5", "qwen3", "mistral", "glm4",
+                        "internlm2", "yi", "baichuan2", "deepseek"})
+
+
 def plain_text_decoder(m: ModelSpec) -> bool:
     """A catalog decoder a generic size can borrow the layout of: no vision tower, no MLA, no linear-attention
     or sliding-window layers."""
@@ -50,10 +54,12 @@ def _generic(params_b: float, active_b: float | None, models: Sequence[ModelSpec
     if not pool:
         raise InvalidInputError("The model catalog has no decoder to size a generic model with.", "Check models.yaml.")
 
-    def distance(m: ModelSpec) -> tuple[float, float, bool]:
+    def distance(m: ModelSpec) -> tuple[int, float, bool, float]:
         ratio = abs(math.log(m.params_published_b / params_b))
         active = abs(math.log((m.active_params_b or 1.0) / active_b)) if active_b else 0.0
-        return ratio, active, m.family not in ("llama2", "llama3")
+        # within 10 % of the size, the layout of a mainstream family (Llama, Qwen, Mistral) is the reference a
+        # reader recognises: '7B (≈ Llama-2-7B)', never an odd one that happens to be 0.3B nearer
+        return round(ratio / 0.1), active, m.family not in MAINSTREAM, ratio
 
     base = min(pool, key=distance)
     spec = scale_to(base, params_b * 1e9)

@@ -58,3 +58,12 @@ def test_every_surface_gives_the_same_estimated_label(catalog: Catalog) -> None:
 def test_a_catalog_model_is_not_estimated(catalog: Catalog) -> None:
     spec, notes = resolve_named("Qwen2.5-7B-Instruct", catalog.models)
     assert spec.id == "Qwen2.5-7B" and notes == [] and not is_estimated(spec)
+
+
+@pytest.mark.parametrize("size", [7.0, 13.0, 70.0])
+def test_a_generic_size_borrows_a_mainstream_layout_within_ten_percent(catalog: Catalog, size: float) -> None:
+    from service.planner.generic import MAINSTREAM
+
+    spec = generic_decoder(size, catalog.models)
+    base = next(m for m in catalog.models if spec.name.endswith(f"(≈ {m.name})"))
+    assert base.family in MAINSTREAM and abs(base.params_published_b / size - 1) < 0.1
