@@ -330,8 +330,8 @@ def _first(art: dict[str, Any], ph: Phrases) -> str:
         return str(ph[key]).format(instance=s["instance_type"], spot=f"{s['spot_cny']:,.2f}",
                                    od=f"{s['on_demand_cny']:,.2f}", pct=round(100 * s["ratio"]))
     assert top is not None
-    if ask == "cheapest":
-        p = next(iter(top["prices"].values()))
+    if ask == "cheapest":  # the price under the billing asked ('包月多少'), else the first the table gives
+        p = top["prices"].get(art.get("billing") or "") or next(iter(top["prices"].values()))
         return str(ph["cat_cheapest"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
                                               count=f"{top['gpu_count']:g}", gpu=top["gpu"],
                                               mem=f"{top['gpu_memory_gib']:g}", price=_p(p, ph),

@@ -85,3 +85,8 @@ def test_a_plan_is_priced_from_the_fixture(ask: Callable[..., Turn]) -> None:
                                                     rel=0.01)
     assert set(plan["picks"]) <= {"tencent", "jdcloud"} and plan["picks"]
     assert "HCCPNV5" not in {c["instance_type"] for c in priced}  # no price: never costed as if it had one
+
+
+def test_the_cheapest_under_monthly_billing_shows_the_monthly_price(ask: Callable[..., Turn]) -> None:
+    line = first(ask("京东云v100 包月最便宜多少"))
+    assert "p.n1v100.2xlarge" in line and "¥6,000.00/月" in line
