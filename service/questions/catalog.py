@@ -18,7 +18,8 @@ from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionMo
 from service.questions.parts import Part
 from service.reader.choices import billings_mentioned
 
-CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "fact"]
+CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "families",
+                     "fact"]
 # an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
 _FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
                      r"(?![A-Za-z0-9])")
@@ -40,11 +41,14 @@ _SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink",
 
 class CatalogArgs(BaseModel):
     ask: CatalogAsk = Field(description="price | instances | family | cheapest | breakeven | spot | offer | "
-                                        "side_by_side | fact (a GPU spec or who sells it)")
+                                        "side_by_side | families (two instance families compared) | fact (a GPU "
+                                        "spec or who sells it)")
     gpu: str | None = Field(default=None, max_length=64, description="the GPU asked about: A100, H20, L20, 4090")
     gpus: list[str] = Field(default_factory=list, max_length=4, description="side_by_side: the GPUs to set together")
     instance: str | None = Field(default=None, max_length=64, description="an instance type: GT4.4XLARGE96")
     family: str | None = Field(default=None, max_length=24, description="an instance family: GN7, GT4, HCCPNV4sn")
+    families: list[str] = Field(default_factory=list, max_length=4,
+                                description="families: the instance families (or types) to compare")
     clouds: list[Literal["tencent", "jdcloud"]] = Field(default_factory=list, description="empty: both clouds")
     billing: Literal["on_demand", "monthly", "spot"] | None = None
     min_memory_gb: float | None = Field(default=None, gt=0, le=1024, description="cheapest: memory per card at least")
@@ -143,6 +147,20 @@ class Worth(Part):
     retired: bool = False
 
 
+class FamilyLine(Part):
+    family: str
+    cloud: str
+    gpus: list[str]
+    gpu_memory_gib: float
+    cards: list[float]
+    rdma: bool
+    network_gbps: float | None = None
+    vcpus: int
+    memory_gib: float
+    per_gpu_hour_cny: float | None = None
+    worth: bool | None = None
+
+
 class CatalogAnswer(AnswerBase):
     kind: Literal["catalog"] = "catalog"
     ask: CatalogAsk
@@ -164,6 +182,7 @@ class CatalogAnswer(AnswerBase):
     breakeven: BreakEven | None = None
     spot: list[SpotLine] = Field(default_factory=list)
     side: list[SideLine] = Field(default_factory=list)
+    families: list[FamilyLine] = Field(default_factory=list)
     worth: Worth | None = None
     cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
     regions: list[str] = Field(default_factory=list)
@@ -194,7 +213,8 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
                              answer=(fact or {}).get("answer"), fact=fact)
     out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
                          family=args.family, clouds=list(args.clouds), billing=args.billing,
-                         min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8)
+                         min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8,
+                         families=list(args.families))
     return CatalogAnswer.model_validate(out)
 
 
@@ -207,6 +227,22 @@ def _mentioned(a: Ask) -> tuple[str | None, str | None]:
                                                                        for g in a.reading.parsed.subject.gpus}:
         family = None  # 'A100', 'H20': a GPU, not a family
     return instance, family
+
+
+_VERSUS = re.compile(r"(?<![A-Za-z])vs\.?(?![A-Za-z])|versus|对比|比较|哪个好|哪个更|还是", re.I)
+
+
+def _families_named(a: Ask) -> list[str]:
+    """The instance families and types a question names, in order, each once ('HCCPNV4h 和 HCCPNV4s')."""
+    instances = list(a.extra.get("instances") or [])
+    names = instances + [m.group(0) for m in _FAMILY.finditer(a.text)
+                         if not any(i.startswith(m.group(0)) for i in instances)]
+    gpus = {g.split("-")[0].upper() for g in a.reading.parsed.subject.gpus}
+    out: list[str] = []
+    for n in names:
+        if n.upper() not in gpus and n not in out:
+            out.append(n)
+    return out
 
 
 def _route(a: Ask) -> dict[str, Any]:
@@ -240,6 +276,10 @@ def _route(a: Ask) -> dict[str, Any]:
         out.update({"min_memory_gb": memory, "min_cards": a.reading.own_slots.get("gpu_count"),
                     "rdma": True if _RDMA.search(a.text) else None,
                     "fp8": True if re.search(r"fp8", a.text, re.I) else None})
+    elif len(named := _families_named(a)) >= 2 and (_WHAT.search(a.text) or _VERSUS.search(a.text)):
+        ask, out["families"] = "families", named[:4]
+        out.pop("family", None)
+        out.pop("instance", None)
     elif len(gpus) >= 2:
         ask, out["gpus"] = "side_by_side", gpus[:4]
     elif family and _WHAT.search(a.text):
@@ -292,11 +332,21 @@ def _row_line(r: dict[str, Any], ph: Phrases) -> str:
                                      rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
 
 
+def _family_line(f: dict[str, Any], ph: Phrases) -> str:
+    cards = "–".join(f"{c:g}" for c in (f["cards"][0], f["cards"][-1])) if len(f["cards"]) > 1 else f"{f['cards'][0]:g}"
+    per = f"¥{f['per_gpu_hour_cny']:,.2f}" if f.get("per_gpu_hour_cny") is not None else ph["cat_family_no_price"]
+    return str(ph["cat_family_item"]).format(
+        family=f["family"], cloud=_cloud(f["cloud"], ph), gpus="/".join(f["gpus"]), mem=f"{f['gpu_memory_gib']:g}",
+        cards=cards, rdma=ph["cat_rdma"] if f["rdma"] else "",
+        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—", vcpus=f["vcpus"],
+        ram=f"{f['memory_gib']:g}", per=per)
+
+
 def _first(art: dict[str, Any], ph: Phrases) -> str:
     ask, rows = art["ask"], art.get("rows") or []
     subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
     where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
-    if not rows and ask not in ("offer", "side_by_side", "fact"):
+    if not rows and ask not in ("offer", "side_by_side", "families", "fact"):
         return str(ph["cat_none"]).format(what=subject or where, cloud=where)
     top = rows[0] if rows else None
     if ask == "fact":
@@ -305,6 +355,9 @@ def _first(art: dict[str, Any], ph: Phrases) -> str:
         parts = [str(ph["cat_offer"]).format(cloud=_cloud(c, ph), gpus=str(ph["list_sep"]).join(g))
                  for c, g in (art.get("cloud_gpus") or {}).items()]
         return "\n".join(parts)
+    if ask == "families":
+        lines = str(ph["cat_family_sep"]).join(_family_line(f, ph) for f in art.get("families") or [])
+        return str(ph["cat_families"]).format(items=lines)
     if ask == "side_by_side":
         items = []
         for s in art.get("side") or []:

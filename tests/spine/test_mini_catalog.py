@@ -90,3 +90,17 @@ def test_a_plan_is_priced_from_the_fixture(ask: Callable[..., Turn]) -> None:
 def test_the_cheapest_under_monthly_billing_shows_the_monthly_price(ask: Callable[..., Turn]) -> None:
     line = first(ask("京东云v100 包月最便宜多少"))
     assert "p.n1v100.2xlarge" in line and "¥6,000.00/月" in line
+
+
+def test_two_families_are_set_side_by_side(ask: Callable[..., Turn]) -> None:
+    t = ask("PNV4 和 GT4 啥区别")
+    assert t.answer is not None and t.answer.public()["ask"] == "families"
+    line = first(t)
+    pnv4, gt4 = line.split("；")
+    assert "PNV4" in pnv4 and "A10" in pnv4 and "每卡每小时 ¥10.00" in pnv4  # min(10 / 1, 40 / 4)
+    assert "GT4" in gt4 and "A100-40G-SXM" in gt4 and "每卡每小时 ¥30.00" in gt4  # 240 / 8
+
+
+def test_what_a_family_is_is_answered_from_its_rows(ask: Callable[..., Turn]) -> None:
+    t = ask("GT4是什么卡")
+    assert t.type == "catalog" and first(t).startswith("GT4 是腾讯云的 A100-40G-SXM 机型族")

@@ -17,7 +17,7 @@ from service.catalog.schema import GpuSpec, InstanceRow, PriceRow
 from service.errors import AdvisorError, InvalidInputError
 from service.planner.costing import QUOTE_LINKS
 
-Ask = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side"]
+Ask = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "families"]
 ASKS: tuple[str, ...] = ("price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side")
 CLOUDS = ("tencent", "jdcloud")
 BILLINGS = ("on_demand", "monthly", "spot")
@@ -144,12 +144,41 @@ def _worth(cat: Catalog, rows: list[dict[str, Any]]) -> dict[str, Any]:
             if best else None, "worth": worth, "retired": retired}
 
 
+def _families(cat: Catalog, names: list[str], clouds: list[str]) -> list[dict[str, Any]]:
+    """Two or more families (or instance types) side by side: their GPUs, cards, RDMA, network, host, the
+    cheapest priced GPU-hour and whether each is still worth renting."""
+    out = []
+    for name in names:
+        inst = find_instance(name, cat.instances)
+        insts = [inst] if inst is not None else _family_rows(cat, name, clouds)
+        if not insts:
+            raise InvalidInputError(f"families: no instance family or type '{name}' in the catalog.",
+                                    "Name them as the cloud writes them, e.g. HCCPNV4h and HCCPNV4s.")
+        rows = _sorted([row(cat, r) for r in insts])
+        priced = [x for x in (_per_gpu_hour(r) for r in rows) if x is not None]
+        out.append({"family": name, "cloud": rows[0]["cloud"], "gpus": sorted({r["gpu"] for r in rows}),
+                    "gpu_memory_gib": max(r["gpu_memory_gib"] for r in rows),
+                    "cards": sorted({float(r["gpu_count"]) for r in rows}), "rdma": any(r["rdma"] for r in rows),
+                    "network_gbps": max((r["network_gbps"] or 0) for r in rows) or None,
+                    "vcpus": max(r["vcpus"] for r in rows), "memory_gib": max(r["memory_gib"] for r in rows),
+                    "per_gpu_hour_cny": min(priced) if priced else None,
+                    "worth": _worth(cat, rows).get("worth")})
+    return out
+
+
 def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list[str] | None = None,
                    instance: str | None = None, family: str | None = None, clouds: list[str] | None = None,
                    billing: str | None = None, min_memory_gb: float | None = None, min_cards: int | None = None,
-                   rdma: bool | None = None, fp8: bool | None = None) -> dict[str, Any]:
+                   rdma: bool | None = None, fp8: bool | None = None,
+                   families: list[str] | None = None) -> dict[str, Any]:
     """The answer to one catalog question, from the tables."""
     clouds = [c for c in (clouds or []) if c in CLOUDS]
+    if ask == "families":
+        if len(families or []) < 2:
+            raise InvalidInputError("families: name two instance families to compare.", "E.g. HCCPNV4h and HCCPNV4s.")
+        lines = _families(cat, list(families or [])[:4], clouds)
+        return {"kind": "catalog", "ask": ask, "clouds": clouds, "families": lines, "rows": [], "matched": len(lines),
+                "answer": "yes", "quote_links": {c: QUOTE_LINKS[c] for c in (clouds or CLOUDS)}}
     g = _gpu(cat, gpu)
     if gpu and g is None and ask != "offer":
         raise InvalidInputError(f"gpu: the catalog has no GPU '{gpu}'.", "Name a GPU such as A100, H20, L20 or 4090.")
