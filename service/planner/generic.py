@@ -59,7 +59,7 @@ def _generic(params_b: float, active_b: float | None, models: Sequence[ModelSpec
         active = abs(math.log((m.active_params_b or 1.0) / active_b)) if active_b else 0.0
         # within 10 % of the size, the layout of a mainstream family (Llama, Qwen, Mistral) is the reference a
         # reader recognises: '7B (≈ Llama-2-7B)', never an odd one that happens to be 0.3B nearer
-        return round(ratio / 0.1), active, m.family not in MAINSTREAM, ratio
+        return round(min(ratio, 1e6) / 0.1), active, m.family not in MAINSTREAM, ratio  # 5e-324 B: no overflow
 
     base = min(pool, key=distance)
     spec = scale_to(base, params_b * 1e9)
