@@ -45,7 +45,6 @@ FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists eve
 # the chat's follow-up fields and the offline reader's routing ('applied': a workload the reader found in a
 # knowledge question): not for a tool caller
 BOOKKEEPING = ("question", "also", "applied")
-DESCRIPTION_CHARS = 200  # a property's description beyond this is cut at its last clause that fits
 TEXT_JSON_LIMIT = 6000  # the structured JSON is repeated as text when it is at most this long
 DETAIL = {"type": "string", "enum": ["summary", "full"], "default": "summary",
           "description": "summary (default): the compact result; full: every candidate, rejected option and figure"}
@@ -95,15 +94,6 @@ def slim(node: Any) -> Any:
     return out
 
 
-def short(text: str, limit: int = DESCRIPTION_CHARS) -> str:
-    """A description cut to its clauses that fit in `limit` characters (ranges and enums stay in the schema)."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    end = max(cut.rfind("; "), cut.rfind(". "), cut.rfind(", "))
-    return (cut[:end] if end > limit // 2 else cut.rsplit(" ", 1)[0]).rstrip(" ,;.") + " …"
-
-
 def prune_defs(schema: dict[str, Any]) -> None:
     """Drop the `$defs` nothing refers to any more (a field removed above was their only user)."""
     defs = schema.get("$defs")
@@ -128,9 +118,6 @@ def input_schema(args: type[BaseModel]) -> dict[str, Any]:
     schema: dict[str, Any] = slim(args.model_json_schema())
     for key in BOOKKEEPING:
         schema.get("properties", {}).pop(key, None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-            prop["description"] = short(prop["description"])
     prune_defs(schema)
     schema.setdefault("properties", {})["detail"] = DETAIL
     rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]

@@ -23,7 +23,6 @@ CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "s
 # an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
 _FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
                      r"(?![A-Za-z0-9])")
-_PRICE = re.compile(r"多少钱|价格|价钱|单价|费用|怎么收费|(?<![A-Za-z])(?:price|cost|how much)|/小时|每小时|per hour|一小时", re.I)
 _CHEAPEST = re.compile(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])", re.I)
 _BREAKEVEN = re.compile(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时", re.I)
 _LIST = re.compile(r"哪些|哪个实例|哪款实例|哪种实例|什么(?:卡|gpu|显卡|实例|机型)|都有|有啥|有什么|(?<![A-Za-z])(?:which|what)\s+"
@@ -252,8 +251,6 @@ def _route(a: Ask) -> dict[str, Any]:
     billings = billings_mentioned(a.text)
     instance, family = _mentioned(a)
     fact = a.reading.slots.get("fact")
-    if fact == "rdma" and not _RDMA.search(a.text):  # 'HCC' inside a name (HCCPNV5), not RDMA asked
-        fact = "price" if _PRICE.search(a.text) else None
     memory = a.reading.own_slots.get("gpu_memory_gb")
     m = _MEMORY.search(a.text) if memory is None else None
     if m is not None and not gpus:

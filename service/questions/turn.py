@@ -111,7 +111,9 @@ class Names:
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
         families = frozenset({r.family.lower() for r in catalog.instances} |
                              {r.instance_type.lower() for r in catalog.instances})
-        self.families = frozenset(r.family for r in catalog.instances)
+        # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
+        names = sorted({re.escape(r.family) for r in catalog.instances}, key=len, reverse=True)
+        self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
         self.reader = Reader(self.models, self.gpus, frame_table(), families=families)
 
     def mentioned(self, text: str) -> list[str]:
@@ -185,22 +187,16 @@ def _knowledge(reading: Reading, prev: Previous | None, lang: str, text: str, ex
     return _Plan("knowledge", routed if isinstance(routed, dict) else None, **why)
 
 
-def names_family(text: str, families: frozenset[str]) -> bool:
-    """The message names one of the catalog's instance families as a word ('GT4是什么卡', 'HCCPNV4h 和 HCCPNV4s')."""
-    return any(re.search(rf"(?<![A-Za-z0-9.]){re.escape(f)}(?![A-Za-z0-9])", text) for f in families)
-
-
 def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: str) -> _Plan:
     prev = conv.prev
     parsed = reading.parsed
     docs = bool(parsed.wants_documents)
     mentioned = names.mentioned(text)
-    known = set(names.instances.values())
-    named = [n for n in mentioned if n in known]
+    named = [n for n in mentioned if n in names.instance_gpus]
     extra = {"mentioned": mentioned, "instances": named, "instance_gpus": [names.instance_gpus[n] for n in named]}
     if reading.type == "out_of_scope" and not docs:
         return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
-    if reading.type == "knowledge" and not docs and names_family(text, names.families):
+    if reading.type == "knowledge" and not docs and names.family_word is not None and names.family_word.search(text):
         routed = BY_NAME["catalog"].route(Ask(reading, {}, prev, text, lang, extra))
         if isinstance(routed, dict) and routed.get("ask") in ("family", "families", "fact", "price", "instances"):
             return _Plan("catalog", {**routed, "question": "catalog", "also": reading.alternative},

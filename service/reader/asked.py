@@ -42,7 +42,8 @@ _USED_BEFORE = _c(r"(?:占用|占了|各占|占到|用了|吃了|使用了?|达�
 _FACTS = [
     ("supports_fp8", _c(r"fp8")), ("supports_bf16", _c(r"bf16|bfloat16")),
     ("supports_flash_attn", _c(r"flash[\s-]?attn|flash[\s-]?attention|fa2")),
-    ("rdma", _c(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|hcc|多机互联")),
+    # 'HCC' alone is the clusters' name; inside an instance type (HCCPNV5, HCCPNV4sn) it is not an RDMA question
+    ("rdma", _c(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|(?<![A-Za-z])hcc(?![A-Za-z0-9])|多机互联")),
     ("nvlink", _c(r"nvlink|nvswitch")),
     ("price", _c(r"多少钱|价格|价钱|单价|费用|怎么收费|price|cost per|how much (?:is|does|per)|/小时|每小时|per hour|一小时")),
     # the billing rule itself (the ratio, the price relation): '包月怎么算', '包月是按量的几倍'; '怎么选' is a how-to

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.errors import CatalogError
 from service.retrieval.types import Chunk, SourceRef
+from service.yamlio import load_yaml
 
 DEFAULT_MAX_CHARS = 1000
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _FENCE = re.compile(r"^(```|~~~)")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class SourceModel(BaseModel):
@@ -64,7 +64,7 @@ def split_front_matter(text: str, path: str) -> tuple[FrontMatter, str]:
     if not match:
         raise CatalogError(f"{path}: no YAML front matter.", "Start the file with '---', the keys id, title, lang, then '---'.")
     try:
-        raw = yaml.load(match.group(1), Loader=_YAML_LOADER) or {}
+        raw = load_yaml(match.group(1)) or {}
         meta = FrontMatter.model_validate(raw)
     except (yaml.YAMLError, ValidationError) as exc:
         raise CatalogError(f"{path}: invalid front matter: {exc}", "Fix the front matter keys and values.") from exc

@@ -199,10 +199,10 @@ def _memory(obs: Observation, base: Artifact) -> Artifact:
 
 
 def _host(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact, obs: Observation,
-          offload_named: bool = True) -> Artifact:
+          offload_plausible: bool = True) -> Artifact:
     """Host RAM killed: n processes each loading the whole model on the CPU first (n x the weights), or ZeRO
-    offload's optimizer states; the copies lead when they are larger or the post never names offload, with the
-    RAM the post states when it states it."""
+    offload's optimizer states. The copies lead when they are larger or offload is not plausible (LoRA, no ZeRO
+    stage), with the RAM the post states when it states it."""
     off = _sized(cat, w, gpu, n, "optimizer")
     need = off["host_ram_needed_gib"]
     full = float(base["memory"].get("weights_gib") or 0.0) * (n if base["strategy"].get("zero_stage") == 3 else 1)
@@ -211,7 +211,7 @@ def _host(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact, obs: Obse
     causes: list[Artifact] = [{"code": "offload_host_ram", "host_ram_gib": need}, {"code": "cpu_model_copies"}]
     out: Artifact = {"expected": True, "host_ram_needed_gib": need, "fixes": [{"code": "zero_init"},
                                                                           {"code": "no_param_offload"}]}
-    if copies and (copies > need or not offload_named):
+    if copies and (copies > need or not offload_plausible):
         causes = [{"code": "cpu_model_copies", "host_ram_gib": copies, "ranks": n}, causes[0]]
         out.update({"host_copies_gib": copies, "ranks": n, "host_ram_seen_gb": seen,
                     "fixes": [{"code": "zero_init"}, {"code": "rank0_load"}]})
@@ -264,7 +264,8 @@ def diagnose(cat: Catalog, w: Workload | None, gpu: str, count: int, obs: Observ
     elif obs.kind == "memory":
         found = _memory(obs, base)
     else:
-        found = _host(cat, w, g.id, count, base, obs, offload_named=w.zero_stage is not None or w.method in ("full", "pretrain"))
+        plausible = w.zero_stage is not None or w.method in ("full", "pretrain")
+        found = _host(cat, w, g.id, count, base, obs, offload_plausible=plausible)
     return {
         **head, "sized": True, "per_gpu_gib": base["memory"]["per_gpu_gib"],
         "fits": base["fits"], "memory": base["memory"], "strategy": base["strategy"], "model": base["model"],
