@@ -118,6 +118,12 @@ def resolve_model_for(w: Workload, models: tuple[ModelSpec, ...]) -> tuple[Model
     return spec, notes
 
 
+def run_epochs(w: Workload, method: str) -> float:
+    """The epochs the engine sizes: the stated ones, else one for pretraining or a stated token count (the whole
+    run), else DEFAULT_EPOCHS."""
+    return w.epochs or (1.0 if method == "pretrain" or w.tokens else DEFAULT_EPOCHS)
+
+
 def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
     model, notes = resolve_model_for(w, models)
     if w.method == "qlora" and model.kind != "decoder":
@@ -147,7 +153,7 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
                       f"序列长度 {seq} 超过 {model.name} 的上下文 {model.max_position_embeddings}，需要 RoPE 扩展（估算按你的长度）。"))
     if w.seq_len is None and model.kind in ("decoder", "encoder") and seq == default_seq:
         notes.append((f"Sequence length (cutoff) assumed {seq} tokens.", f"序列长度（cutoff_len）假设为 {seq} tokens。"))
-    epochs = w.epochs or (1.0 if method == "pretrain" or w.tokens else DEFAULT_EPOCHS)
+    epochs = run_epochs(w, method)
     if w.epochs is None and w.tokens and method != "pretrain":
         notes.append(("A token count is read as the whole run: one epoch (give epochs to repeat it).",
                       "给出的 token 数按整个训练量计：1 轮（如需多轮请注明轮数）。"))

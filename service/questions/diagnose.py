@@ -104,6 +104,7 @@ class DiagnoseAnswer(AnswerBase):
     reference_gpus: int | None = None
     observed_gib: float | None = None
     host_ram_needed_gib: float | None = None
+    epochs: float | None = Field(default=None, description="the epochs the whole run's estimate covers")
     host_copies_gib: float | None = Field(default=None, description="host RAM of one full model copy per process")
     ranks: int | None = None
     host_ram_seen_gb: float | None = Field(default=None, description="the host RAM the post states, as written")
@@ -258,8 +259,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         return _render_rule(art, ph)
     obs = art["observation"]
     whole = bool(art.get("whole_run"))
-    span = str(ph["dia_span_run" if whole else "dia_span_epoch"]).format(epochs=_num((art.get("workload") or {})
-                                                                                     .get("epochs")))
+    span = str(ph["dia_span_run" if whole else "dia_span_epoch"]).format(epochs=_num(art.get("epochs")))
     first = str(ph[_verdict_key(art)]).format(
         count=art["gpu_count"], gpu=art["gpu_name"], model=art["model"]["name"], method=method_name(art, ph),
         seq=art["strategy"]["seq_len"], need=art["per_gpu_gib"], usable=art["usable_gib"], span=span,

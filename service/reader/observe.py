@@ -86,6 +86,8 @@ _IF_BEFORE = re.compile(r"(?:再大|再长|如果|要是|一旦|否则|不然|(?
                         re.IGNORECASE)
 _NORMAL = re.compile(r"正常吗|正常嘛|正常么|正常不|是否正常|对吗|合理吗|(?<![A-Za-z])(?:normal|expected|reasonable)(?![A-Za-z])",
                      re.IGNORECASE)
+_TOTAL = re.compile(r"一共|总共|总计|合计|整个训练|全程|(?<![A-Za-z])(?:in total|total of|altogether)(?![A-Za-z])",
+                    re.IGNORECASE)
 _PER_EPOCH = re.compile(r"每个?\s*(?:epoch|轮)|一个?\s*(?:epoch|轮)|(?<![A-Za-z])(?:per|an?|one|each|1)\s+epoch", re.IGNORECASE)
 _BARE_DURATION = re.compile(_DUR + r"(?!\s*(?:内|之内|以内|完成))")
 
@@ -118,7 +120,8 @@ def find_observation(text: str) -> tuple[Observed | None, str]:
         return Observed("util", util_pct=pct), blank(text, util.start(), util.end())
     for i, pattern in enumerate(_HOURS):
         if (m := pattern.search(text)) is not None and (hours := _hours(m)) is not None:
-            whole = i == len(_HOURS) - 1 and not _PER_EPOCH.search(text)  # 'took 88 hours': the run, not an epoch
+            # 'took 88 hours': the run, not an epoch; '3个epoch 一共用了60小时': the run's total
+            whole = (i == len(_HOURS) - 1 and not _PER_EPOCH.search(text)) or _TOTAL.search(text) is not None
             return Observed("hours", hours=hours, whole_run=whole), blank(text, m.start(), m.end())
     if _NORMAL.search(text) and (m := _BARE_DURATION.search(text)) is not None and (hours := _hours(m)):
         # 'One RTX 3090, 88 hours, normal? --num_epochs=10': the whole run unless an epoch is named

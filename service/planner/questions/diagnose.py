@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate
 from service.planner.questions.fit import gpu_for, short_name, usable_gib
+from service.planner.resolve import run_epochs
 from service.workload import DEFAULT_SEQ_LEN, Workload
 
 Artifact = dict[str, Any]
@@ -114,7 +115,7 @@ def _oom(cat: Catalog, w: Workload, gpu: str, n: int, base: Artifact) -> Artifac
 
 
 def _hours(obs: Observation, w: Workload, base: Artifact, ref_gpus: int = 0, ref: Artifact | None = None) -> Artifact:
-    epochs = w.epochs or 1.0
+    epochs = run_epochs(w, w.method)  # the epochs the estimate's hours cover (3 assumed when none are stated)
     per_epoch = base["training_hours"] / max(epochs, 1e-9)
     out: Artifact = {"estimated_hours_per_epoch": round(per_epoch, 2), "tokens_per_s": base["throughput_tokens_per_s"]}
     if obs.hours is None and ref is not None and ref["fits"] and ref["throughput_tokens_per_s"]:
@@ -146,8 +147,7 @@ def _hours(obs: Observation, w: Workload, base: Artifact, ref_gpus: int = 0, ref
                 "fixes": []}
     whole = obs.whole_run and epochs > 1  # 'took 88 hours' for 10 epochs: compare with the whole run
     if whole:
-        out["whole_run"] = True
-        out["estimated_hours_run"] = round(base["training_hours"], 2)
+        out.update({"whole_run": True, "estimated_hours_run": round(base["training_hours"], 2), "epochs": epochs})
     ratio = obs.hours / (base["training_hours"] if whole else per_epoch)
     out["ratio"] = round(ratio, 2)
     tokens_per_s = base["throughput_tokens_per_s"]
