@@ -16,7 +16,7 @@ from service.planner.serving_inference import InferenceResult, inference
 from service.planner.serving_plan import plan_serving
 from service.planner.serving_types import ServingPlan
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
-from service.questions.parts import Said
+from service.questions.parts import Part, Said
 from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
@@ -24,7 +24,6 @@ from service.workload import Workload
 _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
                  "request_rate", "ttft_ms", "tpot_ms")
-CARD_ROWS = 3  # options per cloud on the answer's card (the pick first)
 
 
 class ServingArgs(ServingWorkload):
@@ -35,6 +34,33 @@ class ServingArgs(ServingWorkload):
                               "memory, concurrency, throughput, latency, cost ...): the first line answers it")
 
 
+class Placed(Part):
+    """Where the deployment's top option runs."""
+
+    cloud: str
+    instance_type: str
+    nodes: int
+
+
+class ServingFigures(Part):
+    """The deployment in its headline figures: the pinned GPU's as deployed, else the plan's top option's."""
+
+    gpu: str | None = None
+    gpus_per_replica: int | None = None
+    replicas: int | None = None
+    total_gpus: int | None = None
+    starts: bool
+    min_gpus_for_weights: int | None = None
+    max_concurrency: float | None = None
+    kv_capacity_tokens: int | None = None
+    output_tokens_per_s: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    cost_cny_per_month: float | None = None
+    cny_per_million_tokens: float | None = None
+    instance: Placed | None = None
+
+
 class ServingAnswer(AnswerBase):
     kind: Literal["serving"] = "serving"
     workload: ServingWorkload
@@ -43,12 +69,37 @@ class ServingAnswer(AnswerBase):
     inference: InferenceResult | None = Field(default=None, description="the pinned GPU x count, as deployed")
     plan: ServingPlan | None = Field(default=None, description="where to rent it, per cloud")
 
+    def figures(self) -> ServingFigures:
+        """The headline figures (the evals' and the summary's)."""
+        inf, plan = self.inference, self.plan
+        top = plan.candidates[0] if plan is not None and plan.candidates else None
+        s = (inf.sizing if inf is not None else None) or (top.sizing if top is not None else None)
+        return ServingFigures(
+            gpu=(inf.gpu if inf is not None else None) or (s.gpu if s is not None else None),
+            gpus_per_replica=(s.gpus_per_replica if s is not None else None) or (inf.gpus if inf is not None else None),
+            replicas=s.replicas if s is not None else None,
+            total_gpus=(s.total_gpus if s is not None else None) or (inf.min_gpus_for_weights if inf is not None
+                                                                     else None),
+            starts=inf.starts if inf is not None else top is not None,
+            min_gpus_for_weights=inf.min_gpus_for_weights if inf is not None else None,
+            max_concurrency=(s.max_concurrency if s is not None else None) or (inf.max_concurrency if inf is not None
+                                                                               else None),
+            kv_capacity_tokens=(s.kv_capacity_tokens if s is not None else None) or (
+                inf.kv_capacity_tokens if inf is not None else None),
+            output_tokens_per_s=s.output_tokens_per_s if s is not None else None,
+            ttft_ms=s.ttft_ms if s is not None else None, tpot_ms=s.tpot_ms if s is not None else None,
+            cost_cny_per_month=top.cost_per_month_cny if top is not None else None,
+            cny_per_million_tokens=top.cny_per_million_output_tokens if top is not None else None,
+            instance=Placed(cloud=top.cloud, instance_type=top.instance_type, nodes=top.nodes)
+            if top is not None else None)
+
     def facts(self) -> dict[str, float]:
-        s = aliases(self)["serving"]
+        s = self.figures()
         keys = {"gpus_per_replica": "gpus_per_replica", "replicas": "replicas", "max_concurrency": "concurrency",
                 "output_tokens_per_s": "tokens_per_s", "ttft_ms": "ttft_ms", "cost_cny_per_month": "cny_per_month",
                 "kv_capacity_tokens": "kv_tokens", "total_gpus": "count"}
-        out = {name: float(s[k]) for k, name in keys.items() if isinstance(s.get(k), (int, float))}
+        out = {name: float(v) for k, name in keys.items() if isinstance(v := getattr(s, k), (int, float))
+               and not isinstance(v, bool)}
         inf = self.inference
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
@@ -244,66 +295,21 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
     return "\n".join(lines)
 
 
-def aliases(answer: ServingAnswer) -> dict[str, Any]:
-    """AskResult's `serving` and `serving_plan` fields (the documented aliases of `answer`)."""
-    art = answer.public()
-    inf, plan = art.get("inference"), art.get("plan")
-    top = plan["candidates"][0] if plan and plan["candidates"] else None
-    s = (inf or {}).get("sizing") or (top["sizing"] if top else None) or {}
-    out = {"gpu": (inf or {}).get("gpu") or s.get("gpu"), "gpus_per_replica": s.get("gpus_per_replica") or
-           (inf or {}).get("gpus"), "replicas": s.get("replicas"),
-           "total_gpus": s.get("total_gpus") or (inf or {}).get("min_gpus_for_weights"),
-           "starts": (inf or {}).get("starts", bool(top)),
-           "min_gpus_for_weights": (inf or {}).get("min_gpus_for_weights"), "max_concurrency": s.get("max_concurrency") or
-           (inf or {}).get("max_concurrency"), "kv_capacity_tokens": s.get("kv_capacity_tokens") or
-           (inf or {}).get("kv_capacity_tokens"), "output_tokens_per_s": s.get("output_tokens_per_s"),
-           "ttft_ms": s.get("ttft_ms"), "tpot_ms": s.get("tpot_ms"),
-           "cost_cny_per_month": top["cost_per_month_cny"] if top else None,
-           "cny_per_million_tokens": top["cny_per_million_output_tokens"] if top else None,
-           "instance": {"cloud": top["cloud"], "instance_type": top["instance_type"], "nodes": top["nodes"]}
-           if top else None}
-    return {"serving": out, "serving_plan": card(art)}
-
-
-def card(art: dict[str, Any]) -> dict[str, Any] | None:
-    """What the answer's card draws (web, Slack), kept small: the plan with its first CARD_ROWS options per cloud
-    (each cloud's pick first; the rejected list counted, not carried) and the pinned GPU's inference, both with
-    the name assumptions the answer states."""
-    plan, inf = art.get("plan"), art.get("inference")
-    if plan is None and inf is None:
-        return None
-    said = art.get("said") or []
-
-    def stated(d: dict[str, Any]) -> dict[str, Any]:
-        return {**d, "assumptions": [s[0] for s in said] + list(d.get("assumptions") or []),
-                "assumptions_zh": [s[1] for s in said] + list(d.get("assumptions_zh") or [])}
-
-    out: dict[str, Any] = {"plan": None, "inference": None if inf is None else stated(inf)}
-    if plan is not None:
-        shown: list[dict[str, Any]] = []
-        for c in plan["candidates"]:
-            if sum(o["cloud"] == c["cloud"] for o in shown) < CARD_ROWS:
-                shown.append(c)
-        out["plan"] = {**stated(plan), "candidates": shown, "rejected": []}
-        out["n_candidates"], out["n_rejected"] = len(plan["candidates"]), len(plan["rejected"])
-    return out
-
-
 def summary(o: ServingAnswer) -> str:
     """The deployment in a line (GPUs per replica x replicas, whether it starts, memory, load figures), then each
     cloud's pick with its price's date."""
-    s = aliases(o)["serving"]
+    s = o.figures()
     inf = o.inference
-    head = (f"{s['total_gpus'] or s['gpus_per_replica']}x {s['gpu']} ({s['gpus_per_replica']} per replica x "
-            f"{s['replicas']} replicas), starts={s['starts']}")
+    head = (f"{s.total_gpus or s.gpus_per_replica}x {s.gpu} ({s.gpus_per_replica} per replica x "
+            f"{s.replicas} replicas), starts={s.starts}")
     if inf is not None:
         head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
                  f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
         head += f"; fix {inf.fix}" if inf.fix and not inf.starts else ""
     label = inf.engine_assumed if inf is not None else (o.plan.engine_assumed if o.plan is not None else "")
     head += f" [{label}]" if label else ""
-    head += (f"; KV pool {s['kv_capacity_tokens']} tokens, max concurrency {s['max_concurrency']}, "
-             f"{s['output_tokens_per_s']} output tokens/s, TTFT {s['ttft_ms']} ms, TPOT {s['tpot_ms']} ms")
+    head += (f"; KV pool {s.kv_capacity_tokens} tokens, max concurrency {s.max_concurrency}, "
+             f"{s.output_tokens_per_s} output tokens/s, TTFT {s.ttft_ms} ms, TPOT {s.tpot_ms} ms")
     lines = [head]
     plan = o.plan
     if plan is not None:
