@@ -252,7 +252,7 @@ def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[P
     passages = unique_passages(passages)
     if not passages:
         return [], ""
-    body = knowledge.passage_body(passages[0].model_dump(mode="json"))
+    body = knowledge.passage_body(passages[0].text, passages[0].title)
     lines = [str(ph["meanwhile"]), "", knowledge.first_sentence(body, 240)]
     lines += ["", *_cite_lines(passages, ph)]
     return passages, "\n".join(lines).strip()
@@ -376,4 +376,4 @@ def _citations(ctx: Context, plan: _Plan, lang: str) -> list[PassageRef]:
 def _cite_lines(passages: Sequence[PassageRef], ph: Phrases) -> list[str]:
     from service.questions import plan_text
 
-    return plan_text.render_citations([p.model_dump(mode="json") for p in unique_passages(passages)], ph)
+    return plan_text.render_citations(unique_passages(passages), ph)
