@@ -5,7 +5,6 @@ that names a workload and GPUs also gets that workload sized on those cards."""
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -21,6 +20,7 @@ from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
 from service.questions.view import gpus_named, is_memory_class, subject_count, workload_fields
+from service.retrieval.passages import first_sentence, passage_body
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
 
@@ -325,24 +325,6 @@ def render_fact(fact: FactAnswer, ph: Phrases) -> str:
                  for (c, ratio, _), fams in groups.items()]
         return "\n".join([t.text("billing_first", cloud=clouds), *rules])
     return _regions(fact, ph, clouds)
-
-
-def passage_body(text: str, title: str) -> str:
-    """A passage's text without its leading title line (the answer shows the title once, as the link)."""
-    text = text.strip()
-    head, _, rest = text.partition("\n")
-    return rest.strip() if head.strip() and (head.strip() == title.strip() or head.strip() in title) else text
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of a passage, without Markdown marks: the one-line answer to a how-to question."""
-    body = re.sub(r"^#+\s.*$|[*_`>]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text, flags=re.M).strip()
-    body = re.sub(r"^\s*\|.*$", "", body, flags=re.M).strip()  # tables
-    body = re.sub(r"^\s*(?:[-*]|\d+[.、)])\s+", "", body, flags=re.M)  # list markers: the item is the sentence
-    m = re.search(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", body, flags=re.S)
-    out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
-    return out if len(out) <= limit else out[: limit - 1] + "…"
-
 
 
 def gpu_fact(g: GpuFact, ph: Phrases) -> str:

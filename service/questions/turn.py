@@ -39,6 +39,7 @@ from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
+from service.retrieval.passages import first_sentence, passage_body
 from service.workload import Workload
 
 FOLD_TURNS = 6  # earlier user messages a stateless conversation's last question is read from
@@ -252,8 +253,8 @@ def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[P
     passages = unique_passages(passages)
     if not passages:
         return [], ""
-    body = knowledge.passage_body(passages[0].text, passages[0].title)
-    lines = [str(ph["meanwhile"]), "", knowledge.first_sentence(body, 240)]
+    body = passage_body(passages[0].text, passages[0].title)
+    lines = [str(ph["meanwhile"]), "", first_sentence(body, 240)]
     lines += ["", *_cite_lines(passages, ph)]
     return passages, "\n".join(lines).strip()
 
