@@ -16,7 +16,10 @@ from functools import cache
 
 from service.frame import Frame, Outcome
 
-_OBSERVED_ASKS = frozenset({"time", "memory", "fits", "throughput", "latency", "concurrency", "count", "plan"})
+# A question about a run's time or speed with the run's own figure is a diagnosis ('一个epoch要20小时', read as a
+# time question); one that asks how many cards or how much memory stays a sizing question whatever the run did
+# ('32卡oom了，需要多少张A100': the count), as does 'can 8x40G do it?' after an OOM (the verdict)
+_OBSERVED_ASKS = frozenset({"time", "throughput", "latency"})
 _SERVE_ASKS = frozenset({"fits", "count", "memory", "concurrency", "throughput", "latency", "cost", "plan", "time",
                          "host"})
 _TRAIN_ASKS = {"fits": "feasibility", "count": "min_gpus", "memory": "min_gpus", "plan": "plan", "time": "plan",
