@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from service.catalog.loader import Catalog
 from service.evals.serving_rows import Case, LoadSpec, ServingRun, pod_sources, releases_by_source, to_case
 from service.sizing.serving.engines import engine_memory
-from service.sizing.serving.perf import batch_run, performance
+from service.sizing.serving.perf import batch_run, closed_run, performance
 from service.sizing.serving.types import EngineMemory, LoadPoint, Performance
 from service.sizing.serving.weights import estimate_weights
 
@@ -87,6 +87,8 @@ def _perf(c: Case, mem: EngineMemory) -> Performance:
     assert ld is not None and c.model is not None and c.gpu is not None and c.setup is not None
     if ld.kind == "batch":
         return batch_run(c.model, c.gpu, c.setup, max(1, round(ld.users)), ld.input_tokens, ld.output_tokens, mem)
+    if ld.kind == "closed" and ld.requests:
+        return closed_run(c.model, c.gpu, c.setup, ld.users, ld.requests, ld.input_tokens, ld.output_tokens, mem)
     point = (LoadPoint(ld.input_tokens, ld.output_tokens, concurrency=ld.users) if ld.kind == "closed"
              else LoadPoint(ld.input_tokens, ld.output_tokens, request_rate_per_s=ld.rate_per_s))
     return performance(c.model, c.gpu, c.setup, point, mem)
