@@ -229,7 +229,8 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         liger_swiglu=s.liger_swiglu or "swiglu" in str(extra.get("liger", "")).lower(),
         fsdp_wrapped=not _unwrapped(row), interconnect=interconnect(gpu, row.nodes) if gpu else None,
         expert_loop=bool(extra.get("expert_loop", False)), ds_bf16_master=s.ds_bf16_master,
-        shard_gpus=_int(extra.get("shard_gpus"), 0), **parallel)
+        shard_gpus=_int(extra.get("shard_gpus"), 0), expandable_segments=bool(extra.get("expandable_segments")),
+        **parallel)
     return setup, assumed
 
 

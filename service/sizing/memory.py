@@ -189,7 +189,14 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
     if setup.offload == "none" and not adapters:
         step_tmp = max(step_tmp, step_upcast_bytes(setup, trainable))
     acts_bytes = activation_gib(m, setup) * GIB
-    buf += max(0.0, step_tmp - (acts_bytes + buf + gathered))
+    backward = acts_bytes + buf + gathered
+    buf += max(0.0, step_tmp - backward)
+    # DeepSpeed ZeRO-3's step upcasts a sub-group into one flat fp32 tensor (up to 4 GB) after the backward: none
+    # of the backward's freed blocks holds it, so the caching allocator maps a new segment and keeps those cached
+    # (reserved, not allocated) unless segments are expandable
+    late_segment = 0.0
+    if step_tmp and deepspeed and z >= 3 and not setup.expandable_segments:
+        late_segment = min(step_upcast_bytes(setup, trainable), backward)
     paged = 0.0
     if setup.optimizer == "paged_adamw_8bit" and optim:
         # bitsandbytes paged optimizers allocate their states with cudaMallocManaged: outside PyTorch's allocator,
@@ -208,7 +215,8 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         activations_gib=acts,
         trainable_params=trainable,
         buffers_gib=buffers_gib,
-        allocator_gib=buffers.allocator_reserve_gib(persistent + gathered / GIB, acts + buffers_gib - gathered / GIB),
+        allocator_gib=buffers.allocator_reserve_gib(persistent + gathered / GIB, acts + buffers_gib - gathered / GIB)
+        + late_segment / GIB,
         runtime_gib=buffers.runtime_gib(setup),
         host_ram_gib=host + paged / GIB,
         paged_gib=paged / GIB,

@@ -65,6 +65,9 @@ class TrainSetup:
     # hybrid sharding (FSDP HYBRID_SHARD, DeepSpeed ZeRO++ hpZ / MiCS): states sharded over this many GPUs (a node)
     # and replicated across the groups; 0 = over every data-parallel GPU (n_gpus)
     shard_gpus: int = 0
+    # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: a large late allocation grows a segment instead of mapping
+    # a new one beside the cached blocks (less reserved beyond allocated)
+    expandable_segments: bool = False
     freeze_trainable_layers: int = 2  # LLaMA-Factory default for method=freeze
     grad_accum: int = 1  # micro-batches per optimizer step on each GPU (DDP reduces gradients once per step)
     # frozen 16-bit models held beside the policy and run forward only: DPO/KTO's reference model for a full
