@@ -38,6 +38,10 @@ def _where(ph: Phrases, cloud: str, instance: str, count: float, gpu: str, nodes
                                    count=f"{total:g}", gpu=gpu)
 
 
+def _zh(ph: Phrases) -> bool:
+    return ph.get("hours_unit") == "小时"
+
+
 def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.plan import PlanAnswer
 
@@ -45,7 +49,13 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
         return None
     c: TrainingCandidate = answer.plan.candidates[0]
     where = _where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes)
-    epochs = answer.plan.job.epochs
+    job = answer.plan.job
+    epochs = job.epochs
+    if job.data_basis == "assumed" and asked in ("plan", "time", "cost") and c.hours_per_1e8_tokens is not None:
+        # no data size given: the rate on the pick, never a total for an invented corpus
+        cny = "—" if c.cny_per_1e8_tokens is None else _n(c.cny_per_1e8_tokens)
+        return _ph(ph, "plan_rate").format(hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
+                                           note=job.data_note_zh if _zh(ph) else job.data_note)
     if asked == "time":
         per = c.training_hours / epochs if epochs else c.training_hours
         return _ph(ph, "plan_time").format(hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
@@ -81,6 +91,8 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
         return None  # it does not start: the verdict is the answer, whatever was asked
+    if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
+        return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
     if asked == "cost":
         if answer.usage_cost_cny_per_month is not None and answer.usage_hours_per_month and top is not None:
             return _ph(ph, "srv_cost_usage").format(
