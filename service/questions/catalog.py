@@ -40,6 +40,11 @@ class CatalogArgs(BaseModel):
     rdma: bool | None = None
     fp8: bool | None = None
     fact: Literal[FACTS] | None = Field(default=None, description="ask=fact: the fact")  # type: ignore[valid-type]
+    units: int = Field(default=1, ge=1, le=1000, description="breakeven: the machines they run")
+    total_gpus: int | None = Field(default=None, ge=1, le=4096, description="breakeven: the cards they run, when "
+                                   "said as cards ('8x A100')")
+    hours_per_month: float | None = Field(default=None, gt=0, le=744, description="breakeven: the hours a month "
+                                          "they run (730: around the clock)")
     place: str | None = Field(default=None, max_length=24, description="ask=fact regions: the city asked about "
                               "(a lexicon region code)")
     exact: bool = Field(default=False, description="ask=fact: the variant named (A100 80G)")
@@ -87,6 +92,12 @@ class BreakEvenPair(Part):
     hourly_cny: float
     monthly_cny: float
     break_even_hours: float
+    units: int | None = None
+    hours_per_month: float | None = None
+    on_demand_month_cny: float | None = None
+    monthly_month_cny: float | None = None
+    saving_month_cny: float | None = None
+    winner: Literal["monthly", "on_demand"] | None = None
 
 
 class BillingRuleLine(Part):
@@ -199,7 +210,8 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
     out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
                          family=args.family, clouds=list(args.clouds), billing=args.billing,
                          min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8,
-                         families=list(args.families))
+                         families=list(args.families), units=args.units, total_gpus=args.total_gpus,
+                         hours_per_month=args.hours_per_month)
     return CatalogAnswer.model_validate(out)
 
 
@@ -210,6 +222,10 @@ _ASK_OF_FACT = {"spot": "spot", "break_even": "breakeven", "billing": "breakeven
 def _ask(f: Frame, gpus: list[str], clouds: list[str], prev: CatalogArgs | None) -> CatalogAsk:
     """The catalog's look-up for the fact the frame asks (service/reader/catalog_asks.py reads it)."""
     fact, families = f.fact, [n for n in f.names if "." not in n]
+    if len(f.names) >= 2 and fact in (None, "side_by_side", "price", "family"):
+        return "families"  # 'GN10X.18XLARGE320 和 GN10Xp.20XLARGE320 哪个便宜': the two side by side
+    if fact == "instances" and not gpus and (f.constraints.needs or f.setup.hardware.gpu_count):
+        return "cheapest"  # 'which instances have 8 cards and RDMA, cheapest first'
     if fact == "side_by_side":
         return "families" if len(f.names) >= 2 else "side_by_side" if len(gpus) >= 2 else "price"
     if fact in _ASK_OF_FACT:
@@ -232,10 +248,17 @@ def _route(a: Ask) -> CatalogArgs:
     if a.prev is not None and a.prev.type == "catalog":
         prev = CatalogArgs.model_validate({k: v for k, v in a.prev.args.items() if k in CatalogArgs.model_fields})
     gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
-    clouds = [c for c in f.constraints.clouds if c in ("tencent", "jdcloud")]
+    clouds = [c for c in (*f.constraints.clouds, *(s.hardware.cloud for s in f.setups))
+              if c in ("tencent", "jdcloud")]
+    clouds = list(dict.fromkeys(clouds))
     ask = _ask(f, gpus, clouds, prev)
-    instance = next((n for n in f.names if "." in n), None)  # an instance type: GT4.4XLARGE96, p.n1v100.10xlarge
-    family = next((n for n in f.names if "." not in n), None)
+    hw = f.setup.hardware
+    if f.asked in ("winner", "savings") and (f.compared == "billing" or f.fact in ("break_even", "billing")
+                                            or f.constraints.usage_hours_per_month):
+        ask = "breakeven"  # 'two GN7 around the clock: monthly saves how much', '300 hours: hourly or monthly?'
+    names = [*f.names, *(n for n in (hw.instance,) if n and n not in f.names)]
+    instance = next((n for n in names if "." in n), None)  # an instance type: GT4.4XLARGE96, p.n1v100.10xlarge
+    family = next((n for n in names if "." not in n), None)
     base = prev.model_dump(exclude_unset=True, exclude={"ask", "families", "gpus"}) if prev is not None else {}
     out: dict[str, object] = {**base, "ask": ask, "question": "catalog", "asked": f.asked}
     out.update({k: v for k, v in (("gpu", gpus[0] if gpus else None), ("instance", instance),
@@ -257,6 +280,12 @@ def _route(a: Ask) -> CatalogArgs:
     elif ask == "fact":
         out.update({"fact": f.fact, "exact": f.setup.hardware.gpu_memory_gb is not None,
                     "place": f.region if f.fact == "regions" else None})
+    if ask in ("price", "instances", "breakeven", "spot") and family and hw.gpu_count and not instance:
+        out["min_cards"] = hw.gpu_count  # 'gn10xp 8卡那个': the family's size with that many cards
+    if ask == "breakeven":
+        hours = f.constraints.usage_hours_per_month or (730.0 if f.asked == "savings" else None)
+        out.update({"hours_per_month": hours, "units": hw.nodes or 1,
+                    "total_gpus": hw.gpu_count if not hw.nodes else None})
     return CatalogArgs.model_validate(out)
 
 

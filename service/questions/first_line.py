@@ -148,12 +148,30 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     return None
 
 
+def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.catalog import CatalogAnswer
+
+    if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
+        return None
+    p = answer.breakeven.pairs[0]
+    if p.winner is None or p.on_demand_month_cny is None or p.monthly_month_cny is None:
+        return None
+    units = f"{p.units} × " if p.units and p.units > 1 else ""
+    fields = {"od": _n(p.on_demand_month_cny), "mo": _n(p.monthly_month_cny), "be": _n(p.break_even_hours),
+              "hours": f"{p.hours_per_month or 0:g}", "save": _n(abs(p.saving_month_cny or 0.0)),
+              "what": f"{_name(ph, 'cloud_names', p.cloud)} {units}{p.instance_type}"}
+    if asked == "savings":
+        key = "bill_saves" if p.winner == "monthly" else "bill_costs_more"
+        return _ph(ph, key).format(**fields)
+    return _ph(ph, "bill_monthly" if p.winner == "monthly" else "bill_on_demand").format(**fields)
+
+
 def lead(answer: AnswerBase, ph: Phrases) -> str | None:
     """The line that answers `answer.asked` first, when the type's own first line answers something else."""
     asked = answer.asked
     if not asked:
         return None
-    for part in (_plan, _serving, _fit):
+    for part in (_plan, _serving, _fit, _catalog):
         line = part(answer, asked, ph)
         if line:
             return line

@@ -125,8 +125,9 @@ class Names:
         # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
         names = sorted({re.escape(r.family) for r in catalog.instances}, key=len, reverse=True)
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
+        spelled = {r.family.lower(): r.family for r in catalog.instances}
         self.reader = Reader(self.models, self.gpus, question_type,
-                             catalog=CatalogNames(families, dict(self.instances)))
+                             catalog=CatalogNames(families, dict(self.instances), spelled))
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""

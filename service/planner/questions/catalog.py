@@ -86,16 +86,27 @@ def _family_rows(cat: Catalog, family: str, clouds: list[str]) -> list[InstanceR
     return [r for r in _live(cat, clouds) if r.family.lower() == fam]
 
 
-def _breakeven(rows: list[dict[str, Any]], cat: Catalog) -> dict[str, Any]:
+def _breakeven(rows: list[dict[str, Any]], cat: Catalog, units: int = 1,
+               hours_per_month: float | None = None, total_gpus: int | None = None) -> dict[str, Any]:
     """Monthly against on-demand: the hours a month above which a month's subscription costs less, per instance
-    with both prices, and the families' billing rules."""
+    with both prices, and the families' billing rules. With the hours a month they run (`hours_per_month`, 730 for
+    around the clock) and the machines they run (`units`), each pair's month under both rules and the saving."""
     pairs = []
     for r in rows:
         od, mo = r["prices"].get("on_demand"), r["prices"].get("monthly")
         if od and mo and not od["on_request"] and not mo["on_request"] and od["unit"] == "hour":
-            pairs.append({"instance_type": r["instance_type"], "cloud": r["cloud"], "hourly_cny": od["price_cny"],
-                          "monthly_cny": mo["price_cny"],
-                          "break_even_hours": round(mo["price_cny"] / od["price_cny"], 1)})
+            pair: dict[str, Any] = {"instance_type": r["instance_type"], "cloud": r["cloud"],
+                                    "hourly_cny": od["price_cny"], "monthly_cny": mo["price_cny"],
+                                    "break_even_hours": round(mo["price_cny"] / od["price_cny"], 1)}
+            if hours_per_month is not None:
+                if total_gpus and units == 1:  # '8x A100 (HCCPNV4h)': the machines that many cards take
+                    units = max(1, -(-total_gpus // int(r["gpu_count"] or 1)))
+                hourly_month = round(od["price_cny"] * hours_per_month * units, 2)
+                monthly_month = round(mo["price_cny"] * units, 2)
+                pair.update(units=units, hours_per_month=hours_per_month, on_demand_month_cny=hourly_month,
+                            monthly_month_cny=monthly_month, saving_month_cny=round(hourly_month - monthly_month, 2),
+                            winner="monthly" if monthly_month < hourly_month else "on_demand")
+            pairs.append(pair)
     families = {r["family"] for r in rows}
     rules = [{"cloud": b.cloud, "family": b.family, "low": b.monthly_per_hourly_low, "high": b.monthly_per_hourly_high,
               "source": b.source} for b in cat.billing_rules if b.family in families or not families]
@@ -170,7 +181,8 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
                    instance: str | None = None, family: str | None = None, clouds: list[str] | None = None,
                    billing: str | None = None, min_memory_gb: float | None = None, min_cards: int | None = None,
                    rdma: bool | None = None, fp8: bool | None = None,
-                   families: list[str] | None = None) -> dict[str, Any]:
+                   families: list[str] | None = None, units: int = 1, total_gpus: int | None = None,
+                   hours_per_month: float | None = None) -> dict[str, Any]:
     """The answer to one catalog question, from the tables."""
     clouds = [c for c in (clouds or []) if c in CLOUDS]
     if ask == "families":
@@ -201,6 +213,9 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
     else:
         rows = [row(cat, r) for r in _live(cat, clouds) if g is None or gpu_family(r.gpu) == gpu_family(g.id)]
     rows = _sorted(rows)
+    if min_cards and ask in ("price", "instances", "breakeven", "spot") and (inst is None):
+        exact = [r for r in rows if r["gpu_count"] == min_cards]  # 'gn10xp 8卡那个': the family's 8-card size
+        rows = exact or [r for r in rows if r["gpu_count"] >= min_cards] or rows
     if ask == "cheapest":
         rows = [r for r in rows if (min_memory_gb is None or r["gpu_memory_gib"] >= min_memory_gb * 0.93)
                 and (min_cards is None or r["gpu_count"] >= min_cards) and (rdma is None or r["rdma"] == rdma)
@@ -209,7 +224,7 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
         rows.sort(key=lambda r: ((_per_gpu_hour(r) or 0) * (r["gpu_count"] if min_cards else 1), _confidence(r)))
         base.update({"min_memory_gb": min_memory_gb, "min_cards": min_cards, "rdma": rdma, "fp8": fp8})
     if ask == "breakeven":
-        base["breakeven"] = _breakeven(rows, cat)
+        base["breakeven"] = _breakeven(rows, cat, units, hours_per_month, total_gpus)
     if ask == "spot":
         base["spot"] = _spot(rows)
     if ask == "side_by_side":
