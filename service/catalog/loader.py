@@ -150,6 +150,12 @@ def load_catalog(
             prices = _merge(prices, read_csv_rows(price_overlay, PriceRow), _price_key)
             origins.append(str(price_overlay))
     if prices_file is not None:
+        from service.catalog.provenance import user_sheet_problems
+
+        problems = user_sheet_problems(prices_file, {r.instance_type for r in instances})
+        if problems:
+            raise CatalogError("\n".join(problems), f"Fix these rows of {prices_file} (each line says how), then run "
+                               f"`gpu-advisor catalog validate --prices {prices_file}`.")
         user = read_csv_rows(prices_file, PriceRow)
         overridden = {(p.instance_type, p.billing) for p in user}
         prices = [p for p in prices if (p.instance_type, p.billing) not in overridden] + user

@@ -213,6 +213,15 @@ def best_price(instance_type: str, billing: str, prices: Iterable[PriceRow]) -> 
     return _indexed("best_price", prices, _best_prices).get((instance_type, billing))
 
 
+def newer_price(used: PriceRow, prices: Iterable[PriceRow]) -> PriceRow | None:
+    """A newer dated price of the same instance, billing and region than the one `used` (a third party's 2026
+    capture, a promotion): shown beside it, never instead of it. None when `used` is the newest, or for estimates."""
+    newer = [p for p in prices_for(used.instance_type, prices)
+             if p is not used and p.billing == used.billing and p.region == used.region and not p.stale
+             and not p.on_request and p.confidence in ("official", "third_party") and p.dated > used.dated]
+    return max(newer, key=lambda p: p.dated) if newer else None
+
+
 def instances_for(
     instances: Iterable[InstanceRow],
     clouds: Iterable[str] = (),

@@ -65,15 +65,28 @@ def build_catalog_app() -> typer.Typer:
         emit_json(out) if json_out else print_mapping(out)
 
     @cat_app.command()
-    def validate() -> None:
-        """Validate every knowledge file; each problem names file, row and field."""
+    def validate(
+        prices: Annotated[Path | None, typer.Option(help="also check your own price sheet (CSV with the columns of "
+                                                    "knowledge/catalog/prices.csv): each row needs a date, a source "
+                                                    "and a price that can be true")] = None,
+    ) -> None:
+        """Validate every knowledge file; each problem names file, row and field. The shipped prices' provenance too:
+        public sources, official prices dated by their own page, estimates dated by their anchor."""
+        from service.catalog.loader import load_catalog
+        from service.catalog.provenance import price_problems, source_problems
         from service.errors import CatalogError
+        from service.settings import get_settings
 
         try:
-            cat = load()
+            shipped = load_catalog(get_settings().knowledge_dir)
+            cat = load(prices)
         except CatalogError as exc:
             typer.echo(f"error: {exc.message}\n{exc.fix}", err=True)
             raise typer.Exit(2) from exc
+        problems = price_problems(shipped.prices) + source_problems(shipped.instances, shipped.billing_rules)
+        if problems:
+            typer.echo("error: " + "\n".join(problems), err=True)
+            raise typer.Exit(2)
         by_conf: dict[str, int] = {}
         for p in cat.prices:
             by_conf[p.confidence] = by_conf.get(p.confidence, 0) + 1
