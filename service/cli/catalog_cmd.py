@@ -54,6 +54,12 @@ def build_catalog_app() -> typer.Typer:
         inst = find_instance(name, cat.instances)
         if inst is not None:
             out = instance_row(inst, cat).model_dump(mode="json")
+            if not json_out:  # each price on its own line: the figure, its date as a reader reads it, its confidence
+                from service.cli.render import print_prices
+
+                print_mapping({k: v for k, v in out.items() if k != "prices"})
+                print_prices(out["prices"])
+                return
         else:
             try:
                 g, note = resolve_gpu(name, cat.gpus)

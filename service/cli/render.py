@@ -185,6 +185,18 @@ def _price_cell(p: InstancePrice | None, sources: dict[str, int], on_request: bo
             f"{p.date_en} · {confidence_label(p.confidence, 'en')}{stale} [{n}]")
 
 
+def print_prices(prices: list[dict[str, Any]]) -> None:
+    """One instance's prices, a line each: billing, the figure, its date as a reader reads it (the content's age, when
+    it was read, and whether it may have changed), its confidence and its source."""
+    con = _console()
+    for p in prices:
+        price = (f"¥{p['price_low_cny']:,.2f}-{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
+        flags = " · price on request (reference)" if p.get("on_request") else " · promotion" if p.get("promo") else ""
+        con.print(f"{_BILLING_EN[p['billing']]}: {price}/{p['unit']} · {p['date_en']} · "
+                  f"{confidence_label(p['confidence'], 'en')}{flags}\n  {strip_internal(p['source'])}",
+                  soft_wrap=True, markup=False, highlight=False)
+
+
 def print_mapping(obj: dict[str, Any]) -> None:
     t = Table("field", "value")
     for k, v in obj.items():

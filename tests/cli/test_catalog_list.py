@@ -8,6 +8,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import typer
@@ -82,3 +83,16 @@ def test_an_undated_page_says_its_age_and_when_it_was_captured(app: typer.Typer,
 def test_bad_values_are_one_line_naming_the_option(app: typer.Typer, args: list[str], named: str) -> None:
     result = CliRunner().invoke(app, ["catalog", "list", *args])
     assert result.exit_code == 2 and named in result.output
+
+
+@pytest.mark.parametrize(("instance", "year"), [("GN7.2XLARGE32", 2021), ("GT4.4XLARGE96", 2021),
+                                                ("p.n1v100.2xlarge", 2018)])
+def test_catalog_show_says_an_old_list_price_s_age(cli: Any, instance: str, year: int) -> None:
+    # issue 39: `catalog show` of an instance whose only official price is on an old list page
+    out = json.loads(cli("catalog", "show", instance, "--json").stdout)
+    listed = next(p for p in out["prices"] if p["billing"] == "on_demand" and p["confidence"] == "official")
+    assert listed["date_en"].startswith(f"list price from a ~{year} price page; it may have changed, check the "
+                                        "cloud's official price calculator")
+    assert listed["date_zh"].startswith(f"刊例价来自约 {year} 年的价格页，可能已调整，请以官网价格计算器为准")
+    plain = " ".join(cli("catalog", "show", instance).stdout.split())
+    assert f"list price from a ~{year} price page" in plain

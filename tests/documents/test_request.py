@@ -169,16 +169,15 @@ def test_cloud_without_a_pick_is_named(plans: dict[str, Any]) -> None:
 def test_the_document_says_why_the_pick_beats_the_cheaper_option(catalog: Catalog, lang: str) -> None:
     # Regression: the approval document said the pick ranks first ("cheapest") and then listed a cheaper option
     # without the reason the page gives (the plan's pick_reasons: here the cheaper one is tight on memory)
+    # a cheaper option that is tight on memory, set explicitly (the shipped prices move with their sources, issue 39)
+    from dataclasses import replace
+
+    from service.catalog.schema import PriceRow
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
     from service.workload import Workload
 
     from .conftest import TODAY
-
-    # a cheaper option that is tight on memory, set explicitly (the shipped prices move with their sources, issue 39)
-    from dataclasses import replace
-
-    from service.catalog.schema import PriceRow
 
     tight = PriceRow(instance_type="GNV4v.3XLARGE58", billing="on_demand", price_cny=5.74, unit="hour",
                      source="https://example.com/test", as_of=TODAY, confidence="estimate", anchor="a test figure")
