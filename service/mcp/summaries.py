@@ -61,7 +61,7 @@ _BILLING_WORDS = {"on_demand": "on-demand", "monthly": "monthly", "spot": "spot"
 
 def _instance_line(r: dict[str, Any], billing: str | None) -> str:
     shape = (f"{r['instance_type']} ({r['cloud']}, {r['gpu_count']:g}x {r['gpu']} {r['gpu_memory_gib']:g} GiB, "
-             f"{host_text(r['vcpus'], r['memory_gib'], 'en')}" + (", RDMA" if r["rdma"] else "") + ")")
+             f"{host_text(r.get('vcpus'), r.get('memory_gib'), 'en')}" + (", RDMA" if r["rdma"] else "") + ")")
     if r["price_on_request"]:
         return f"{shape}: price on request ({r['quote_link']})"
     prices = r["prices"]
