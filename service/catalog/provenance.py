@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
-from service.catalog.schema import BillingRule, InstanceRow, PriceRow
+from service.catalog.schema import BillingRule, FamilyRow, InstanceRow, PriceRow
 
 _PUBLIC_URL = re.compile(r"https?://[^\s/]+\.[^\s/]+/?\S*")
 _LOCAL = re.compile(r"^https?://(?:localhost|127\.|0\.0\.0\.0|10\.|192\.168\.)", re.I)
@@ -89,12 +89,15 @@ def price_problems(prices: Iterable[PriceRow], today: date | None = None) -> lis
     return out
 
 
-def source_problems(instances: Iterable[InstanceRow], rules: Iterable[BillingRule]) -> list[str]:
-    """Instance and billing-rule rows whose user-facing source is not one public URL."""
+def source_problems(instances: Iterable[InstanceRow], rules: Iterable[BillingRule],
+                    families: Iterable[FamilyRow] = ()) -> list[str]:
+    """Instance, billing-rule and family rows whose user-facing source is not one public URL."""
     out = [f"instances.csv {r.cloud}/{r.instance_type}: source '{r.source}' is not a public URL. Cite the public "
            "page (pinned to its commit for a repository)." for r in instances if not is_public_url(r.source)]
     out += [f"billing_rules.csv {b.cloud}/{b.family}: source '{b.source}' is not a public URL."
             for b in rules if not is_public_url(b.source)]
+    out += [f"families.csv {f.cloud}/{f.family}: source '{f.source}' is not a public URL."
+            for f in families if not is_public_url(f.source)]
     return out
 
 

@@ -117,6 +117,23 @@ class InstanceRow(_Row):
         return self.gpu_count < 1
 
 
+class FamilyRow(_Row):
+    """An instance family a cloud's own documents name, with what is known of it: the families with sized rows in
+    instances.csv and those known by name only (Tencent's TKE node models list PNV5, PNV5i, GC49 and GC49d with no
+    GPU or sizes). An unknown field stays empty; it is never guessed."""
+
+    cloud: Cloud
+    family: str
+    gpu: str = Field(default="", description="GpuSpec.id where a source states it; empty: not published")
+    sale_status: SaleStatus = "unknown"
+    source: str = Field(description="one public URL: the document that names the family")
+    as_of: date
+    confidence: FactConfidence = Field(description="official: the cloud's own document names the family (its GPU "
+                                       "may still be unknown)")
+    note: str = Field(description="what is known and what is not, in English")
+    note_zh: str = Field(description="the same in Chinese")
+
+
 # Dates that stand in for "the page has no date": never a real price date (`gpu-advisor catalog validate` rejects
 # them; an undated page leaves `as_of` empty and says when it was captured).
 STAND_IN_DATES = frozenset({date(2020, 1, 1), date(1970, 1, 1), date(2000, 1, 1), date(1900, 1, 1)})

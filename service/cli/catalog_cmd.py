@@ -89,7 +89,8 @@ def build_catalog_app() -> typer.Typer:
         except CatalogError as exc:
             typer.echo(f"error: {exc.message}\n{exc.fix}", err=True)
             raise typer.Exit(2) from exc
-        problems = price_problems(shipped.prices) + source_problems(shipped.instances, shipped.billing_rules)
+        problems = price_problems(shipped.prices) + source_problems(shipped.instances, shipped.billing_rules,
+                                                                    shipped.families)
         if problems:
             typer.echo("error: " + "\n".join(problems), err=True)
             raise typer.Exit(2)
@@ -100,7 +101,7 @@ def build_catalog_app() -> typer.Typer:
         for r in cat.instances:
             per_cloud[r.cloud] = per_cloud.get(r.cloud, 0) + 1
         typer.echo(f"ok: {len(cat.gpus)} GPUs, {len(cat.models)} models, instances {per_cloud}, "
-                   f"prices {len(cat.prices)} by confidence {by_conf}")
+                   f"prices {len(cat.prices)} by confidence {by_conf}, families {len(cat.families)}")
 
     from service.catalog.sync_cli import register as register_sync  # the SDKs load only when sync runs
 

@@ -176,6 +176,8 @@ class CatalogAnswer(AnswerBase):
     cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
     regions: list[str] = Field(default_factory=list)
     fact: dict[str, Any] | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
+    family_info: dict[str, Any] | None = Field(default=None, description="a family the cloud's documents name with "
+                                               "no size or price published (knowledge/catalog/families.csv)")
 
     def facts(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -310,6 +312,9 @@ def _family_line(f: dict[str, Any], ph: Phrases) -> str:
 
 def _first(art: dict[str, Any], ph: Phrases) -> str:
     ask, rows = art["ask"], art.get("rows") or []
+    if art.get("family_info"):  # named by the cloud's documents, nothing else published: say so, with the source
+        fi = art["family_info"]
+        return f"{fi['note_zh'] if _lang(ph) == 'zh' else fi['note']} {fi['source']}"
     subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
     where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
     if not rows and ask not in ("offer", "side_by_side", "families", "fact"):

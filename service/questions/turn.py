@@ -121,9 +121,11 @@ class Names:
         self.instance_gpus = {r.instance_type: (r.gpu, r.gpu_count) for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
         families = frozenset({r.family.lower() for r in catalog.instances} |
-                             {r.instance_type.lower() for r in catalog.instances})
+                             {r.instance_type.lower() for r in catalog.instances} |
+                             {f.family.lower() for f in catalog.families})  # named only ('PNV5是什么卡')
         # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
-        names = sorted({re.escape(r.family) for r in catalog.instances}, key=len, reverse=True)
+        names = sorted({re.escape(r.family) for r in catalog.instances} | {re.escape(f.family) for f in catalog.families},
+                       key=len, reverse=True)
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
         self.reader = Reader(self.models, self.gpus, question_type,
                              catalog=CatalogNames(families, dict(self.instances)))

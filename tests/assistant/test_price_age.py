@@ -32,3 +32,11 @@ def test_a_newer_dated_capture_is_shown_beside_the_list_price(assistant: Any) ->
     # GT4.4XLARGE96: list ¥28.64 (~2021 page) and a 2026-09-15 calculator capture at the promotional ¥26.97
     first = assistant.ask("GT4.4XLARGE96 按量多少钱").answer_markdown.strip().splitlines()[0]
     assert "¥28.64/小时" in first and "较新：2026-09-15" in first and "¥26.97/小时（官网优惠价）" in first
+
+
+@pytest.mark.parametrize(("question", "family"), [("PNV5是什么卡", "PNV5"), ("What is Tencent PNV5i?", "PNV5i"),
+                                                  ("腾讯云 GC49 是什么机型", "GC49")])
+def test_a_family_known_by_name_only_says_so(assistant: Any, question: str, family: str) -> None:
+    first = assistant.ask(question).answer_markdown.strip().splitlines()[0]
+    assert first.startswith(f"{family}") and ("未经证实" in first or "unverified" in first)
+    assert "https://www.tencentcloud.com/document/product/457/54485" in assistant.ask(question).answer_markdown

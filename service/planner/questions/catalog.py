@@ -199,6 +199,11 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
         base["family"] = family
     elif family:
         rows = [row(cat, r) for r in _family_rows(cat, family, clouds)]
+        known = next((f for c in clouds if (f := cat.family(c, family)) is not None), None) if clouds \
+            else cat.family(None, family)
+        if not rows and known is not None:  # a family the cloud's documents name with no size or price published
+            return {**base, "family": known.family, "clouds": [known.cloud], "rows": [], "matched": 0,
+                    "on_request": [], "answer": "named_only", "family_info": known.model_dump(mode="json")}
         if not rows:
             raise InvalidInputError(f"family: no instance family '{family}' in the catalog.",
                                     "Name one as the cloud writes it, e.g. GN7, GT4, HCCPNV4sn or p.n1v100.")
