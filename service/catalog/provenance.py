@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
-from service.catalog.schema import BillingRule, FamilyRow, InstanceRow, PriceRow
+from service.catalog.schema import BillingRule, FamilyRow, InstanceRow, ModelSpec, PriceRow
+from service.catalog.unsized import UnsizedModel
 
 _PUBLIC_URL = re.compile(r"https?://[^\s/]+\.[^\s/]+/?\S*")
 _LOCAL = re.compile(r"^https?://(?:localhost|127\.|0\.0\.0\.0|10\.|192\.168\.)", re.I)
@@ -98,6 +99,22 @@ def source_problems(instances: Iterable[InstanceRow], rules: Iterable[BillingRul
             for b in rules if not is_public_url(b.source)]
     out += [f"families.csv {f.cloud}/{f.family}: source '{f.source}' is not a public URL."
             for f in families if not is_public_url(f.source)]
+    return out
+
+
+def unsized_problems(unsized: Iterable[UnsizedModel], models: Iterable[ModelSpec]) -> list[str]:
+    """unsized_models.yaml rows with no public URL, or named like a sized catalog row (which would answer first)."""
+    from service.catalog.queries import model_index, normalize
+
+    sized = model_index(models)
+    out: list[str] = []
+    for u in unsized:
+        if not is_public_url(u.url):
+            out.append(f"unsized_models.yaml {u.id}: source has no public URL. Cite the model card or config.json.")
+        clash = sorted({n for n in (u.id, *u.names) if normalize(n) in sized})
+        if clash:
+            out.append(f"unsized_models.yaml {u.id}: {', '.join(clash)} already names a sized row of models.yaml; "
+                       "drop the name from one of the two files.")
     return out
 
 

@@ -166,6 +166,11 @@ def match_model(name: str, models: Sequence[ModelSpec]) -> ModelMatch:
         found = lookup(normalize(candidate), index)
         if found is not None:
             return ModelMatch(*found)
+    from service.catalog.unsized import UnsizedModelError, find_unsized
+
+    unsized = find_unsized(name)  # known but not sized (DeepSeek-V4, Gemma-4): say so, never another model's size
+    if unsized is not None:
+        raise UnsizedModelError(name, unsized)
     raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
 
 

@@ -122,3 +122,13 @@ def test_a_good_user_sheet_passes(tmp_path: Path) -> None:
     assert user_sheet_problems(sheet, {"GT4.4XLARGE96"}, TODAY) == []
     cat = load_catalog(KNOWLEDGE, prices_file=sheet)
     assert any(p.source == GOOD["source"] and p.price_cny == 25.0 for p in cat.prices)
+
+
+def test_unsized_rows_need_a_public_url_and_a_name_no_sized_row_has(catalog) -> None:
+    from service.catalog.provenance import unsized_problems
+    from service.catalog.unsized import UnsizedModel, unsized_models
+
+    assert unsized_problems(unsized_models(), catalog.models) == []  # the shipped list
+    bad = UnsizedModel(id="X-1", names=("Qwen3-8B",), why_en="w", why_zh="w", source="owner/repo:config.json@abc")
+    problems = unsized_problems([bad], catalog.models)
+    assert any("no public URL" in p for p in problems) and any("Qwen3-8B" in p for p in problems)
