@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from service.catalog.reference import REFERENCE_FILE, ReferencePrice
 from service.catalog.schema import BillingRule, FamilyRow, GpuSpec, InstanceRow, ModelSpec, PriceRow
 from service.errors import CatalogError
 from service.yamlio import load_yaml
@@ -34,6 +35,8 @@ class Catalog:
     origins: tuple[str, ...] = field(default=())  # files the catalog was built from, in overlay order
     billing_rules: tuple[BillingRule, ...] = field(default=())
     families: tuple[FamilyRow, ...] = field(default=())
+    # other clouds' list prices for the same GPUs: shown beside a plan as a reference, never planned on
+    reference_prices: tuple[ReferencePrice, ...] = field(default=())
 
     def family(self, cloud: str | None, name: str) -> FamilyRow | None:
         """The family row of `name` (case-insensitive), on `cloud` when given."""
@@ -150,6 +153,8 @@ def load_catalog(
     rules = read_csv_rows(rules_file, BillingRule) if rules_file.is_file() else []
     families_file = knowledge_dir / FAMILIES_FILE
     families = read_csv_rows(families_file, FamilyRow) if families_file.is_file() else []
+    reference_file = knowledge_dir / REFERENCE_FILE
+    reference = read_csv_rows(reference_file, ReferencePrice) if reference_file.is_file() else []
     if overlay_dir is not None and overlay_dir.is_dir():
         inst_overlay = overlay_dir / "instances.csv"
         price_overlay = overlay_dir / "prices.csv"
@@ -171,7 +176,7 @@ def load_catalog(
         prices = [p for p in prices if (p.instance_type, p.billing) not in overridden] + user
         origins.append(str(prices_file))
     catalog = Catalog(tuple(gpus), tuple(instances), tuple(prices), tuple(models), tuple(origins), tuple(rules),
-                      tuple(families))
+                      tuple(families), tuple(reference))
     check_references(catalog)
     return catalog
 
@@ -193,6 +198,8 @@ def check_references(catalog: Catalog) -> None:
         seen.add(_instance_key(r))
     problems += [f"families.csv: {f.family} names unknown GPU '{f.gpu}'" for f in catalog.families
                  if f.gpu and f.gpu not in known_gpus]
+    problems += [f"reference_prices.csv: {r.cloud} {r.instance_type or r.product} names unknown GPU '{r.gpu}'"
+                 for r in catalog.reference_prices if r.gpu not in known_gpus]
     known_types = {r.instance_type for r in catalog.instances}
     problems += [
         f"prices.csv: price for unknown instance '{p.instance_type}'"

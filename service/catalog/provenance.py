@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
+from service.catalog.reference import ReferencePrice
 from service.catalog.schema import BillingRule, FamilyRow, InstanceRow, ModelSpec, PriceRow
 from service.catalog.unsized import UnsizedModel
 
@@ -99,6 +100,21 @@ def source_problems(instances: Iterable[InstanceRow], rules: Iterable[BillingRul
             for b in rules if not is_public_url(b.source)]
     out += [f"families.csv {f.cloud}/{f.family}: source '{f.source}' is not a public URL."
             for f in families if not is_public_url(f.source)]
+    return out
+
+
+def reference_problems(rows: Iterable[ReferencePrice], today: date | None = None) -> list[str]:
+    """Other clouds' reference rows: one public URL read, the cloud's own page when it was a capture, no future date."""
+    today = today or date.today()
+    out: list[str] = []
+    for r in rows:
+        what = f"reference_prices.csv {r.cloud} {r.instance_type or r.product} ({r.gpu})"
+        if not is_public_url(r.source):
+            out.append(f"{what}: source '{r.source}' is not a public URL. Cite the page or API answer it was read from.")
+        if r.basis == "capture" and not is_public_url(r.page):
+            out.append(f"{what}: a capture without the page it captured. Give `page`, the cloud's own price page.")
+        if _future(r.as_of, today):
+            out.append(f"{what}: as_of {r.as_of} is in the future. Give the day the price was read.")
     return out
 
 

@@ -79,7 +79,12 @@ def build_catalog_app() -> typer.Typer:
         """Validate every knowledge file; each problem names file, row and field. The shipped prices' provenance too:
         public sources, official prices dated by their own page, estimates dated by their anchor."""
         from service.catalog.loader import load_catalog
-        from service.catalog.provenance import price_problems, source_problems, unsized_problems
+        from service.catalog.provenance import (
+            price_problems,
+            reference_problems,
+            source_problems,
+            unsized_problems,
+        )
         from service.catalog.unsized import UNSIZED_FILE, read_unsized
         from service.errors import CatalogError
         from service.settings import get_settings
@@ -94,7 +99,7 @@ def build_catalog_app() -> typer.Typer:
                                                                     shipped.families)
         unsized_file = get_settings().knowledge_dir / UNSIZED_FILE
         unsized = read_unsized(unsized_file) if unsized_file.is_file() else ()
-        problems += unsized_problems(unsized, shipped.models)
+        problems += unsized_problems(unsized, shipped.models) + reference_problems(shipped.reference_prices)
         if problems:
             typer.echo("error: " + "\n".join(problems), err=True)
             raise typer.Exit(2)
@@ -106,7 +111,7 @@ def build_catalog_app() -> typer.Typer:
             per_cloud[r.cloud] = per_cloud.get(r.cloud, 0) + 1
         typer.echo(f"ok: {len(cat.gpus)} GPUs, {len(cat.models)} models, instances {per_cloud}, "
                    f"prices {len(cat.prices)} by confidence {by_conf}, families {len(cat.families)}, "
-                   f"known but not sized {len(unsized)}")
+                   f"known but not sized {len(unsized)}, other clouds' reference prices {len(cat.reference_prices)}")
 
     from service.catalog.sync_cli import register as register_sync  # the SDKs load only when sync runs
 

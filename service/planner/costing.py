@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from service.catalog.queries import best_price, newer_price
+from service.catalog.reference import ReferencePrice, reference_line
 from service.catalog.schema import InstanceRow, PriceRow
 from service.labels import newer_price_text, price_when, public_source, strip_internal
 from service.sizing.compute import SPOT_RERUN_OVERHEAD
@@ -190,3 +191,11 @@ def budget_verdict(line: CostLine, budget: float | None, period: str) -> bool | 
 
 def deadline_verdict(hours: float, deadline: float | None) -> bool | None:
     return None if deadline is None else hours <= deadline
+
+
+def reference_notes(gpu_id: str, gpu_label: str, rows: tuple[ReferencePrice, ...] | list[ReferencePrice]) -> list[Note]:
+    """Other clouds' list price for the same GPU, one comparison line (a reference, never planned on); none when no
+    other cloud's price for it is known."""
+    en = reference_line(gpu_id, gpu_label, rows, "en")
+    return [Note("price_reference", en, reference_line(gpu_id, gpu_label, rows, "zh"), "info")] if en else []
+

@@ -33,6 +33,7 @@ from service.planner.costing import (
     price_notes,
     quote,
     quote_notes,
+    reference_notes,
 )
 from service.planner.generic import is_estimated
 from service.planner.serving_launch import launch
@@ -97,6 +98,7 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
     lines = cost_lines(inst, nodes, HOURS_PER_MONTH, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
     warnings = [*bill_notes, *_serving_notes(w, gpu, inst, s)]
+    warnings += reference_notes(gpu.id, gpu.id, cat.reference_prices)  # other clouds, a reference only
     if replicas > s.replicas:
         spare = replicas - s.replicas
         warnings.append(Note("spare_replicas", f"{spare} replica(s) beyond what the load needs run on GPUs this "
