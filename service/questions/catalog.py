@@ -10,9 +10,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from service.frame import Frame
-from service.labels import confidence_label, per_unit, price_date
+from service.labels import confidence_label, newer_price_text, per_unit, price_when, unpublished
 from service.planner.questions.catalog import ASKS, catalog_answer
 from service.planner.questions.facts import FACTS, catalog_fact
+from service.planner.serving_types import NewerPrice
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part
 from service.questions.view import gpus_named, is_memory_class
@@ -64,6 +65,9 @@ class PriceLine(Part):
     confidence: str
     on_request: bool = False
     promo: bool = False
+    content_as_of: str | None = None
+    content_basis: str | None = None
+    newer: NewerPrice | None = None
 
 
 class CatalogRow(Part):
@@ -73,8 +77,8 @@ class CatalogRow(Part):
     gpu: str
     gpu_count: float
     gpu_memory_gib: float
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     network_gbps: float | None = None
     rdma: bool
     regions: str = ""
@@ -151,8 +155,8 @@ class FamilyLine(Part):
     cards: list[float]
     rdma: bool
     network_gbps: float | None = None
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     per_gpu_hour_cny: float | None = None
     worth: bool | None = None
 
@@ -183,6 +187,8 @@ class CatalogAnswer(AnswerBase):
     cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
     regions: list[str] = Field(default_factory=list)
     fact: dict[str, Any] | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
+    family_info: dict[str, Any] | None = Field(default=None, description="a family the cloud's documents name with "
+                                               "no size or price published (knowledge/catalog/families.csv)")
 
     def facts(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -195,7 +201,9 @@ class CatalogAnswer(AnswerBase):
             mo = top.prices.get("monthly")
             if mo is not None:
                 out["cny_per_month"] = mo.price_cny
-            out.update({"vcpu": float(top.vcpus), "ram_gib": top.memory_gib, "count": float(top.gpu_count)})
+            out.update({"count": float(top.gpu_count)})
+            if top.vcpus is not None and top.memory_gib is not None:  # not published: no figure
+                out.update({"vcpu": float(top.vcpus), "ram_gib": top.memory_gib})
         if self.breakeven and self.breakeven.pairs:
             out["break_even_hours"] = self.breakeven.pairs[0].break_even_hours
         return out
@@ -300,10 +308,10 @@ def _lang(ph: Phrases) -> str:
 def _p(p: dict[str, Any], ph: Phrases) -> str:
     """'¥28.64/小时（页面未注明日期 · 抓取于 2026-12-01 · 官方）'."""
     lang = _lang(ph)
-    when = price_date(p.get("as_of"), p.get("captured"), lang)
+    when = price_when(p, lang)
     price = (f"¥{p['price_low_cny']:,.2f}–{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
     return str(ph["cat_price"]).format(price=price, unit=per_unit(p["unit"], lang), date=when,
-                                       confidence=confidence_label(p["confidence"], lang))
+                                       confidence=confidence_label(p["confidence"], lang)) + newer_price_text(p, lang)
 
 
 def _row_line(r: dict[str, Any], ph: Phrases) -> str:
@@ -313,7 +321,9 @@ def _row_line(r: dict[str, Any], ph: Phrases) -> str:
         str(ph["cat_price_reference"]).format(price=_p(refs[0], ph)) if refs else "")
     return str(ph["cat_row"]).format(cloud=_cloud(r["cloud"], ph), instance=r["instance_type"],
                                      count=f"{r['gpu_count']:g}", gpu=r["gpu"], mem=f"{r['gpu_memory_gib']:g}",
-                                     vcpus=r["vcpus"], ram=f"{r['memory_gib']:g}",
+                                     vcpus=r["vcpus"] if r["vcpus"] is not None else unpublished(_lang(ph)),
+                                     ram=f"{r['memory_gib']:g}" if r["memory_gib"] is not None
+                                     else unpublished(_lang(ph)),
                                      net=f"{r['network_gbps']:g} Gbps" if r.get("network_gbps") else "—",
                                      rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
 
@@ -324,12 +334,16 @@ def _family_line(f: dict[str, Any], ph: Phrases) -> str:
     return str(ph["cat_family_item"]).format(
         family=f["family"], cloud=_cloud(f["cloud"], ph), gpus="/".join(f["gpus"]), mem=f"{f['gpu_memory_gib']:g}",
         cards=cards, rdma=ph["cat_rdma"] if f["rdma"] else "",
-        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—", vcpus=f["vcpus"],
-        ram=f"{f['memory_gib']:g}", per=per)
+        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—",
+        vcpus=f["vcpus"] if f["vcpus"] is not None else unpublished(_lang(ph)),
+        ram=f"{f['memory_gib']:g}" if f["memory_gib"] is not None else unpublished(_lang(ph)), per=per)
 
 
 def _first(art: dict[str, Any], ph: Phrases) -> str:
     ask, rows = art["ask"], art.get("rows") or []
+    if art.get("family_info"):  # named by the cloud's documents, nothing else published: say so, with the source
+        fi = art["family_info"]
+        return f"{fi['note_zh'] if _lang(ph) == 'zh' else fi['note']} {fi['source']}"
     subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
     where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
     if not rows and ask not in ("offer", "side_by_side", "families", "fact"):
@@ -429,7 +443,7 @@ def _render(answer: CatalogAnswer, ph: Phrases) -> str:
 def _summary(o: CatalogAnswer) -> str:
     head = f"{o.ask}: {o.answer}; {o.matched} rows"
     rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
-        f"{b} ¥{p.price_cny:g}/{p.unit} ({price_date(p.as_of, p.captured, 'en')}, {p.confidence})"
+        f"{b} ¥{p.price_cny:g}/{p.unit} ({price_when(p, 'en')}, {p.confidence})"
         for b, p in r.prices.items()) for r in o.rows[:5])
     return f"{head}. {rows}"[:2000]
 

@@ -65,8 +65,8 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
             return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
         return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
                                            billing=_name(ph, "billing_names", str(c.billing)))
-    if asked == "host" and answer.host is not None:
-        h = answer.host
+    if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
+        h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
         return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
                                            ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
                                            have_ram=_n(c.memory_gib * c.nodes))

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from service.catalog.loader import Catalog
-from service.catalog.queries import best_price, find_instance, gpu_family, resolve_gpu
+from service.catalog.queries import best_price, find_instance, gpu_family, newer_price, resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow, PriceRow
 from service.errors import AdvisorError, InvalidInputError
-from service.planner.costing import QUOTE_LINKS
+from service.planner.costing import QUOTE_LINKS, newer_dict
 
 Ask = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "families"]
 ASKS: tuple[str, ...] = ("price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side")
@@ -39,7 +39,7 @@ def _gpu(cat: Catalog, name: str | None) -> GpuSpec | None:
         return None
 
 
-def _price(p: PriceRow | None, inst: InstanceRow) -> dict[str, Any] | None:
+def _price(p: PriceRow | None, inst: InstanceRow, prices: tuple[PriceRow, ...] = ()) -> dict[str, Any] | None:
     if p is None:
         return None
     per_gpu = p.price_cny / inst.gpu_count if p.unit == "hour" else p.price_cny / inst.gpu_count / HOURS_PER_MONTH
@@ -47,13 +47,16 @@ def _price(p: PriceRow | None, inst: InstanceRow) -> dict[str, Any] | None:
             "price_low_cny": p.price_low_cny, "source": p.source,
             "as_of": p.as_of.isoformat() if p.as_of else None,
             "captured": p.captured.isoformat() if p.captured else None, "confidence": p.confidence,
-            "on_request": p.on_request, "promo": p.promo}
+            "on_request": p.on_request, "promo": p.promo,
+            "content_as_of": p.content_as_of.isoformat() if p.content_as_of else None,
+            "content_basis": p.content_basis, "newer": newer_dict(newer_price(p, prices)) if prices else None}
 
 
 def row(cat: Catalog, inst: InstanceRow) -> dict[str, Any]:
-    """An instance with its GPU's specs and its price under each billing rule the catalog has."""
+    """An instance with its GPU's specs and its price under each billing rule the catalog has (and, beside each, a
+    newer dated price of it where one exists)."""
     g = _gpu(cat, inst.gpu)
-    prices = {b: _price(best_price(inst.instance_type, b, cat.prices), inst) for b in BILLINGS}
+    prices = {b: _price(best_price(inst.instance_type, b, cat.prices), inst, cat.prices) for b in BILLINGS}
     return {"cloud": inst.cloud, "instance_type": inst.instance_type, "family": inst.family, "gpu": inst.gpu,
             "gpu_count": inst.gpu_count, "gpu_memory_gib": inst.gpu_memory_gib, "vcpus": inst.vcpus,
             "memory_gib": inst.memory_gib, "network_gbps": inst.network_gbps, "rdma": inst.rdma,
@@ -171,7 +174,8 @@ def _families(cat: Catalog, names: list[str], clouds: list[str]) -> list[dict[st
                     "gpu_memory_gib": max(r["gpu_memory_gib"] for r in rows),
                     "cards": sorted({float(r["gpu_count"]) for r in rows}), "rdma": any(r["rdma"] for r in rows),
                     "network_gbps": max((r["network_gbps"] or 0) for r in rows) or None,
-                    "vcpus": max(r["vcpus"] for r in rows), "memory_gib": max(r["memory_gib"] for r in rows),
+                    "vcpus": max((r["vcpus"] for r in rows if r["vcpus"] is not None), default=None),
+                    "memory_gib": max((r["memory_gib"] for r in rows if r["memory_gib"] is not None), default=None),
                     "per_gpu_hour_cny": min(priced) if priced else None,
                     "worth": _worth(cat, rows).get("worth")})
     return out
@@ -207,6 +211,11 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
         base["family"] = family
     elif family:
         rows = [row(cat, r) for r in _family_rows(cat, family, clouds)]
+        known = next((f for c in clouds if (f := cat.family(c, family)) is not None), None) if clouds \
+            else cat.family(None, family)
+        if not rows and known is not None:  # a family the cloud's documents name with no size or price published
+            return {**base, "family": known.family, "clouds": [known.cloud], "rows": [], "matched": 0,
+                    "on_request": [], "answer": "named_only", "family_info": known.model_dump(mode="json")}
         if not rows:
             raise InvalidInputError(f"family: no instance family '{family}' in the catalog.",
                                     "Name one as the cloud writes it, e.g. GN7, GT4, HCCPNV4sn or p.n1v100.")
