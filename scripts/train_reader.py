@@ -72,7 +72,8 @@ def _parser() -> Callable[[str], ParsedMessage]:
     gpus = {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()}
     NAMES.update(models=models, gpus=gpus, instances={normalize(r.instance_type): r.instance_type
                                                       for r in cat.instances},
-                 spelled={r.family.lower(): r.family for r in cat.instances})
+                 spelled={f.family.lower(): f.family for f in cat.families} | {r.family.lower(): r.family
+                                                                               for r in cat.instances})
 
     @lru_cache(maxsize=16384)
     def parse(text: str) -> ParsedMessage:

@@ -130,7 +130,8 @@ class Names:
         names = sorted({re.escape(r.family) for r in catalog.instances} | {re.escape(f.family) for f in catalog.families},
                        key=len, reverse=True)
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
-        spelled = {r.family.lower(): r.family for r in catalog.instances}
+        spelled = {f.family.lower(): f.family for f in catalog.families} | {r.family.lower(): r.family
+                                                                            for r in catalog.instances}
         self.reader = Reader(self.models, self.gpus, question_type,
                              catalog=CatalogNames(families, dict(self.instances), spelled))
 
