@@ -26,7 +26,8 @@ def full_result(ctx: Context, stored: dict[str, Any], workload: dict[str, Any] |
     if not isinstance(art, dict) or art.get("kind") not in PLANNED or not compact.is_compact(art) or not workload:
         return stored
     try:
-        fresh = BY_NAME[str(art["kind"])].call(ctx, workload).public()
+        args = {k: v for k, v in workload.items() if k != "frame"}  # the question's frame is not an argument
+        fresh = BY_NAME[str(art["kind"])].call(ctx, args).public()
     except (AdvisorError, ValueError) as exc:  # the catalog changed under it: the compact plan is what there is
         log.warning("the whole plan of a stored %s turn could not be recomputed: %s", art["kind"], exc)
         return stored
