@@ -36,6 +36,7 @@ SLICE_S = 0.5  # ... in slices, checking between them whether the server is back
 TROUBLE_WINDOW_S = 60.0  # a pool is replaced only after a connection failed within this long
 HEAL_EVERY_S = 2.0  # at most one replacement per this long
 PROBE_EVERY_S = 0.25  # at most one probe connection per this long
+POOL_CONNECT_TIMEOUT_S = 10  # a pooled connection's connect timeout (a loaded server may take seconds to accept)
 
 
 class ConnectionLost(DependencyUnavailableError):
@@ -73,6 +74,7 @@ class PostgresDatabase:
         self._probe_lock = threading.Lock()
         self._probed: tuple[float, bool] = (float("-inf"), False)
         self._healed_at = float("-inf")
+        self._connect_errors: dict[int, int] = {}  # the pool's failed connection attempts seen, by pool
         self.replaced = 0  # pools replaced after the server came back (for logs and tests)
         last: Exception | None = None
         for delay in (*dbmod.CONNECT_BACKOFF_S, None):
@@ -96,7 +98,7 @@ class PostgresDatabase:
 
         return ConnectionPool(self.url, min_size=1, max_size=self._max, open=False, timeout=POOL_WAIT_S,
                               kwargs={"autocommit": True, "prepare_threshold": None,
-                                      "connect_timeout": int(dbmod.CONNECT_TIMEOUT_S) or 1})
+                                      "connect_timeout": POOL_CONNECT_TIMEOUT_S})
 
     def _unavailable(self, exc: BaseException, lost: bool = False) -> DependencyUnavailableError:
         kind = ConnectionLost if lost else DependencyUnavailableError
@@ -111,10 +113,13 @@ class PostgresDatabase:
         except Exception:  # a connection the server closed (restart, admin shutdown, network)
             return False
 
-    def _getconn(self, down_s: float = POOL_WAIT_S, busy_s: float = BUSY_WAIT_S) -> tuple[Any, Any]:
-        """(pool, a checked connection). Waits up to `down_s` for a database that is away and up to `busy_s` for
-        a pool whose connections are all in use; then DependencyUnavailableError."""
+    def _getconn(self, down_s: float | None = None, busy_s: float | None = None) -> tuple[Any, Any]:
+        """(pool, a checked connection). Waits up to `down_s` (POOL_WAIT_S) for a database that is away and up to
+        `busy_s` (BUSY_WAIT_S) for a pool whose connections are all in use; then DependencyUnavailableError."""
         from psycopg_pool import PoolClosed, PoolTimeout
+
+        down_s = POOL_WAIT_S if down_s is None else down_s
+        busy_s = BUSY_WAIT_S if busy_s is None else busy_s
 
         start = time.monotonic()
         swept = False
@@ -123,9 +128,17 @@ class PostgresDatabase:
             try:
                 conn = pool.getconn(timeout=SLICE_S)
             except (PoolTimeout, PoolClosed):
-                up = self._server_up()
-                if up:
-                    self._heal(pool)  # the server is back but the pool is still backing off: a new pool
+                # Only after a connection died lately is an empty-handed wait the database's fault: then ask the
+                # server, and when it answers while the pool still backs off, replace the pool. Otherwise every
+                # connection is busy with requests (or being opened): wait.
+                errors = pool.get_stats().get("connections_errors", 0)  # the pool's own failed attempts
+                if errors > self._connect_errors.get(id(pool), 0):
+                    self._connect_errors = {id(pool): errors}
+                    self._trouble_at = time.monotonic()
+                troubled = time.monotonic() - self._trouble_at <= TROUBLE_WINDOW_S or pool.closed
+                up = self._server_up() if troubled else True
+                if troubled and up:
+                    self._heal(pool)
                 if waited >= (busy_s if up else down_s):
                     why = "has no free connection" if up else "cannot be reached"
                     raise DependencyUnavailableError(
@@ -147,17 +160,16 @@ class PostgresDatabase:
             conn.close()
 
     def _heal(self, stale: Any) -> None:
-        """Replace `stale` with a new pool when connections failed lately (or it was closed) and the server
-        accepts a connection now."""
+        """Replace `stale` (whose connections died with the server, and which gave none for a while) with a new
+        pool; the caller saw the server accept a connection now."""
         now = time.monotonic()
-        if now - self._trouble_at > TROUBLE_WINDOW_S and not stale.closed:
-            return
         with self._heal_lock:
             if self.pool is not stale or now - self._healed_at < HEAL_EVERY_S:
                 return  # another thread replaced it just now
             fresh = self._new_pool()
             fresh.open(wait=False)
             self.pool, self._healed_at = fresh, now
+            self._trouble_at = float("-inf")  # a fresh start: new trouble is seen anew
             self.replaced += 1
         log.warning("session database %s is back: connection pool replaced", redacted(self.url))
         threading.Thread(target=stale.close, kwargs={"timeout": 5.0}, name="pg-pool-close", daemon=True).start()
@@ -175,7 +187,6 @@ class PostgresDatabase:
                     up = True
             except Exception:  # still down
                 up = False
-                self._trouble_at = time.monotonic()
             self._probed = (time.monotonic(), up)
             return up
 

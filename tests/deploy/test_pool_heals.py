@@ -99,3 +99,29 @@ def test_the_first_ping_after_a_long_outage_succeeds(db: PostgresDatabase, postg
     db.ping(2.0)
     assert time.monotonic() - start < 2.0
     assert db.execute("SELECT 1") == [(1,)]
+
+
+def test_a_request_long_into_an_outage_gets_its_503_promptly(db: PostgresDatabase, postgres: PgServer,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long after the last dead connection was seen (the trouble window passed), a request waiting for the pool is
+    still told the database is away once the pool's own connection attempts fail, not made to wait as for a busy
+    pool (BUSY_WAIT_S)."""
+    from service.assistant import postgres as pg
+    from service.errors import DependencyUnavailableError
+
+    monkeypatch.setattr(pg, "TROUBLE_WINDOW_S", 0.5)
+    monkeypatch.setattr(pg, "POOL_WAIT_S", 1.0)
+    monkeypatch.setattr(pg, "BUSY_WAIT_S", 60.0)
+    db.ping()
+    postgres.pause()
+    try:
+        with pytest.raises(DependencyUnavailableError):
+            db.execute("SELECT 1")  # finds the dead connections: trouble seen now
+        time.sleep(1.0)  # the window passes; the pool keeps trying to connect in the background
+        start = time.monotonic()
+        with pytest.raises(DependencyUnavailableError, match="cannot be reached"):
+            db.execute("SELECT 1", ())
+        assert time.monotonic() - start < 10
+    finally:
+        postgres.resume()
+    assert db.execute("SELECT 1") == [(1,)]
