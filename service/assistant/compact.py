@@ -23,6 +23,7 @@ REJECTED_KEPT = 3
 SERVING_PER_CLOUD = 3
 PLAN_REF = "answer.plan"  # a stored result's `recommendation`: the same plan as its answer's, stored once
 TEXT_REF = "turn.answer"  # a stored result's `answer_markdown`: the turn's answer column
+DOCS_REF = "answer.documents"  # a stored result's `documents`: the same documents as its answer's
 
 
 def chosen_types(plan: dict[str, Any]) -> set[str]:
@@ -98,17 +99,26 @@ def result(res: AskResult) -> AskResult:
 
 
 def packed(stored: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-    """A result as a turn stores it: its answer compact, `recommendation` (the answer's plan again) and
-    `answer_markdown` when it is the turn's stored text (`text`) left out; `unpacked` puts them back."""
+    """A result as a turn stores it: its answer compact, and left out what it repeats: `recommendation` and
+    `documents` (the answer's plan and documents again) and `answer_markdown` when it is the turn's stored text
+    (`text`); `unpacked` puts them back."""
     out = dict(stored)
     if isinstance(out.get("answer"), dict):
         out["answer"] = answer(out["answer"])
         plan = out["answer"].get("plan") if out["answer"].get("kind") == "plan" else None
         if plan is not None and out.get("recommendation") is not None:
             out["recommendation"] = PLAN_REF
+        docs = out["answer"].get("documents")
+        if docs and out.get("documents") and out["documents"] == _documents(docs):
+            out["documents"] = DOCS_REF
     if text is not None and out.get("answer_markdown") == text:
         out["answer_markdown"] = TEXT_REF
     return out
+
+
+def _documents(docs: dict[str, Any]) -> dict[str, Any]:
+    """AskResult.documents from the answer's documents (service/assistant/result.py documents_of)."""
+    return {k: docs[k] for k in ("request_document", "launch_bundle") if docs.get(k)}
 
 
 def unpacked(stored: dict[str, Any], text: str) -> dict[str, Any]:
@@ -118,4 +128,6 @@ def unpacked(stored: dict[str, Any], text: str) -> dict[str, Any]:
         out["recommendation"] = (out.get("answer") or {}).get("plan")
     if out.get("answer_markdown") == TEXT_REF:
         out["answer_markdown"] = text
+    if out.get("documents") == DOCS_REF:
+        out["documents"] = _documents((out.get("answer") or {}).get("documents") or {})
     return out

@@ -137,3 +137,26 @@ def test_context_turns_bound_what_a_turn_reads(assistant: Assistant, monkeypatch
     sid = assistant.ask(FIRST).session_id
     assistant.ask("预算改成8000呢", sid)
     assert seen == [CONTEXT_TURNS, CONTEXT_TURNS]
+
+
+def test_a_stored_turn_keeps_its_documents_once_and_gives_them_back(assistant: Assistant) -> None:
+    asked = assistant.ask(FIRST + "，生成申请说明和启动脚本").model_dump(mode="json")
+    assert asked["documents"]["request_document"] and asked["documents"]["launch_bundle"]
+    stored = json.loads(assistant.db.execute("SELECT result FROM advisor_turns")[0][0])
+    assert stored["documents"] == compact.DOCS_REF and stored["answer"]["documents"] == asked["answer"]["documents"]
+    again = assistant.sessions.turns(asked["session_id"])[0].result
+    assert again is not None and again["documents"] == asked["documents"]
+
+
+def test_a_stored_serving_turn_keeps_its_card_and_three_options_per_cloud(assistant: Assistant) -> None:
+    full = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡").model_dump(mode="json")
+    assert full["intent"] == "serving" and full["answer"]["plan"]["rejected"]
+    stored = json.loads(assistant.db.execute("SELECT result FROM advisor_turns")[0][0])
+    kept = stored["answer"]["plan"]
+    clouds = [c["cloud"] for c in kept["candidates"]]
+    assert kept["rejected"] == [] and all(clouds.count(c) <= compact.SERVING_PER_CLOUD for c in clouds)
+    assert set(kept["picks"].values()) <= {c["instance_type"] for c in kept["candidates"]}
+    assert stored["serving_plan"] == full["serving_plan"]  # the card, with the counts of the whole plan
+    again = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
+    replay = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
+    assert replay.model_dump(mode="json")["answer"]["plan"] == again.model_dump(mode="json")["answer"]["plan"]
