@@ -24,6 +24,7 @@ SERVING_PER_CLOUD = 3
 PLAN_REF = "answer.plan"  # a stored result's `recommendation`: the same plan as its answer's, stored once
 TEXT_REF = "turn.answer"  # a stored result's `answer_markdown`: the turn's answer column
 DOCS_REF = "answer.documents"  # a stored result's `documents`: the same documents as its answer's
+CARD_REF = "answer.plan"  # a stored serving card's plan: the answer's compact plan, with the card's assumptions
 
 
 def chosen_types(plan: dict[str, Any]) -> set[str]:
@@ -100,8 +101,8 @@ def result(res: AskResult) -> AskResult:
 
 def packed(stored: dict[str, Any], text: str | None = None) -> dict[str, Any]:
     """A result as a turn stores it: its answer compact, and left out what it repeats: `recommendation` and
-    `documents` (the answer's plan and documents again) and `answer_markdown` when it is the turn's stored text
-    (`text`); `unpacked` puts them back."""
+    `documents` (the answer's plan and documents again), a serving card's options (the compact serving plan's),
+    and `answer_markdown` when it is the turn's stored text (`text`); `unpacked` puts them back."""
     out = dict(stored)
     if isinstance(out.get("answer"), dict):
         out["answer"] = answer(out["answer"])
@@ -111,6 +112,12 @@ def packed(stored: dict[str, Any], text: str | None = None) -> dict[str, Any]:
         docs = out["answer"].get("documents")
         if docs and out.get("documents") and out["documents"] == _documents(docs):
             out["documents"] = DOCS_REF
+        card = out.get("serving_plan")
+        if out["answer"].get("kind") == "serving" and isinstance(card, dict) and isinstance(card.get("plan"), dict):
+            kept = out["answer"].get("plan") or {}
+            said = {k: card["plan"].get(k) for k in ("assumptions", "assumptions_zh")}
+            if card["plan"] == {**kept, **said}:  # the card draws the same options: store them once
+                out["serving_plan"] = {**card, "plan": {"$ref": CARD_REF, **said}}
     if text is not None and out.get("answer_markdown") == text:
         out["answer_markdown"] = TEXT_REF
     return out
@@ -130,4 +137,8 @@ def unpacked(stored: dict[str, Any], text: str) -> dict[str, Any]:
         out["answer_markdown"] = text
     if out.get("documents") == DOCS_REF:
         out["documents"] = _documents((out.get("answer") or {}).get("documents") or {})
+    card = out.get("serving_plan")
+    if isinstance(card, dict) and isinstance(card.get("plan"), dict) and card["plan"].get("$ref") == CARD_REF:
+        said = {k: v for k, v in card["plan"].items() if k != "$ref"}
+        out["serving_plan"] = {**card, "plan": {**((out.get("answer") or {}).get("plan") or {}), **said}}
     return out

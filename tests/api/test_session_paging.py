@@ -29,8 +29,8 @@ def client(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Iterat
 @pytest.fixture(scope="module")
 def session(client: TestClient) -> str:
     sid = client.post("/v1/chat", json={"message": FIRST}).json()["session_id"]
-    for n in range(2, 8):
-        r = client.post("/v1/chat", json={"message": f"预算改成{3000 + 500 * n}呢", "session_id": sid})
+    for n in range(2, 8):  # each a whole plan question: every turn a plan
+        r = client.post("/v1/chat", json={"message": FIRST.replace("3000", str(3000 + 500 * n)), "session_id": sid})
         assert r.status_code == 200, r.text
     return str(sid)
 
@@ -87,12 +87,13 @@ def test_a_page_in_full_recomputes_each_plan(client: TestClient, session: str) -
     compact = client.get(f"/v1/sessions/{session}/messages?limit=2").json()
     full = client.get(f"/v1/sessions/{session}/messages?limit=2&detail=full")
     assert full.status_code == 200 and full.links["next"]["url"].endswith("detail=full")
-    for small, whole in zip(compact, full.json(), strict=True):
-        if small["role"] == "assistant":
-            assert whole["recommendation"]["picks"] == small["recommendation"]["picks"]
-            assert len(whole["recommendation"]["candidates"]) > len(small["recommendation"]["candidates"])
-            assert whole["recommendation"]["frontier"] and not small["recommendation"]["frontier"]
-            assert whole["content"] == small["content"]
+    answers = [(small, whole) for small, whole in zip(compact, full.json(), strict=True) if small["role"] == "assistant"]
+    assert len(answers) == 2
+    for small, whole in answers:
+        assert whole["recommendation"]["picks"] == small["recommendation"]["picks"]
+        assert len(whole["recommendation"]["candidates"]) > len(small["recommendation"]["candidates"])
+        assert whole["recommendation"]["frontier"] and not small["recommendation"]["frontier"]
+        assert whole["content"] == small["content"]
 
 
 def test_a_full_session_answers_409_and_a_new_chat_is_answered(client: TestClient, session: str) -> None:

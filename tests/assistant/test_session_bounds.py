@@ -156,7 +156,9 @@ def test_a_stored_serving_turn_keeps_its_card_and_three_options_per_cloud(assist
     clouds = [c["cloud"] for c in kept["candidates"]]
     assert kept["rejected"] == [] and all(clouds.count(c) <= compact.SERVING_PER_CLOUD for c in clouds)
     assert set(kept["picks"].values()) <= {c["instance_type"] for c in kept["candidates"]}
-    assert stored["serving_plan"] == full["serving_plan"]  # the card, with the counts of the whole plan
+    assert stored["serving_plan"]["plan"]["$ref"] == compact.CARD_REF  # its options stored once, with the answer's
+    read = assistant.sessions.turns(full["session_id"])[0].result
+    assert read is not None and read["serving_plan"] == full["serving_plan"]  # the card, with the whole plan's counts
     again = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
     replay = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
     assert replay.model_dump(mode="json")["answer"]["plan"] == again.model_dump(mode="json")["answer"]["plan"]
