@@ -1,7 +1,8 @@
 """Per-turn latency as one session grows: POST /v1/chat through the API (in-process ASGI, the real offline assistant,
-SQLite in a fresh data dir, no retrieval index), turn after turn in one session. Prints the latency of turn 1, turn
-50 and turn 200 (each the median of the turns around it, and turn 1 the median over a few fresh sessions) and their
-ratio to turn 1. Prints figures; asserts nothing.
+SQLite in a fresh data dir, no retrieval index), turn after turn in one session. Every turn asks the same kind of
+question (the guide's example with another budget: one plan each), so what changes from turn 1 to turn 200 is the
+session's length alone. Prints the latency of turn 1 (the median over 5 fresh sessions), turn 50 and turn 200 (each
+the median of the turns around it) and their ratio to turn 1. Prints figures; asserts nothing.
 
     python scripts/bench_session_growth.py [--turns 200] [--around 2]
 """
@@ -32,8 +33,8 @@ class NoRetriever:
         return []
 
 
-def follow_up(n: int) -> str:
-    return f"预算改成{3000 + 100 * (n % 40)}呢" if n % 2 else "换成全参微调" if n % 4 == 2 else "还是用LoRA吧"
+def question(n: int) -> str:
+    return FIRST.replace("3000", str(3000 + 100 * (n % 40)))
 
 
 def main() -> None:
@@ -58,7 +59,7 @@ def main() -> None:
         sid = first["session_id"]
         times = {1: firsts[-1]}
         for n in range(2, args.turns + args.around + 1):
-            times[n] = chat({"message": follow_up(n), "session_id": sid})[0]
+            times[n] = chat({"message": question(n), "session_id": sid})[0]
     base = statistics.median(firsts)
     print(f"one session, {args.turns} turns (SQLite, offline assistant, through the API):")
     for mark in MARKS:
