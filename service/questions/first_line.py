@@ -91,6 +91,11 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
         return None  # it does not start: the verdict is the answer, whatever was asked
+    clouds = answer.workload.clouds
+    if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
+        return _ph(ph, "srv_not_rented").format(  # 'and on JD Cloud?' for a card that cloud does not rent
+            clouds="、".join(_name(ph, "cloud_names", c) for c in clouds) if _zh(ph)
+            else " or ".join(_name(ph, "cloud_names", c) for c in clouds), gpu=inf.gpu_name)
     if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
         return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
     if asked == "cost":
