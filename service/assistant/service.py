@@ -31,11 +31,12 @@ from service.assistant.types import (
     StreamEvent,
 )
 from service.catalog.loader import Catalog, load_catalog
-from service.errors import InvalidInputError
+from service.errors import AdvisorError, InvalidInputError
 from service.lexicon import language_of
 from service.questions.base import Context, Phrases, Previous
 from service.questions.turn import Conversation, Names, Turn, answer_message, answer_workload, previous_of
 from service.reader.read import FrameReader
+from service.redact import failure, for_log
 from service.settings import Settings, get_settings
 from service.storage import storage_full
 from service.workload import Workload
@@ -82,8 +83,9 @@ class Assistant:
 
                 llm = build_llm(s)
             except Exception as exc:  # a broken provider setting degrades to the offline path
-                self.llm_error = str(exc)
-                log.warning("LLM backend unavailable, using the offline model: %s", exc)
+                # our own words for a setting we check, else the error's class: never the provider's text
+                self.llm_error = exc.message if isinstance(exc, AdvisorError) else failure(exc)
+                log.warning("LLM backend unavailable, using the offline model: %s", for_log(exc, self._secrets))
         self.llm_reader: FrameReader | None = None
         if llm is not None and s.llm_mode == "agent":
             from langchain.agents import create_agent
@@ -125,7 +127,13 @@ class Assistant:
         except ImportError:
             method = None
         instructions = render_prompt(self.settings.prompts_dir, "reader")
-        return LlmFrameReader(llm, self.names.reader, instructions, method)
+        return LlmFrameReader(llm, self.names.reader, instructions, method, secrets=self._secrets)
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        """What a log line must never hold: the configured API keys (service/redact.py masks them)."""
+        s = self.settings
+        return tuple(k for k in (s.llm_api_key, s.api_key, s.slack_bot_token, s.slack_signing_secret) if k)
 
     def _system(self, hint: str) -> str:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
@@ -270,8 +278,8 @@ class Assistant:
                 state = self.llm_agent.invoke({"messages": to_messages(turns, message)})
                 return llm_turn(state, lang or self.names.reader.parse(message).language), "openai"
             except Exception as exc:  # provider error or timeout: the offline path answers and says so
-                log.warning("LLM call failed, falling back to the offline model: %s", exc)
-                return self._offline(message, turns, lang), f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})"
+                log.warning("LLM call failed, falling back to the offline model: %s", for_log(exc, self._secrets))
+                return self._offline(message, turns, lang), f"offline (fallback: {failure(exc)})"
         if self.llm_reader is not None:  # read by the LLM, answered by the spine; offline when it cannot read
             turn = self._offline(message, turns, lang, self.llm_reader)
             if turn.fallback is not None:
@@ -351,18 +359,18 @@ class Assistant:
                 if stop.is_set():
                     break
         except Exception as exc:
-            events.put(StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}"))
+            log.warning("LLM stream failed, falling back to the offline model: %s", for_log(exc, self._secrets))
+            events.put(StreamEvent(type="error", text=self.phrases(answer_lang)["fallback"].lstrip("> ")))
             turn = self._offline(message, turns, lang)
-            return turn, f"offline (fallback: {type(exc).__name__})", turn.text
+            return turn, f"offline (fallback: {failure(exc)})", turn.text
         return llm_turn(state, answer_lang), "openai", "".join(text)
 
     def _result(self, sid: str, message: str, turn: Turn, backend: str) -> AskResult:
         lang: Language = "zh" if turn.language == "zh" else "en"
         text = turn.text
-        if backend.startswith("offline (fallback"):
-            reason = backend.split("fallback: ", 1)[1].rstrip(")")
+        if backend.startswith("offline (fallback"):  # a fixed phrase: the reason stays in `backend` and the log
             key = "reader_fallback" if turn.fallback is not None else "fallback"  # who stood in: reader or model
-            text = self.phrases(lang)[key].format(reason=reason) + "\n\n" + text
+            text = self.phrases(lang)[key] + "\n\n" + text
         answer = turn.answer
         cites = [Citation(id=p.id, title=p.title, source=p.source, url=citation_url(p.model_dump()))
                  for p in turn.citations]
