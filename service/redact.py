@@ -32,9 +32,14 @@ def mask(text: str, secrets: Iterable[str] = ()) -> str:
         if secret and len(secret) >= 4:
             out = out.replace(secret, MASK)
     for pattern in _PATTERNS:
-        out = pattern.sub(lambda m: (m.group(1) + MASK) if pattern.groups >= 2 and m.group(2) else
-                          (f"{m.group(1)} {MASK}" if pattern.groups == 1 else MASK), out)
+        out = pattern.sub(_masked, out)
     return out
+
+
+def _masked(m: re.Match[str]) -> str:
+    """Keep what names the credential (`api_key=`, `Bearer`), mask the credential itself."""
+    groups = m.re.groups
+    return m.group(1) + MASK if groups >= 2 else (f"{m.group(1)} {MASK}" if groups == 1 else MASK)
 
 
 def http_status(exc: BaseException) -> int | None:

@@ -21,12 +21,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from service.lexicon import language_of
-from service.redact import failure, for_log, mask
 from service.reader.figures import drop_unstated
 from service.reader.from_frame import Names, OffSchemaError, reading_from_draft
 from service.reader.llm_schema import FrameDraft
 from service.reader.message import note
 from service.reader.read import Reader, ReaderUnavailable, Reading
+from service.redact import failure, for_log, mask
 
 log = logging.getLogger(__name__)
 
