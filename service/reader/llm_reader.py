@@ -113,7 +113,7 @@ class LlmFrameReader:
             return reading_from_draft(draft, text, self._names, self._offline.table, notes)
         except (OffSchemaError, ValidationError) as exc:
             raise self._unavailable(exc, _why(exc) if isinstance(exc, ValidationError)
-                                    else "off-schema answer (the frame does not hold together)") from exc
+                                    else f"off-schema answer ({exc})") from exc  # our words, from the frame's counts
 
 
 class UnavailableReader:
