@@ -20,7 +20,14 @@ from service.assistant.db import open_database
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
 from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
-from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord, now
+from service.assistant.sessions import (
+    Rating,
+    SessionNotFoundError,
+    SessionStore,
+    TurnRecord,
+    now,
+    request_digest,
+)
 from service.assistant.types import (
     AskResult,
     Citation,
@@ -31,7 +38,7 @@ from service.assistant.types import (
     StreamEvent,
 )
 from service.catalog.loader import Catalog, load_catalog
-from service.errors import AdvisorError, InvalidInputError
+from service.errors import AdvisorError, IdempotencyConflictError, InvalidInputError
 from service.lexicon import language_of
 from service.questions.base import Context, Phrases, Previous
 from service.questions.turn import Conversation, Names, Turn, answer_message, answer_workload, previous_of
@@ -200,14 +207,13 @@ class Assistant:
             return f"session:{owner}:{session_id}"
         return f"request:{owner}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
 
-    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None
-               ) -> tuple[str, AskResult | None]:
-        """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
+    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None,
+               digest: str | None = None) -> tuple[str, AskResult | None]:
+        """Under the turn's lock: (session id, the stored answer when this request id was answered already). The
+        same id with another request (another message or workload, another session) is a 409, as Stripe answers."""
         if request_id:
             done = self.sessions.answered(owner, request_id)
-            if done is not None and session_id not in (None, done[0]):
-                raise InvalidInputError(f"The request id '{request_id[:64]}' was already used in another session.",
-                                        "Send a new Idempotency-Key (or X-Request-Id) for each new message.")
+            _refuse_reuse(done, session_id, request_id, digest)
             if done is not None and done[1].result is not None:
                 return done[0], AskResult.model_validate(done[1].result)
         if session_id is None:
@@ -216,6 +222,15 @@ class Assistant:
             return session_id, None
         raise SessionNotFoundError(session_id)
 
+    def check_request_id(self, message: str, session_id: str | None = None, *, owner: str | None = None,
+                         request_id: str | None = None, workload: Workload | None = None) -> None:
+        """Refuse now (IdempotencyConflictError, HTTP 409) a request id already used with another request, so a
+        stream can be refused before its first byte; the turn's own lock checks again."""
+        if request_id:
+            own = self._owner(session_id, owner)
+            _refuse_reuse(self.sessions.answered(own, request_id), session_id, request_id,
+                          _digest(message, workload))
+
     def _history(self, sid: str, owner: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
         if history is not None:
             return list(history)
@@ -223,13 +238,13 @@ class Assistant:
                 for t in self.sessions.turns(sid, owner)]
 
     def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
-                request_id: str | None, stopped: bool = False) -> None:
+                request_id: str | None, stopped: bool = False, digest: str | None = None) -> None:
         """Store the turn (one transaction). A full disk is a StorageFullError naming it (HTTP 507): nothing is
         stored for this turn and nothing stored before is touched; /readyz shows it until a turn is stored."""
         try:
             self.sessions.append(sid, owner, TurnRecord(
                 user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
-                intent=result.intent,
+                request_hash=digest if request_id else None, intent=result.intent,
                 result=result.model_dump(mode="json"), stopped=stopped))
         except Exception as exc:
             full = storage_full(exc, self.settings.data_dir, self.db.describe())
@@ -249,13 +264,14 @@ class Assistant:
         (a form's structured workload) the turn plans it as it is and the message is only what the chat shows."""
         self._check(message)
         own = self._owner(session_id, owner)
+        digest = _digest(message, workload) if request_id else None
         with self.db.lock(self._lock_key(session_id, own, request_id)):
-            sid, done = self._begin(session_id, create, own, request_id)
+            sid, done = self._begin(session_id, create, own, request_id, digest)
             if done is not None:
                 return done
             turn, backend = self._turn(message, self._history(sid, own, history), lang, workload)
             result = self._result(sid, message, turn, backend)
-            self._record(sid, own, message, result, turn.workload, request_id)
+            self._record(sid, own, message, result, turn.workload, request_id, digest=digest)
             return result
 
     def phrases(self, lang: str) -> Phrases:
@@ -316,8 +332,9 @@ class Assistant:
                      workload: Workload | None = None) -> None:
         try:
             own = self._owner(session_id, owner)
+            digest = _digest(message, workload) if request_id else None
             with self.db.lock(self._lock_key(session_id, own, request_id)):
-                sid, done = self._begin(session_id, create, own, request_id)
+                sid, done = self._begin(session_id, create, own, request_id, digest)
                 if done is not None:
                     events.put(StreamEvent(type="final", data=done.model_dump()))
                     return
@@ -330,7 +347,8 @@ class Assistant:
                 result = self._result(sid, message, turn, backend)
                 if stop.is_set() and text != result.answer_markdown:
                     result = result.model_copy(update={"answer_markdown": text})
-                self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set())
+                self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set(),
+                             digest=digest)
                 events.put(StreamEvent(type="final", data=result.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
             events.put(exc)
@@ -382,6 +400,21 @@ class Assistant:
             backend=backend, documents=documents_of(answer),
             prose_check=prose_check(text, [*arts, *(p.model_dump() for p in turn.citations)], self.known_instances),
         )
+
+
+def _refuse_reuse(done: tuple[str, TurnRecord] | None, session_id: str | None, request_id: str,
+                  digest: str | None) -> None:
+    """The stored turn of this request id, if any, must be this request's: the same session and the same body."""
+    if done is None:
+        return
+    if session_id not in (None, done[0]):
+        raise IdempotencyConflictError(request_id, "in another session")
+    if digest and done[1].request_hash and digest != done[1].request_hash:
+        raise IdempotencyConflictError(request_id, "with another message or workload")
+
+
+def _digest(message: str, workload: Workload | None) -> str:
+    return request_digest(message, workload.model_dump(mode="json", exclude_none=True) if workload else None)
 
 
 def conversation(turns: list[HistoryTurn]) -> Conversation:

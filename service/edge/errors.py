@@ -15,6 +15,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "bad_request": 400,
     "unknown_name": 400,
     "invalid_input": 422,
+    "idempotency_conflict": 409,
     "infeasible": 422,
     "unauthorized": 401,
     "not_found": 404,
