@@ -95,3 +95,29 @@ def find_problem(text: str, *, always: bool = False, max_items: int = 1_000_000)
     except ValueError:
         return None
     return problem_in(value, max_items)
+
+
+def nesting_depth(text: str, limit: int) -> int:
+    """How deep arrays and objects nest (strings skipped), counted up to `limit` + 1: no recursion, so a body
+    nested 100,000 deep costs one pass over it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest

@@ -31,32 +31,6 @@ def error_response(code: int, message: str, id_: object = None) -> dict[str, Any
     return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
 
 
-def nesting_depth(text: str, limit: int) -> int:
-    """How deep arrays and objects nest (strings skipped), counted up to `limit` + 1: no recursion, so a body
-    nested 100,000 deep costs one pass over it."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
 @cache
 def request_methods() -> frozenset[str]:
     """Every request method of the MCP version the SDK speaks (ping, initialize, tools/call, ...)."""
@@ -109,7 +83,7 @@ def check_body(body: bytes) -> Problem | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         return 400, error_response(PARSE_ERROR, f"Parse error: the body is not UTF-8 (byte {exc.start}).")
-    if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
+    if jsonbody.nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
         return 400, error_response(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels.")
     try:
         parsed = jsonbody.parse(text)
