@@ -177,7 +177,7 @@ def _optimizer(row: RunRow) -> str | None:
         return None
     text = f"{row.id} {row.note} {' '.join(row.assumed)} {row.extra.get('optimizer_name', '')}".lower()
     eight = "8bit" in text or "8-bit" in text
-    if "paged" in text and eight:
+    if "paged" in text:  # a 32-bit paged AdamW keeps its states in unified memory as the 8-bit one does
         return "paged-adamw-8bit"
     if eight:
         return "adamw-8bit"
