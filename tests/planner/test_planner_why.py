@@ -40,7 +40,9 @@ def test_the_guide_example_says_the_cheaper_option_is_tight_on_memory(catalog) -
 
 
 def test_a_published_price_beats_an_estimate_within_three_percent(catalog) -> None:
-    w = Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
+    # QLoRA: the LoRA run on two A100 40GB now reads tight (9 % margin; the multi-GPU LoRA classes read ±19.8 %
+    # since a third LoRA source was held out), which is the cheaper_tight reason, not this one
+    w = Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
     d = plan_to_dict(plan(w, catalog, today=TODAY))
     reason = d["pick_reasons"]["tencent"]
     assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "published_price"
