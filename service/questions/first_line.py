@@ -8,38 +8,24 @@ typed answer's own figures. None: the answer's own first line is already the ans
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from service.planner.serving_types import ServingOption, ServingSizing
 from service.planner.training_types import TrainingCandidate
 from service.questions.base import AnswerBase
+from service.questions.phrases import Phrases
 
-Phrases = Mapping[str, object]
 
-
-def _ph(ph: Phrases, key: str) -> str:
-    lead = ph["lead"]
-    assert isinstance(lead, Mapping)
-    return str(lead[key])
+def _ph(ph: Phrases, key: str, **fields: object) -> str:
+    """The first-line phrase `key` (prompts' `lead` group), filled from `fields`."""
+    return ph.group("lead").text(key, **fields)
 
 
 def _n(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _name(ph: Phrases, table: str, code: str) -> str:
-    names = ph[table]
-    return str(names.get(code, code)) if isinstance(names, Mapping) else code
-
-
 def _where(ph: Phrases, cloud: str, instance: str, count: float, gpu: str, nodes: int = 1) -> str:
     total = count * nodes
-    return _ph(ph, "where").format(cloud=_name(ph, "cloud_names", cloud), instance=instance,
-                                   count=f"{total:g}", gpu=gpu)
-
-
-def _zh(ph: Phrases) -> bool:
-    return ph.get("hours_unit") == "小时"
+    return _ph(ph, "where", cloud=ph.name("cloud_names", cloud), instance=instance, count=f"{total:g}", gpu=gpu)
 
 
 def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
@@ -54,22 +40,22 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     if job.data_basis == "assumed" and asked in ("plan", "time", "cost") and c.hours_per_1e8_tokens is not None:
         # no data size given: the rate on the pick, never a total for an invented corpus
         cny = "—" if c.cny_per_1e8_tokens is None else _n(c.cny_per_1e8_tokens)
-        return _ph(ph, "plan_rate").format(hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
-                                           note=job.data_note_zh if _zh(ph) else job.data_note)
+        return _ph(ph, "plan_rate", hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
+                   note=job.data_note_zh if ph.zh else job.data_note)
     if asked == "time":
         per = c.training_hours / epochs if epochs else c.training_hours
-        return _ph(ph, "plan_time").format(hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
-                                           where=where)
+        return _ph(ph, "plan_time", hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
+                   where=where)
     if asked == "cost":
         if c.total_cost_cny is None:
-            return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
-        return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
-                                           billing=_name(ph, "billing_names", str(c.billing)))
-    if asked == "host" and answer.host is not None:
-        h = answer.host
-        return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
-                                           ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
-                                           have_ram=_n(c.memory_gib * c.nodes))
+            return _ph(ph, "plan_cost_quote", where=where, hours=_n(c.training_hours, 1))
+        return _ph(ph, "plan_cost", cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
+                   billing=ph.name("billing_names", str(c.billing)))
+    if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
+        h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
+        return _ph(ph, "plan_host", vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
+                   ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
+                   have_ram=_n(c.memory_gib * c.nodes))
     return None
 
 
@@ -91,19 +77,22 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
         return None  # it does not start: the verdict is the answer, whatever was asked
+    clouds = answer.workload.clouds
+    if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
+        names = [ph.name("cloud_names", c) for c in clouds]  # 'and on JD Cloud?' for a card that cloud does not rent
+        return _ph(ph, "srv_not_rented", clouds="、".join(names) if ph.zh else " or ".join(names), gpu=inf.gpu_name)
     if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
-        return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
+        return sizing.driver_zh if ph.zh else sizing.driver  # a large deployment says what drove it first
     if asked == "cost":
         if answer.usage_cost_cny_per_month is not None and answer.usage_hours_per_month and top is not None:
-            return _ph(ph, "srv_cost_usage").format(
-                cny=_n(answer.usage_cost_cny_per_month), hours=f"{answer.usage_hours_per_month:g}",
-                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
+            return _ph(ph, "srv_cost_usage", cny=_n(answer.usage_cost_cny_per_month),
+                       hours=f"{answer.usage_hours_per_month:g}",
+                       where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
         if top is not None and top.cost_per_month_cny is not None:
             per_m = top.cny_per_million_output_tokens
-            return _ph(ph, "srv_cost").format(
-                cny=_n(top.cost_per_month_cny), billing=_name(ph, "billing_names", top.billing),
-                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
-                per_m="—" if per_m is None else _n(per_m, 2))
+            return _ph(ph, "srv_cost", cny=_n(top.cost_per_month_cny), billing=ph.name("billing_names", top.billing),
+                       where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
+                       per_m="—" if per_m is None else _n(per_m, 2))
         return None
     if inf is not None:
         gpus, tps, ttft, tpot = inf.gpus * inf.replicas, inf.output_tokens_per_s, inf.ttft_ms, inf.tpot_ms
@@ -118,20 +107,20 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     else:
         return None
     load = answer.workload.concurrency or answer.workload.request_rate
-    at = (_ph(ph, "at_load_conc").format(n=f"{answer.workload.concurrency:g}") if answer.workload.concurrency
-          else _ph(ph, "at_load_rate").format(n=f"{answer.workload.request_rate:g}") if answer.workload.request_rate
+    at = (_ph(ph, "at_load_conc", n=f"{answer.workload.concurrency:g}") if answer.workload.concurrency
+          else _ph(ph, "at_load_rate", n=f"{answer.workload.request_rate:g}") if answer.workload.request_rate
           else _ph(ph, "at_capacity"))
-    on = _ph(ph, "on_gpus").format(count=gpus, gpu=gpu)
+    on = _ph(ph, "on_gpus", count=gpus, gpu=gpu)
     if asked == "throughput" and tps is not None:
-        return _ph(ph, "srv_throughput").format(tps=_n(tps), at=at, on=on)
+        return _ph(ph, "srv_throughput", tps=_n(tps), at=at, on=on)
     if asked == "latency" and ttft is not None:
-        return _ph(ph, "srv_latency").format(ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
+        return _ph(ph, "srv_latency", ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
     if asked == "concurrency" and conc is not None and not load:
-        return _ph(ph, "srv_concurrency").format(n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
-                                                 out=answer.workload.output_tokens or 0)
+        return _ph(ph, "srv_concurrency", n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
+                   out=answer.workload.output_tokens or 0)
     if asked == "memory":
-        return _ph(ph, "srv_memory").format(total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
-                                            kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)
+        return _ph(ph, "srv_memory", total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
+                   kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)
     return None
 
 
@@ -140,12 +129,29 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.min_gpus import MinGpusAnswer
 
     if isinstance(answer, FeasibilityAnswer) and asked == "time" and answer.fits:
-        return _ph(ph, "fit_time").format(count=answer.gpu_count, gpu=answer.gpu_name,
-                                          hours=_n(answer.training_hours, 1))
+        return _ph(ph, "fit_time", count=answer.gpu_count, gpu=answer.gpu_name, hours=_n(answer.training_hours, 1))
     if isinstance(answer, MinGpusAnswer) and asked == "memory" and answer.gpu is not None:
-        return _ph(ph, "min_memory").format(need=_n(answer.single_gpu_gib, 1), model=answer.model.name,
-                                            method=_name(ph, "method_names", answer.strategy.method))
+        return _ph(ph, "min_memory", need=_n(answer.single_gpu_gib, 1), model=answer.model.name,
+                   method=ph.name("method_names", answer.strategy.method))
     return None
+
+
+def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.catalog import CatalogAnswer
+
+    if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
+        return None
+    p = answer.breakeven.pairs[0]
+    if p.winner is None or p.on_demand_month_cny is None or p.monthly_month_cny is None:
+        return None
+    units = f"{p.units} × " if p.units and p.units > 1 else ""
+    fields = {"od": _n(p.on_demand_month_cny), "mo": _n(p.monthly_month_cny), "be": _n(p.break_even_hours),
+              "hours": f"{p.hours_per_month or 0:g}", "save": _n(abs(p.saving_month_cny or 0.0)),
+              "what": f"{ph.name('cloud_names', p.cloud)} {units}{p.instance_type}"}
+    if asked == "savings":
+        key = "bill_saves" if p.winner == "monthly" else "bill_costs_more"
+        return _ph(ph, key, **fields)
+    return _ph(ph, "bill_monthly" if p.winner == "monthly" else "bill_on_demand", **fields)
 
 
 def lead(answer: AnswerBase, ph: Phrases) -> str | None:
@@ -153,7 +159,7 @@ def lead(answer: AnswerBase, ph: Phrases) -> str | None:
     asked = answer.asked
     if not asked:
         return None
-    for part in (_plan, _serving, _fit):
+    for part in (_plan, _serving, _fit, _catalog):
         line = part(answer, asked, ph)
         if line:
             return line

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from service.catalog.queries import find_instance, resolve_gpu
 from service.catalog.schema import LINK_NAME, SOFTWARE_STACK, GpuSpec
 from service.errors import AdvisorError
-from service.labels import confidence_label, per_unit, price_date
+from service.labels import confidence_label, per_unit, price_when, unpublished
 from service.lexicon.data import lexicon
 from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
@@ -60,6 +60,8 @@ class FactRow(Part):
     as_of: str | None = None
     captured: str | None = None
     price_source: str | None = None
+    content_as_of: str | None = None
+    content_basis: str | None = None
 
 
 class BillingRuleRow(Part):
@@ -312,7 +314,7 @@ def render_fact(fact: FactAnswer, ph: Phrases) -> str:
             r = fact.rows[0]
             return t.text("price_yes", gpu=gpu or r.gpu, cloud=ph.name("cloud_names", r.cloud),
                           instance=r.instance_type, price=f"{r.price_cny:,.2f}", per=f"{r.per_gpu_hour_cny:,.2f}",
-                          count=f"{r.gpu_count:g}", as_of=price_date(r.as_of, r.captured, ph.lang))
+                          count=f"{r.gpu_count:g}", as_of=price_when(r, ph.lang))
         if fact.answer == "on_request":
             return t.text("price_on_request", gpu=gpu, instances=_instances(fact.on_request, ph))
         return t.text("price_no", gpu=gpu, cloud=clouds)
@@ -345,7 +347,8 @@ def instance_fact(i: CatalogInstance, ph: Phrases) -> str:
                        for p in i.prices
                        if not p.region)
     return ph.text("instance_fact", instance=i.instance_type, cloud=ph.group("cloud_names").text(i.cloud),
-                   gpus=f"{i.gpu_count:g} × {i.gpu}", vcpus=i.vcpus, ram=f"{i.memory_gib:g}", prices=prices or "—")
+                   gpus=f"{i.gpu_count:g} × {i.gpu}", vcpus=i.vcpus if i.vcpus is not None else unpublished(lang),
+                   ram=f"{i.memory_gib:g}" if i.memory_gib is not None else unpublished(lang), prices=prices or "—")
 
 
 def _answered_fact(fact: FactAnswer | None) -> bool:

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from service.labels import autolink, confidence_label, mfu_basis, per_unit, price_date, public_source
+from service.labels import (
+    autolink,
+    confidence_label,
+    host_text,
+    mfu_basis,
+    per_unit,
+    price_when,
+    public_source,
+    unpublished,
+)
 from service.planner.training_types import PlanPrice, TrainingCandidate, TrainingPlan
 from service.questions.parts import PassageRef
 from service.questions.phrases import Phrases
@@ -51,7 +60,7 @@ def _pick_rows(plan: TrainingPlan, ph: Phrases) -> list[str]:
         nodes = f" × {c.nodes}" if c.nodes > 1 else ""
         rows.append(
             f"| {ph.name('cloud_names', cloud)} | {itype}{nodes} | {c.gpu_count:g} × {c.gpu_name} | "
-            f"{c.vcpus} / {c.memory_gib:g} GiB | {_label(c, ph)} | "
+            f"{host_text(c.vcpus, c.memory_gib, ph.lang)} | {_label(c, ph)} | "
             f"{c.memory_per_gpu_gib} / {c.gpu_memory_gib:g} GiB | {_n(c.training_hours)} {ph.text('hours_unit')} | "
             f"{ph.name('billing_names', c.billing)} | {_money(c.total_cost_cny, ph)} |")
     return rows
@@ -93,8 +102,7 @@ def _cost(c: TrainingCandidate, ph: Phrases) -> list[str]:
         p = line.price
         fields = {"billing": ph.name("billing_names", billing), "price": _price(p, ph),
                   "source": public_source(p.source, p.confidence, ph.lang),
-                  "as_of": price_date(p.as_of, p.captured, ph.lang), "confidence": confidence_label(p.confidence,
-                                                                                                 ph.lang)}
+                  "as_of": price_when(p, ph.lang), "confidence": confidence_label(p.confidence, ph.lang)}
         # compared with the mode the plan chose (or on-demand when it chose monthly): what the reader would pay
         cheaper = lines.get(c.billing if c.billing != "monthly" else "on_demand")
         if billing == "monthly" and cheaper is not None and cheaper.total_cny < line.total_cny:
@@ -152,10 +160,13 @@ def _alternatives(plan: TrainingPlan, ph: Phrases, lang: str) -> list[str]:
 
 def _host(c: TrainingCandidate, ph: Phrases) -> list[str]:
     h = c.host
-    ok = h.vcpu_ok and h.ram_ok
-    out = [ph.text("host_line", instance=c.instance_type, vcpus=c.vcpus, ram=f"{c.memory_gib:g}",
-                   vpg=f"{h.vcpu_per_gpu:g}", need=h.ram_recommended_gib,
-                   verdict=ph.text("host_ok") if ok else ph.text("host_low"))]
+    gone = unpublished(ph.lang)  # a family known only from sightings: its host is not published
+    verdict = (gone if h.vcpu_ok is None or h.ram_ok is None
+               else ph.text("host_ok") if h.vcpu_ok and h.ram_ok else ph.text("host_low"))
+    out = [ph.text("host_line", instance=c.instance_type, vcpus=gone if c.vcpus is None else c.vcpus,
+                   ram=gone if c.memory_gib is None else f"{c.memory_gib:g}",
+                   vpg=gone if h.vcpu_per_gpu is None else f"{h.vcpu_per_gpu:g}", need=h.ram_recommended_gib,
+                   verdict=verdict)]
     if h.nodes > 1:
         out.append(ph.text("net_multi_rdma" if h.rdma else "net_multi_tcp", nodes=h.nodes, link=h.interconnect))
     elif c.gpu_count <= 1:
