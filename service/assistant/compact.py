@@ -23,6 +23,7 @@ REJECTED_KEPT = 3
 SERVING_PER_CLOUD = 3
 TEXT_REF = "turn.answer"  # a stored result's `answer_markdown`: the turn's answer column
 DOCS_REF = "answer.documents"  # a stored result's `documents`: the same documents as its answer's
+PRICE_REF = "candidate.price"  # a stored candidate's cost line's price: the same price as its candidate's
 # AskResult fields retired for `answer` (each was a copy of part of it): turns stored before hold them
 RETIRED = frozenset({"recommendation", "serving_plan", "serving", "feasibility", "comparison", "winner", "savings",
                      "capacity", "diagnose", "fact"})
@@ -103,13 +104,33 @@ def packed(stored: dict[str, Any], text: str | None = None) -> dict[str, Any]:
     documents again) and `answer_markdown` when it is the turn's stored text (`text`); `unpacked` puts them back."""
     out = {k: v for k, v in stored.items() if k not in RETIRED}
     if isinstance(out.get("answer"), dict):
-        out["answer"] = answer(out["answer"])
+        out["answer"] = _priced_once(answer(out["answer"]))
         docs = out["answer"].get("documents")
         if docs and out.get("documents") and out["documents"] == _documents(docs):
             out["documents"] = DOCS_REF
     if text is not None and out.get("answer_markdown") == text:
         out["answer_markdown"] = TEXT_REF
     return out
+
+
+def _priced_once(art: dict[str, Any], back: bool = False) -> dict[str, Any]:
+    """A training plan's candidates with each cost line's price stored as PRICE_REF where it is the candidate's own
+    price (`back`: the price put back); any other answer as it is."""
+    plan = art.get("plan")
+    if not isinstance(plan, dict) or plan.get("kind") != "training":
+        return art
+    cands = []
+    for c in plan.get("candidates") or []:
+        price, costs = c.get("price"), c.get("cost_cny")
+        if price is None or not isinstance(costs, dict):
+            cands.append(c)
+            continue
+        if back:
+            lines = {b: {**line, "price": price} if line.get("price") == PRICE_REF else line for b, line in costs.items()}
+        else:
+            lines = {b: {**line, "price": PRICE_REF} if line.get("price") == price else line for b, line in costs.items()}
+        cands.append({**c, "cost_cny": lines})
+    return {**art, "plan": {**plan, "candidates": cands}}
 
 
 def _documents(docs: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +142,8 @@ def unpacked(stored: dict[str, Any], text: str) -> dict[str, Any]:
     """A stored result as it was answered (compact), given the turn's stored text. The per-type fields a turn
     stored before they were retired (`recommendation`, `serving_plan`, ...) are left out: `answer` holds them."""
     out = {k: v for k, v in stored.items() if k not in RETIRED}
+    if isinstance(out.get("answer"), dict):
+        out["answer"] = _priced_once(out["answer"], back=True)
     if out.get("answer_markdown") == TEXT_REF:
         out["answer_markdown"] = text
     if out.get("documents") == DOCS_REF:

@@ -108,8 +108,11 @@ def test_a_stored_plan_turn_is_compact_and_its_whole_plan_comes_back_on_request(
     assert kept["n_candidates"] == plan["n_candidates"] and kept["picks"] == plan["picks"]
     for c in kept["candidates"]:
         assert list(c["cost_cny"]) == [c["billing"]]
+    # a cost line's price that is its candidate's own is stored once: a reference, put back on read
+    assert any(c["cost_cny"][c["billing"]]["price"] == compact.PRICE_REF for c in kept["candidates"])
     shown = assistant.session_page(sid, detail="compact").messages[1]
-    assert shown.answer is not None and shown.answer["plan"] == kept and shown.content == full["answer_markdown"]
+    assert shown.answer is not None and shown.content == full["answer_markdown"]
+    assert shown.answer["plan"] == compact.answer(full["answer"])["plan"]  # read back as answered (compact)
     whole = assistant.session_page(sid, detail="full").messages[1]
     assert whole.answer is not None and whole.answer["plan"] == plan  # recomputed from the stored workload
 
