@@ -36,6 +36,7 @@ from service.questions.diagnose_serving import explains_observation, wants_servi
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
 from service.questions.texts import carried_line
+from service.catalog.user_prices import UserPrice
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
@@ -333,8 +334,9 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
     lang = lang or reading.language
     ph = phrases_of(lang)
     notes = list(reading.frame.notes)
-    if reading.parsed.user_price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
-        ctx, price_note = priced_context(ctx, reading.parsed.user_price, lang)
+    price = reading.parsed.user_price or _frame_price(reading.frame)
+    if price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
+        ctx, price_note = priced_context(ctx, price, lang)
         notes = [price_note, *notes]
     try:
         plan = _route(reading, conv, names, lang, message)
@@ -359,6 +361,16 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
         said, meant = plan.family.split("→")
         notes = [*notes, str(ph["family_member"]).format(family=said, model=meant)]
     return _answered(ctx, plan, info, slots, notes, ph, lang)
+
+
+def _frame_price(frame: Frame) -> UserPrice | None:
+    """The user's own price as a frame states it (the LLM reader's), for the card of the setup asked about."""
+    cny = frame.constraints.user_price_cny_per_gpu_hour
+    gpu = frame.setup.hardware.gpu or next(iter(frame.constraints.gpu_include), None)
+    if cny is None or not gpu:
+        return None
+    clouds = frame.constraints.clouds
+    return UserPrice(gpu, cny, clouds[0] if len(clouds) == 1 else None, f"¥{cny:g}")
 
 
 def _info(reading: Reading, plan: _Plan) -> ReadingInfo:
