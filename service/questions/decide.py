@@ -86,7 +86,9 @@ def question_type(frame: Frame) -> str:
     if asked == "capacity":
         return "capacity"
     if asked in ("price", "fact"):
-        if frame.names or frame.fact in CATALOG_FACTS or (asked == "price" and frame.fact is None):
+        gpu_named = any(s.hardware.gpu for s in frame.setups)
+        if frame.names or frame.fact in CATALOG_FACTS or (asked == "price" and frame.fact is None) or (
+                frame.fact in ("sells", "regions") and (not gpu_named or frame.fact == "regions")):
             return "catalog"  # the tables answer it: a price, a family, which instances, the cheapest, billing
         return "knowledge"  # a GPU's feature, who sells it, where: the fact with the guide's passages
     if asked == "howto":

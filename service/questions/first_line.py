@@ -182,6 +182,8 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
 def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
 
+    if isinstance(answer, CatalogAnswer) and answer.missing:
+        return _ph(ph, "cat_missing").format(names=("、" if _zh(ph) else ", ").join(answer.missing))
     if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
         return None
     p = answer.breakeven.pairs[0]
