@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
 from service.catalog.unsized import unsized_index
+from service.catalog.user_prices import UserPrice
 from service.errors import AdvisorError, InvalidInputError, validation_line
 from service.frame import Frame
 from service.questions import knowledge
@@ -31,12 +32,10 @@ from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, P
 from service.questions.carry import continued
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
-from service.questions.decide import question_type
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
 from service.questions.parts import PassageRef
-from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
+from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, decide
 from service.questions.texts import carried_line
-from service.catalog.user_prices import UserPrice
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
@@ -134,7 +133,7 @@ class Names:
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
         spelled = {f.family.lower(): f.family for f in catalog.families} | {r.family.lower(): r.family
                                                                             for r in catalog.instances}
-        self.reader = Reader(self.models, self.gpus, question_type,
+        self.reader = Reader(self.models, self.gpus, decide,
                              catalog=CatalogNames(families, dict(self.instances), spelled))
 
     def mentioned(self, text: str) -> list[str]:
@@ -242,7 +241,7 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
         prev_frame = frame_from_texts(names.reader, conv.user_texts)
     frame, carried = continued(reading.frame, prev_frame, reading.bare)
     frame, family = _family_member(frame, names)
-    qtype = question_type(frame)
+    qtype = decide(frame)
     slots, extra = _compat(frame, text, names)
     ask = Ask(frame, prev, lang, reading, slots, text, extra)
     if qtype in REDIAGNOSED and (wants_serving_diagnosis(ask) or (qtype == "serving" and explains_observation(ask))):
