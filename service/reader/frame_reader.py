@@ -22,6 +22,7 @@ from service.frame import Constraints, Data, Frame, Hardware, Knobs, Load, Model
 from service.reader.cues import features as cue_features
 from service.reader.learned import features, marked_text
 from service.reader.message import ParsedMessage
+from service.reader.run_frame import with_run_figures
 from service.reader.setups import Contrast, find_contrast
 from service.reader.slots import question_slots
 
@@ -184,7 +185,8 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
     constraints = Constraints(budget_cny=slots.get("budget_cny"), budget_period=slots.get("budget_period"),
                               deadline_hours=slots.get("deadline_hours"), clouds=tuple(slots.get("clouds") or ()),
                               billing=slots.get("billing"), objective=slots.get("objective"))
-    return Frame(task=task, asked=asked, setups=setups, asked_setup=which, data=data, load=load,
-                 constraints=constraints, unknowns=unknowns_for(qtype, slots),
-                 documents=tuple(parsed.wants_documents), fact=slots.get("fact"), target=slots.get("target"),
-                 language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    frame = Frame(task=task, asked=asked, setups=setups, asked_setup=which, data=data, load=load,
+                  constraints=constraints, unknowns=unknowns_for(qtype, slots),
+                  documents=tuple(parsed.wants_documents), fact=slots.get("fact"), target=slots.get("target"),
+                  language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    return with_run_figures(frame, parsed.marked, tuple(parsed.subject.gpus))
