@@ -31,6 +31,12 @@ from service.sizing.serving.support import capability, unsupported
 from service.sizing.serving.types import GIB
 
 SIZED = frozenset({"vllm", "sglang", "lmdeploy", "trtllm"})
+UNSIZED = frozenset({"hf", "transformers", "ollama", "llamacpp", "ktransformers"})  # no pool, no profile, no TP
+
+
+def _sized(run: ServeRun) -> bool:
+    """The engine as named reserves a share and sizes a pool (TGI, MindIE, Xinference are sized as vLLM)."""
+    return run.engine not in UNSIZED
 NO_MLA_ENGINES = frozenset({"tgi", "hf", "transformers", "mindie", "xinference"})
 SMALL_SEQS = 32  # a lowered --max-num-seqs
 STEP = 0.05  # a suggested memory share is rounded up to this
@@ -51,7 +57,7 @@ def held_gib(run: ServeRun) -> float:
 
 
 def reservation(run: ServeRun) -> Cause:
-    if run.setup.engine not in SIZED or not run.mem.starts:
+    if not _sized(run) or not run.mem.starts:
         return Cause.no("reservation")
     m = run.mem
     held = held_gib(run)
@@ -72,7 +78,7 @@ def reservation(run: ServeRun) -> Cause:
 
 
 def startup_profile(run: ServeRun) -> Cause:
-    if run.setup.engine not in SIZED:
+    if not _sized(run):
         return Cause.no("startup_profile")
     m = run.mem
     act = m.activation_peak_gib
@@ -100,7 +106,7 @@ def other_processes(run: ServeRun) -> Cause:
 
 
 def tp_layout(run: ServeRun) -> Cause:
-    if run.setup.engine not in SIZED:
+    if not _sized(run):
         return Cause.no("tp_layout")
     found = layout.with_fixes(run.model, run.setup.engine, run.setup.weights, run.setup.tp, run.setup.pp)
     if not found:
@@ -114,7 +120,7 @@ def tp_layout(run: ServeRun) -> Cause:
 def weights_exceed(run: ServeRun) -> Cause:
     m = run.mem
     usable = cuda_total_gib(run.gpu) - context_gib(run.setup.gpus)
-    if run.setup.engine not in SIZED or m.weights_gib < usable:
+    if not _sized(run) or m.weights_gib < usable:
         return Cause.no("weights_exceed")
     fix = Fix(code="more_gpus", setting=m.fix or None)
     return Cause(code="weights_exceed", explains=_gib(m.weights_gib - usable), fix=fix,
@@ -124,7 +130,7 @@ def weights_exceed(run: ServeRun) -> Cause:
 
 def kv_short(run: ServeRun) -> Cause:
     m = run.mem
-    if run.setup.engine not in SIZED or m.weights_gib >= cuda_total_gib(run.gpu) or m.max_model_len_fits >= m.max_model_len:
+    if not _sized(run) or m.weights_gib >= cuda_total_gib(run.gpu) or m.max_model_len_fits >= m.max_model_len:
         return Cause.no("kv_short")
     kv = estimate_kv(run.model, run.setup.kv_dtype, run.setup.tp)
     per_token_kib = kv.bytes_per_token_per_gpu / 1024
@@ -140,7 +146,7 @@ def kv_short(run: ServeRun) -> Cause:
 
 
 def kernel_support(run: ServeRun) -> Cause:
-    if run.setup.engine not in SIZED:
+    if not _sized(run):
         return Cause.no("kernel_support")
     why = unsupported(run.setup.engine, run.gpu, run.setup.weights, run.setup.kv_dtype)
     if why is None:
@@ -173,7 +179,7 @@ def runtime_headroom(run: ServeRun) -> Cause:
     """It started and ran out later: the engine gave the pool its share up front, and what is left outside it is
     all a long prompt's prefill (and the sampler) can use."""
     m = run.mem
-    if run.setup.engine not in SIZED or not m.starts or run.seen.where != "inference":
+    if not _sized(run) or not m.starts or run.seen.where != "inference":
         return Cause.no("runtime_headroom")
     total = cuda_total_gib(run.gpu)
     left = max(0.0, total - held_gib(run))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from service.planner.causes.cases import ServeRun
-from service.planner.causes.serve_memory import SIZED, no_mla
+from service.planner.causes.serve_memory import UNSIZED, no_mla
 from service.planner.causes.types import Cause, Fix, Quantity
 from service.planner.questions.serve_local import HOST_BW_GB_S, local_run
 from service.sizing.serving.perf import performance
@@ -51,7 +51,7 @@ def single_stream_tps(run: ServeRun) -> float | None:
 
 def at_load_tps(run: ServeRun) -> float | None:
     """All requests' output tokens/s at the stated concurrency or request rate."""
-    if run.engine not in SIZED or not run.mem.starts or not (run.load.concurrency or run.load.request_rate):
+    if run.engine in UNSIZED or not run.mem.starts or not (run.load.concurrency or run.load.request_rate):
         return None
     inp, out = lengths(run)
     point = LoadPoint(inp, out, concurrency=float(run.load.concurrency)) if run.load.concurrency else \
@@ -72,7 +72,7 @@ def decode_bandwidth(run: ServeRun) -> Cause:
 
 
 def ttft_queue(run: ServeRun) -> Cause:
-    if run.engine not in SIZED or not run.mem.starts or not (run.load.request_rate or run.load.concurrency):
+    if run.engine in UNSIZED or not run.mem.starts or not (run.load.request_rate or run.load.concurrency):
         return Cause.no("ttft_queue")
     inp, out = lengths(run)
     point = LoadPoint(inp, out, concurrency=float(run.load.concurrency)) if run.load.concurrency else \
@@ -92,7 +92,7 @@ def ttft_queue(run: ServeRun) -> Cause:
 
 
 def pcie_allreduce(run: ServeRun) -> Cause:
-    if run.engine not in SIZED or run.setup.tp <= 1 or run.gpu.nvlink_gb_s > 0 or not run.mem.starts:
+    if run.engine in UNSIZED or run.setup.tp <= 1 or run.gpu.nvlink_gb_s > 0 or not run.mem.starts:
         return Cause.no("pcie_allreduce")
     s = step_model(run.model, run.gpu, run.setup)
     inp, out = lengths(run)
@@ -110,7 +110,7 @@ def pcie_allreduce(run: ServeRun) -> Cause:
 
 def tp_replicas(run: ServeRun) -> Cause:
     conc = run.load.concurrency
-    if run.engine not in SIZED or run.setup.tp <= 1 or not conc or not run.mem.starts:
+    if run.engine in UNSIZED or run.setup.tp <= 1 or not conc or not run.mem.starts:
         return Cause.no("tp_replicas")
     one = run.mem_with(tp=1)
     if not one.starts:
