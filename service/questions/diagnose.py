@@ -269,7 +269,8 @@ def _cause_first(d: Diagnosis) -> bool:
         return d.impossible is not None
     if d.observed_kind == "train_slow":
         return d.verdict is False or d.top.stated
-    return True
+    # an OOM the estimate fits: its figure first, then the one setting that would settle it
+    return not (d.observed_kind == "train_oom" and d.verdict is False)
 
 
 def _notes(answer: DiagnoseAnswer, ph: Phrases, serving: bool) -> list[str]:
@@ -296,7 +297,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
     if d is None or not _cause_first(d):
         ask = [ask_line(d, ph)] if d is not None and d.ask and old else []
         lines = old[:1] + ask + old[1:]
-        lines += other_lines(d, ph, _names(answer, ph)) if d is not None and d.causes and not serving else []
+        lines += other_lines(d, ph, _names(answer, ph), 0) if d is not None and d.causes and not serving else []
         return "\n".join(lines + _notes(answer, ph, serving))
     names = _names(answer, ph)
     figures = {**names, **_figures(answer, ph)}

@@ -110,8 +110,9 @@ def ask_line(d: Diagnosis, ph: Phrases) -> str:
     return str(p["ask_line"]).format(question=p["ask"].get(d.ask or "", d.ask))
 
 
-def other_lines(d: Diagnosis, ph: Phrases, names: dict[str, str]) -> list[str]:
-    rest = d.causes[1:]
+def other_lines(d: Diagnosis, ph: Phrases, names: dict[str, str], start: int = 1) -> list[str]:
+    """The causes after the first `start` (the top one is said first), each with its number and fix."""
+    rest = d.causes[start:]
     if not rest:
         return []
     out = ["", str(ph["dx"]["others"])]

@@ -39,10 +39,16 @@ def kind_of(o: Outcome | None) -> str | None:
     return o.kind or _STATUS_KIND.get(o.status)
 
 
+TRAINED = frozenset({"full", "lora", "freeze", "pretrain"})
+
+
 def is_server(f: Frame) -> bool:
+    """A server's run: the task is serving (or an engine serves it) and no training method is named."""
     if f.task == "train":
         return False
     engine = next((s.knobs.engine for s in f.setups if s.knobs.engine), None)
+    if engine not in SERVER_ENGINES and (f.setup.method in TRAINED or f.setup.objective):
+        return False  # 'full ft on a100 x8': a training run, whatever the task reads
     return f.task == "serve" or engine in SERVER_ENGINES
 
 
@@ -51,7 +57,7 @@ def serve_asked(f: Frame) -> str | None:
     statuses = [s.outcome.status if s.outcome is not None else "unknown" for s in f.setups]
     if len(f.setups) >= 2 and any(st in ("oom", "error") for st in statuses):
         return "oom"
-    if len(f.setups) >= 2:
+    if len(f.setups) >= 2 and len({s.knobs.tp for s in f.setups}) > 1:
         return "compare"
     o = _outcome(f)
     kind = kind_of(o)
@@ -65,8 +71,8 @@ def serve_asked(f: Frame) -> str | None:
         return "slow"
     if kind == "memory":
         return "memory"
-    if o.status == "worked":
-        return "why_runs"
+    if o.status == "worked" and f.setup.knobs.weights == "fp8":
+        return "why_runs"  # 'why does FP8 run on A100'
     return None
 
 

@@ -87,6 +87,9 @@ def _server_setups(frame: Frame, r: ServeRead) -> tuple[tuple[Setup, ...], int] 
     """The setups a server's post contrasts (by TP, engine or card), each with what it did; None for one setup."""
     if len(r.setups) < 2:
         return None
+    values = [(x.engine, x.tp, x.gpu) for x in r.setups]
+    if len(set(values)) < len(values):
+        return None  # the same engine named twice ('vllm ... huggingface.co ... vllm'): no contrast
     base = frame.setup
     out: list[Setup] = []
     for x in r.setups:
@@ -97,7 +100,11 @@ def _server_setups(frame: Frame, r: ServeRead) -> tuple[tuple[Setup, ...], int] 
         role = "failed" if x.outcome == "oom" else "worked" if x.outcome == "worked" else "alternative"
         out.append(base.model_copy(update={"knobs": knobs, "hardware": hw, "outcome": seen, "role": role}))
     failing = next((i for i, x in enumerate(r.setups) if x.outcome == "oom"), len(out) - 1)
-    return tuple(s.model_copy(update={"role": "asked"}) if i == failing else s for i, s in enumerate(out)), failing
+    seen = base.outcome  # what the post saw (memory in use, a speed) stays with the setup asked about
+    asked = out[failing].model_copy(update={"role": "asked"})
+    if seen is not None and seen.kind is not None:
+        asked = asked.model_copy(update={"outcome": seen})
+    return tuple(asked if i == failing else s for i, s in enumerate(out)), failing
 
 
 def with_run_figures(frame: Frame, marked: str, gpus: tuple[str, ...] = ()) -> Frame:

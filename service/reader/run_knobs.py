@@ -71,7 +71,8 @@ _ETHERNET = _c(r"\d+\s*gbe" + _E + r"|万兆|千兆|以太网|" + _W + r"(?:tcp|
 _RDMA = _c(_W + r"(?:rdma|infiniband|ib|roce|hcc)" + _E)
 _NO_NVLINK = _c(r"(?:没有|没|无|不带|no|without)\s*nvlink|" + _W + r"pcie" + _E)
 _NVLINK = _c(_W + r"(?:nvlink|nvswitch|sxm)" + _E)
-_GBPS = _c(r"(?P<n>\d{1,3})\s*(?:gbe|gb/s|gbps|gbit|g\s*(?:网络|网卡|带宽|以太网))" + _E + r"|(?P<w>万兆|千兆)")
+_GBPS = _c(r"(?P<n>\d{1,3})\s*(?:gbe|gb/s|gbps|gbit|g\s*(?:网络|网卡|带宽|以太网))" + _E + r"|(?P<w>万兆|千兆)"
+           r"|(?:网速|带宽|network|bandwidth)[^\d。.!?？\n]{0,10}(?P<mb>\d{1,5})\s*(?:M|MB)\s*/\s*s")
 _NODES = _c(r"(?P<n>\d{1,3}|[两二三四五六八十])\s*(?:台|机|nodes?|machines?)" + _E + r"(?:\s*(?:[*x×]|，|,)?\s*(?:每台)?\s*(?P<g>\d{1,2})"
             r"\s*(?:卡|张|gpus?|cards?))?|(?:--)?nnodes" + _SEP + r"(?P<m>\d{1,3})")
 _PER_NODE = _c(r"nproc[-_]per[-_]node" + _SEP + r"(?P<n>\d{1,2})|每台\s*(?P<m>\d{1,2})\s*(?:卡|张)")
@@ -83,12 +84,11 @@ _GROWTH = _c(r"缓慢增长|慢慢(?:增长|涨|增加|变大)|逐渐(?:增长|�
              r"推理(?:过程中|时|一段时间后)|运行一段时间|after\s+(?:a\s+while|some\s+(?:time|requests))")
 _LOADING = _c(r"加载(?:完|时|的时候|中|权重)|权重加载|(?:while|when)\s+load(?:ing)?|loading\s+(?:the\s+)?(?:model|weights|shards)")
 _STARTUP = _c(r"起不来|启动(?:失败|不了|时)|won'?t\s+start|fails?\s+to\s+start|on\s+startup|at\s+start[-\s]?up")
-_WHY_RUNS = _c(r"(?:为什么|为啥|怎么|why|how)[^。.!?？\n]{0,12}?(?:能|可以|can|does|do|is)[^。.!?？\n]{0,30}?(?:跑|运行|run|work)")
 _STEP = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:s|秒|sec)\s*/\s*(?:it|step|步)|(?:每个?\s*step|一个\s*step|每步|一步|per\s+step|"
            r"each\s+step|a\s+step)[^\d。.!?？\n]{0,8}(?P<m>\d+(?:\.\d+)?)\s*(?:多)?\s*(?:s|秒|sec|seconds?)" + _E
            + r"|(?P<r>\d+(?:\.\d+)?)\s*it/s")
 _TTFT = _c(r"(?:首字|首\s*token|ttft)[^\d。!?？\n]{0,10}(?P<n>\d+(?:\.\d+)?)\s*(?P<u>ms|毫秒|s|秒)" + _E)
-_SCALING = _c(r"比单卡(?:还|更)?慢|比一台(?:还|更)?慢|比单机(?:还|更)?慢|多卡(?:反而|还)?(?:更)?慢|反而(?:更)?慢|卡多了?(?:反而)?(?:更)?慢|"
+_SCALING = _c(r"比单卡(?:还|更)?慢|比一台(?:还|更)?慢|比单机(?:还|更)?慢|比\s*(?:1|一)\s*机\S{0,6}慢|多卡(?:反而|还)?(?:更)?慢|反而(?:更)?慢|卡多了?(?:反而)?(?:更)?慢|"
               r"没有(?:变)?快|没快|(?:只有|仅)单机的\s*\d|slower\s+than\s+(?:a\s+)?(?:single|one)|"
               r"(?:no|not)\s+faster|doesn'?t\s+(?:scale|speed)|slower\s+on\s+(?:two|2|more|multiple)")
 _NPU = _c(r"ascend|" + _W + r"npu|mindie|昇腾|910b")
@@ -200,7 +200,12 @@ def hardware(text: str) -> dict[str, Any]:
         out["interconnect"] = "nvlink"
     gbps = _GBPS.search(text)
     if gbps is not None:
-        out["network_gbps"] = float(gbps.group("n")) if gbps.group("n") else (10.0 if gbps.group("w") == "万兆" else 1.0)
+        if gbps.group("mb"):  # '网速大致为150M/s': megabytes a second
+            out["network_gbps"] = round(float(gbps.group("mb")) * 8 / 1000, 2)
+            out.setdefault("interconnect", "ethernet")
+        else:
+            out["network_gbps"] = float(gbps.group("n")) if gbps.group("n") else (10.0 if gbps.group("w") == "万兆"
+                                                                                 else 1.0)
     nodes = _NODES.search(text)
     if nodes is not None:
         n = _int(nodes, "n", "m")
@@ -243,8 +248,6 @@ def outcome(text: str) -> dict[str, Any]:
         out["ttft_ms"] = v if ttft.group("u").lower() in ("ms", "毫秒") else v * 1000
     if _SCALING.search(text):
         out["kind"] = "scaling"
-    if _WHY_RUNS.search(text):
-        out["runs"] = True
     return out
 
 

@@ -81,7 +81,7 @@ def train_case(cat: Catalog, w: Workload, gpu: GpuSpec, gpus: int, setup: Setup,
         stated.add("gpus")
     case = TrainCase(model=job.model, gpu=gpu, gpus=n, setup=s, stated=frozenset(stated), stage=job.stage,
                      knobs=k, hardware=hw, seen=setup.outcome or Outcome(), tokens=job.tokens_total,
-                     nodes=node_count)
+                     nodes=node_count, time_seq=None if vision or job.stage in RL_STAGES else job.avg_seq_len)
     return case, sorted(stated)
 
 

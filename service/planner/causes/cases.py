@@ -43,6 +43,7 @@ class TrainCase:
     seen: Outcome = field(default_factory=Outcome)
     tokens: float = 0.0  # tokens of the run the estimate times (one epoch x epochs)
     nodes: int = 1
+    time_seq: int | None = None  # the mean sequence the estimate times (samples shorter than the cutoff: unpadded)
 
     @property
     def capacity_gib(self) -> float:
@@ -73,6 +74,8 @@ class TrainCase:
         nodes = max(1, self.nodes if gpus is None else -(-n // self.gpus_per_node))
         link_rdma = (self.hardware.interconnect != "ethernet") if rdma is None else rdma
         setup = replace(self.setup, n_gpus=n, **change)
+        if self.time_seq and "seq_len" not in change:
+            setup = replace(setup, seq_len=min(setup.seq_len, self.time_seq))
         cl = Cluster(gpus_per_node=max(1, n // nodes), nodes=nodes, rdma=link_rdma,
                      network_gbps=network_gbps if network_gbps is not None else self.hardware.network_gbps)
         t = training_time(self.model, self.gpu, setup, max(1.0, self.tokens), n, cluster=cl)

@@ -125,8 +125,7 @@ def train_slow_diagnosis(case: TrainCase, avg_tokens: int | None, observed_tps: 
                          for c in causes)
         return Diagnosis(observed_kind="train_slow", causes=ranked(causes), expected=expected,
                          verdict=True if structural else None,
-                         ask=None if structural else ("samples" if not data_known else "tokens_per_s"),
-                         impossible=impossible)
+                         ask=None if structural or not data_known else "tokens_per_s", impossible=impossible)
     ratio = rate / observed_tps if observed_tps > 0 else None
     verdict = None if ratio is None else SPEED_BAND[0] <= ratio <= SPEED_BAND[1]
     return Diagnosis(observed_kind="train_slow", causes=ranked(causes), expected=expected,
@@ -191,6 +190,11 @@ def serve_memory_diagnosis(run: ServeRun, kind: Observed) -> Diagnosis:
 
 
 def serve_slow_diagnosis(run: ServeRun) -> Diagnosis:
+    if not run.mem.starts and run.engine not in serve_memory.UNSIZED:  # slow, yet it does not start as stated
+        blocking = [c for c in _applying(serve_memory.OOM_CAUSES, run)
+                    if c.code in serve_memory.BLOCKING or c.code in ("kv_short", "graphs")]
+        return Diagnosis(observed_kind="serve_slow", causes=ranked(blocking, [c.code for c in blocking]),
+                         expected=Quantity.of(run.mem.weights_gib, "GiB", 1))
     causes = _applying(serve_speed.SLOW_CAUSES, run)
     single = serve_speed.single_stream_tps(run)
     load = serve_speed.at_load_tps(run)

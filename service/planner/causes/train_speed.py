@@ -78,7 +78,7 @@ def zero3_link(case: TrainCase) -> Cause:
         return Cause.no("zero3_link")
     return Cause(code="zero3_link", explains=_x(rdma / tcp), stated=stated,
                  fix=Fix(code="rdma", setting="RDMA (HCC) instances, NCCL_IB_HCA", fixed=_tps(rdma)),
-                 detail={"gbps": gbps, "tcp_tps": round(tcp), "rdma_tps": round(rdma), "one_node_tps": round(one_node),
+                 detail={"gbps": gbps, "tcp_tps": round(tcp, 1), "rdma_tps": round(rdma, 1), "one_node_tps": round(one_node, 1),
                          "nodes": case.nodes, "params_b": round(case.model.params_published_b, 1)})
 
 
@@ -98,11 +98,13 @@ def allreduce_link(case: TrainCase) -> Cause:
     if lost < MIN_RATIO:
         return Cause.no("allreduce_link")
     accum = max(4, s.grad_accum * 4)
-    return Cause(code="allreduce_link", explains=_x(lost),
+    _, gbps, _ = _slow_link(case)
+    return Cause(code="allreduce_network" if case.nodes > 1 else "allreduce_link", explains=_x(lost),
                  fix=Fix(code="grad_accum", setting=f"gradient_accumulation_steps: {accum}",
                          fixed=_tps(case.rate(grad_accum=accum))),
                  detail={"speedup": round(many / one, 2), "gpus": case.gpus, "one_tps": round(one),
-                         "many_tps": round(many), "no_p2p": 1.0 if link == "pcie_no_p2p" else 0.0})
+                         "many_tps": round(many), "no_p2p": 1.0 if link == "pcie_no_p2p" else 0.0,
+                         "nodes": case.nodes, "gbps": gbps})
 
 
 def moe_loop(case: TrainCase) -> Cause:
