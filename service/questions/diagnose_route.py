@@ -43,13 +43,15 @@ TRAINED = frozenset({"full", "lora", "freeze", "pretrain"})
 
 
 def is_server(f: Frame) -> bool:
-    """A server's run: the task is serving (or an engine serves it) and no training method is named."""
-    if f.task == "train":
-        return False
+    """A server's run: the task is serving (or an engine serves it, or a released quantised checkpoint is run:
+    'Qwen2-57B-A14B-Instruct-GPTQ-Int4 生成很慢') and no training method is named."""
     engine = next((s.knobs.engine for s in f.setups if s.knobs.engine), None)
+    released = any(m.weights for s in f.setups for m in s.models)
+    if f.task == "train" and not (released and f.setup.method in (None, "qlora") and not f.setup.objective):
+        return False
     if engine not in SERVER_ENGINES and (f.setup.method in TRAINED or f.setup.objective):
         return False  # 'full ft on a100 x8': a training run, whatever the task reads
-    return f.task == "serve" or engine in SERVER_ENGINES
+    return f.task == "serve" or engine in SERVER_ENGINES or released
 
 
 def serve_asked(f: Frame) -> str | None:
@@ -67,7 +69,7 @@ def serve_asked(f: Frame) -> str | None:
         return "growth"
     if kind in ("oom", "error"):
         return "oom"
-    if kind in ("slow", "scaling") or o.tokens_per_s is not None or o.ttft_ms is not None:
+    if kind in ("slow", "scaling", "hours") or o.tokens_per_s is not None or o.ttft_ms is not None:
         return "slow"
     if kind == "memory":
         return "memory"

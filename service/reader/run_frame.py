@@ -99,7 +99,7 @@ def _server_setups(frame: Frame, r: ServeRead) -> tuple[tuple[Setup, ...], int] 
             if x.outcome in _STATUS else None
         role = "failed" if x.outcome == "oom" else "worked" if x.outcome == "worked" else "alternative"
         out.append(base.model_copy(update={"knobs": knobs, "hardware": hw, "outcome": seen, "role": role}))
-    failing = next((i for i, x in enumerate(r.setups) if x.outcome == "oom"), len(out) - 1)
+    failing = next((i for i, x in enumerate(r.setups) if x.outcome == "oom"), 0)  # else the one named first
     seen = base.outcome  # what the post saw (memory in use, a speed) stays with the setup asked about
     asked = out[failing].model_copy(update={"role": "asked"})
     if seen is not None and seen.kind is not None:

@@ -82,7 +82,7 @@ def startup_profile(run: ServeRun) -> Cause:
         return Cause.no("startup_profile")
     m = run.mem
     act = m.activation_peak_gib
-    if act < max(1.0, 0.05 * run.card_gib):
+    if act < max(1.0, 0.03 * run.card_gib):
         return Cause.no("startup_profile")
     seqs = run.setup.max_num_seqs
     smaller = run.mem_with(max_num_seqs=SMALL_SEQS, max_num_batched_tokens=min(
@@ -90,8 +90,7 @@ def startup_profile(run: ServeRun) -> Cause:
     code = "mm_profile" if m.vision_gib >= 0.5 * act else "startup_profile"
     setting = "--limit-mm-per-prompt image=1 --max-num-seqs 32" if code == "mm_profile" else "--max-num-seqs 32"
     return Cause(code=code, explains=_gib(act), stated=run.is_stated("max_num_seqs") or run.is_stated("max_model_len"),
-                 fix=Fix(code="fewer_seqs", setting=setting, fixed=_gib(smaller.activation_peak_gib),
-                         fits=smaller.starts),
+                 fix=Fix(code="fewer_seqs", setting=setting, fixed=_gib(smaller.activation_peak_gib)),
                  detail={"seqs": seqs or 0, "max_len": m.max_model_len, "vision_gib": round(m.vision_gib, 1),
                          "sampler_gib": round(m.sampler_gib, 1)})
 
