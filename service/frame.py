@@ -12,7 +12,7 @@ Values are in schema units (GiB as the user wrote GB, hours, tokens, yuan). A fi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +45,7 @@ ObservationKind = Literal["oom", "hours", "memory", "util", "host_oom", "slow", 
 Fact = Literal["supports_fp8", "supports_bf16", "supports_flash_attn", "rdma", "nvlink", "price", "billing",
                "regions", "bandwidth", "tflops", "cuda", "memory", "sells", "family", "instances", "cheapest",
                "break_even", "spot", "side_by_side"]
+FACTS: tuple[str, ...] = get_args(Fact)
 Target = Literal["model_size", "context", "batch"]
 # What the options of a comparison differ in (asked = winner or savings)
 Compared = Literal["gpu", "cloud", "method", "billing", "engine", "framework", "instance", "model", "precision",
@@ -162,6 +163,7 @@ class Load(_Frozen):
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     arrival: Arrival | None = None  # burst: all requests at once; poisson: arriving at request_rate
+    scale: float | None = None  # a change to the previous question's load: '并发翻倍呢' = 2, 'half the traffic' = 0.5
 
     @property
     def stated(self) -> bool:
@@ -216,6 +218,7 @@ class Frame(_Frozen):
     fact: Fact | None = None  # the catalog/product fact asked, when one is
     target: Target | None = None  # capacity: model_size | context | batch
     compared: Compared | None = None  # what the options of a comparison differ in
+    options: tuple[str, ...] = ()  # the options compared, as the catalog names them (GPU ids, clouds, methods ...)
     names: tuple[str, ...] = ()  # catalog instance types or families the message names ("GT4", "HCCPNV4h")
     region: str | None = None  # a region or city named ("广州", "ap-beijing")
     other_clouds: tuple[str, ...] = ()  # clouds outside ours that the message names (阿里云, AWS)

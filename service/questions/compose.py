@@ -37,7 +37,14 @@ def error_text(exc: AdvisorError, ph: Phrases) -> str:
 
 
 def with_notes(text: str, notes: Sequence[str]) -> str:
-    return "\n".join(f"> {n}" for n in notes) + "\n\n" + text if notes else text
+    """The notes (what was carried over, what could not be used) quoted after the answer's first line: the first
+    line answers the question."""
+    notes = [n for n in notes if n]
+    if not notes:
+        return text
+    first, _, rest = text.partition("\n")
+    quoted = "\n".join(f"> {n}" for n in notes)
+    return f"{first}\n\n{quoted}" + (f"\n\n{rest.lstrip(chr(10))}" if rest.strip() else "")
 
 
 def compose(module: QuestionModule[Any, Any], answer: AnswerBase, passages: Sequence[PassageRef],

@@ -131,7 +131,7 @@ def _observation(o: Outcome, whole_run: bool) -> dict[str, Any]:
 
 
 def route(a: Ask) -> dict[str, Any] | Missing:
-    f = a.reading.frame
+    f = a.frame
     o = _outcome(f)
     model, params_b = _model_name(f)
     s = f.setup
@@ -157,7 +157,7 @@ def route(a: Ask) -> dict[str, Any] | Missing:
         return Missing("model")
     hw = s.hardware
     count = hw.gpu_count or (hw.nodes or 1) * (hw.gpus_per_node or 0) or (machine[1] if machine else None) or 1
-    whole = bool((a.reading.slots.get("observed") or {}).get("whole_run"))  # the frame has no field for it yet
+    whole = bool((a.read.slots.get("observed") or {}).get("whole_run"))  # the frame has no field for it yet
     args: dict[str, Any] = {
         **(_workload(f, s) if named else {"params_b": 7.0}),
         "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": _observation(o, whole), "engine": engine,

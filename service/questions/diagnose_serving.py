@@ -24,7 +24,7 @@ def _has_model(f: Frame) -> bool:
 def server_question(a: Ask) -> str | None:
     """What a server's post asks to explain (oom, growth, slow, compare, why_runs), None when it is no server's
     run to explain: memory seen (the engine's reservation answers), host RAM killed, a speed with no figure."""
-    f = a.reading.frame
+    f = a.frame
     if not is_server(f) or not _has_model(f):
         return None
     asked = serve_asked(f)
@@ -39,7 +39,7 @@ def server_question(a: Ask) -> str | None:
 def explains_observation(a: Ask) -> bool:
     """A serving question that states what a server did (memory in use, a TTFT, a speed, an OOM) and asks why or
     whether it is normal: a diagnosis, not a new deployment."""
-    f = a.reading.frame
+    f = a.frame
     o = f.setup.outcome or next((s.outcome for s in f.setups if s.outcome is not None), None)
     return is_server(f) and kind_of(o) is not None and f.asked in ("cause", "fix")
 
@@ -52,10 +52,10 @@ def wants_serving_diagnosis(a: Ask) -> bool:
     if asked is None:
         return False
     if asked == "slow":
-        o = a.reading.frame.setup.outcome
+        o = a.frame.setup.outcome
         if o is None or (o.tokens_per_s is None and o.ttft_ms is None):
             return False
-    return asked != "compare" or a.reading.type in ("compare", "diagnose", "knowledge")
+    return asked != "compare" or a.read.type in ("compare", "diagnose", "knowledge")
 
 
 def serving_args(f: Frame, asked: str, model: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from service.planner.training_types import TrainingPlan
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
+from service.questions.view import unsized_model, workload_fields
 from service.workload import Workload
 
 PLAN_CANDIDATES = 10
@@ -22,6 +23,8 @@ Document = Literal["request_document", "launch_bundle"]
 
 
 class PlanArgs(Workload):
+    asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`: plan, time, "
+                              "cost, host ...): the answer's first line answers it")
     documents: list[Document] = Field(default_factory=list, description="request_document (《AI训练资源申请说明》) "
                                       "and/or launch_bundle (LLaMA-Factory YAML, DeepSpeed JSON, scripts), when asked")
     lang: Literal["zh", "en"] = Field(default="zh", description="the documents' language")
@@ -62,7 +65,7 @@ def plan_dict(ctx: Context, w: Workload) -> dict[str, Any]:
 
 
 def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
-    w = Workload.model_validate(args.model_dump(exclude={"documents", "lang"}, exclude_unset=True))
+    w = Workload.model_validate(args.model_dump(exclude={"documents", "lang", "asked"}, exclude_unset=True))
     p = plan_dict(ctx, w)
     docs: Documents | None = None
     if args.documents:
@@ -79,11 +82,18 @@ def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
     return PlanAnswer(plan=TrainingPlan.model_validate(p), documents=docs)
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    if not (a.slots.get("model") or a.slots.get("params_b")):
+def _route(a: Ask) -> PlanArgs | Missing:
+    f = a.frame
+    if (name := unsized_model(f)) is not None:
+        return Missing("model_size", name)
+    fields = workload_fields(f)
+    if not fields.get("model") and not fields.get("params_b"):
         return Missing("model")
-    docs = list(a.reading.parsed.wants_documents)
-    return {**a.slots, **({"documents": docs, "lang": a.lang} if docs else {})}
+    if f.setup.hardware.gpu_count:
+        fields["gpu_count"] = f.setup.hardware.gpu_count  # '8卡A800，要多久': the count they name
+    docs = list(f.documents)
+    return PlanArgs.model_validate({**fields, **({"documents": docs, "lang": a.lang} if docs else {}),
+                                    "asked": f.asked})
 
 
 def _render(answer: PlanAnswer, ph: Phrases) -> str:

@@ -15,7 +15,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.frame import Arrival, Asked, Compared, Fact, Interconnect, Need, ObservationKind, Role, Status, Strategy, Target, Task
+from service.frame import (
+    Arrival,
+    Asked,
+    Compared,
+    Fact,
+    Interconnect,
+    Need,
+    ObservationKind,
+    Role,
+    Status,
+    Strategy,
+    Target,
+    Task,
+)
 from service.workload import (
     AttentionName,
     BillingChoice,
@@ -173,6 +186,8 @@ class LoadDraft(_Draft):
     tpot_ms: float | None = Field(default=None, gt=0, description="time-per-output-token target, ms")
     arrival: Arrival | None = Field(default=None, description="burst = all requests at once (a load test's N "
                                     "concurrent); poisson = requests arriving at request_rate")
+    scale: float | None = Field(default=None, gt=0, description="a change to the previous question's load, as a "
+                                "factor ('并发翻倍呢' = 2, 'half the traffic' = 0.5)")
 
 
 class ConstraintsDraft(_Draft):

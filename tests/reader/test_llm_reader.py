@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from service.frame import Frame
 from service.lexicon import lexicon
-from service.questions.registry import frame_table
+from service.questions.decide import question_type
 from service.reader.asked import _FACTS, _TARGETS
 from service.reader.llm_reader import LlmFrameReader, user_prompt
 from service.reader.llm_schema import Engine, FrameDraft, SetupDraft, provider_schema
@@ -22,7 +22,7 @@ from service.reader.read import Reader, ReaderUnavailable
 from tests.reader.test_reader import MODELS
 from tests.reader.test_reader_intent import GPUS_MORE
 
-OFFLINE = Reader(MODELS, GPUS_MORE, frame_table())
+OFFLINE = Reader(MODELS, GPUS_MORE, question_type)
 
 
 class ScriptedLLM(FakeMessagesListChatModel):

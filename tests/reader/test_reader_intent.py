@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from service.questions.registry import frame_table
+from service.questions.decide import question_type
 from service.reader.read import Reader, Reading
 from tests.reader.test_reader import GPUS, MODELS
 
 GPUS_MORE = {**GPUS, "3090": "RTX-3090", "l20": "L20", "h20": "H20", "l40s": "L40S", "a10": "A10"}
-READER = Reader(MODELS, GPUS_MORE, frame_table())
+READER = Reader(MODELS, GPUS_MORE, question_type)
 
 
 def read(text: str, prev: str | None = None) -> Reading:
