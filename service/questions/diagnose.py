@@ -21,7 +21,7 @@ from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis, 
 from service.questions.base import AnswerBase, Asked, Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_estimate import estimate_text
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
-from service.questions.diagnose_route import route
+from service.questions.diagnose_route import DEFAULT_GPU, route
 from service.questions.diagnose_serving import render_serving
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
 from service.questions.texts import memory_line, method_name
@@ -205,10 +205,17 @@ def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     if args.observation is None:
         raise InvalidInputError("observation: Field required: say what the run did (OOM, hours per epoch, memory "
                                 "in use ...).", "Give the observation, or a server's setups under `serving`.")
+    obs = args.observation
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
-    out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,
-                   args.engine, args.mentions_bf16)
+    try:
+        gpu_for(cat, args.gpu)
+    except AdvisorError:  # a card the catalog does not hold ('MX150', 'Ascend-910B4'): sized on the default, said
+        said = [*said, (f"{args.gpu} is not in the catalog: sized on the {DEFAULT_GPU}.",
+                        f"目录里没有 {args.gpu}：按 {DEFAULT_GPU} 估算。")]
+        args = args.model_copy(update={"gpu": DEFAULT_GPU})
+    out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, obs, args.engine,
+                   args.mentions_bf16)
     if args.gpu_assumed:
         said = [*said, (f"The GPU was not named: sized on {args.gpu_count or 1}x {args.gpu}; tell me yours.",
                         f"没有说是什么卡：按 {args.gpu_count or 1} 张 {args.gpu} 估算，告诉我实际的卡可以算得更准。")]

@@ -31,7 +31,9 @@ def _verdict_key(art: dict[str, Any]) -> str:
     if kind == "util":
         if art.get("util_high"):
             return "dia_util_high"
-        return "dia_util_expected" if art["expected"] else "dia_util_low"
+        if art["expected"]:
+            return "dia_util_expected"
+        return "dia_util_low" if art["observation"].get("util_pct") is not None else "dia_util_low_unstated"
     return "dia_host_copies" if art.get("host_copies_gib") else "dia_host"
 
 

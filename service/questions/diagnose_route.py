@@ -59,8 +59,9 @@ def serve_asked(f: Frame) -> str | None:
     statuses = [s.outcome.status if s.outcome is not None else "unknown" for s in f.setups]
     if len(f.setups) >= 2 and any(st in ("oom", "error") for st in statuses):
         return "oom"
-    if len(f.setups) >= 2 and len({s.knobs.tp for s in f.setups}) > 1:
-        return "compare"
+    tps = [s.knobs.tp for s in f.setups]
+    if len(f.setups) >= 2 and None not in tps and len(set(tps)) > 1:
+        return "compare"  # TP8 against TP4
     o = _outcome(f)
     kind = kind_of(o)
     if o is None:
@@ -95,10 +96,9 @@ def _card(s: Setup, o: Outcome | None) -> str | None:
     hw = s.hardware
     if hw.gpu:
         return hw.gpu
-    if hw.gpu_memory_gb:
-        return f"{hw.gpu_memory_gb:g}G"
-    if o is not None and o.card_gb:
-        return f"{min(CARD_SIZES, key=lambda c: abs(c - o.card_gb / 0.96)):g}G"  # type: ignore[operator]
+    said = hw.gpu_memory_gb or (o.card_gb / 0.96 if o is not None and o.card_gb else None)
+    if said:  # '24G显存', '23.65 GiB total capacity': the card size it is
+        return f"{min(CARD_SIZES, key=lambda c: abs(c - said)):g}G"
     return None
 
 
