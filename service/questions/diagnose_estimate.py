@@ -27,6 +27,8 @@ def _verdict_key(art: dict[str, Any]) -> str:
     if kind == "oom":
         return "dia_oom_expected" if art["expected"] else "dia_oom_unexpected"
     if kind == "memory":
+        if art["observation"].get("memory_gb") is None:
+            return "dia_memory_unstated"
         return "dia_memory_ok" if art["expected"] else "dia_memory_off"
     if kind == "util":
         if art.get("util_high"):

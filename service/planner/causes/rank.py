@@ -4,7 +4,8 @@ gives, the one unstated figure that would decide it, and a figure the setup cann
 
 Ranking: a cause that stops a server from starting (a layout the engine refuses, a kernel the card lacks, weights
 beyond the card) comes first; then by the gap explained (GiB for memory, times slower for speed), a cause resting
-on an assumed setting weighted ASSUMED_WEIGHT of one the user stated.
+on an assumed setting weighted ASSUMED_WEIGHT of one the user stated; one that holds only if an unstated setting
+is off (`maybe_...`) last.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def ranked(causes: list[Cause], first: Iterable[str] = ()) -> list[Cause]:
     order = {code: i for i, code in enumerate(first)}
     seen: set[str] = set()
     out = []
-    for c in sorted(causes, key=lambda c: (order.get(c.code, len(order)), -_score(c))):
+    # a cause that holds only if an unstated setting is off ('maybe_') is listed, never put first
+    for c in sorted(causes, key=lambda c: (order.get(c.code, len(order)), c.code.startswith("maybe_"), -_score(c))):
         if c.code not in seen:
             seen.add(c.code)
             out.append(c)

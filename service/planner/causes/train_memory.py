@@ -10,7 +10,7 @@ need after it.
     logits            sequence x vocabulary x 12 B (bf16 logits, fp32 log-softmax and its gradient) per sample
     activations       sequence x micro-batch (RL: completions x their length per card)
     vision_tokens     image slices x tokens per slice, video frames, max_pixels
-    no_checkpointing  gradient checkpointing off: every layer's activations kept
+    no_checkpointing  gradient checkpointing off: every layer's activations kept (unstated: listed, what it costs if off)
     eager_attention   eager attention keeps the seq^2 scores
     optimizer_states  AdamW's fp32 moments against an 8-bit optimizer
     fp32_weights      a model loaded in fp32
@@ -165,7 +165,17 @@ def vision_tokens(case: TrainCase) -> Cause:
 
 
 def no_checkpointing(case: TrainCase) -> Cause:
+    """Checkpointing off, as stated; or, unstated and assumed on, what it would cost if the framework leaves it off
+    (Hugging Face Trainer, TRL and ms-swift default to off)."""
     s = case.setup
+    if s.grad_ckpt and not case.is_stated("checkpointing") and case.model.kind == "decoder":
+        extra = case.memory(grad_ckpt=False).per_gpu_gib - case.per_gpu_gib
+        if not _worth(case, extra):
+            return Cause.no("maybe_no_checkpointing")
+        return Cause(code="maybe_no_checkpointing", explains=_gib(extra), stated=False,
+                     fix=Fix(code="checkpointing", setting="gradient_checkpointing: true",
+                             fixed=_gib(case.per_gpu_gib), fits=case.per_gpu_gib <= case.capacity_gib),
+                     detail={"seq": s.seq_len, "micro_batch": s.micro_batch})
     if s.grad_ckpt:
         return Cause.no("no_checkpointing")
     saved = case.per_gpu_gib - case.memory(grad_ckpt=True).per_gpu_gib

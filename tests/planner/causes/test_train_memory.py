@@ -146,3 +146,15 @@ def test_other_processes_from_the_pasted_error(train: Make) -> None:
     assert tm.other_gib(**{k.removesuffix("_gb"): v for k, v in {**older, "other_gb": None}.items()}) == \
         pytest.approx(23.65 - 1.2 - 12.1)
     assert not tm.other_processes(train("Qwen2-7B", "RTX-4090", 1, method="lora")).applies
+
+
+def test_unstated_checkpointing_is_what_it_would_cost_if_off(train: Make) -> None:
+    case = train("Qwen2-7B", "A100-40G-SXM", 1, method="lora", seq_len=4096)  # the framework's default: on
+    c = tm.no_checkpointing(case)
+    assert c.code == "maybe_no_checkpointing" and c.applies and not c.stated and c.explains is not None
+    assert c.explains.value == pytest.approx(case.memory(grad_ckpt=False).per_gpu_gib - case.per_gpu_gib, abs=0.01)
+    # ranked after every cause the post's own settings give
+    from service.planner.causes import rank
+
+    d = rank.train_memory_diagnosis(case, "train_oom")
+    assert d.causes[-1].code == "maybe_no_checkpointing"
