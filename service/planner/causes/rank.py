@@ -171,7 +171,9 @@ def serve_memory_diagnosis(run: ServeRun, kind: Observed) -> Diagnosis:
     impossible = impossible_memory(seen, run.card_gib, run.setup.gpus, run.hardware.host_ram_gb)
     if kind == "serve_memory":
         causes = ranked(_applying(serve_memory.MEMORY_CAUSES, run))
-        verdict = None if seen is None or impossible else (m.weights_gib * 0.8 <= seen <= run.card_gib * OVER_CARD)
+        reserved = bool(causes) and causes[0].code == "reservation"
+        verdict = (True if reserved else None) if seen is None or impossible else (
+            m.weights_gib * 0.8 <= seen <= run.card_gib * OVER_CARD)
         return Diagnosis(observed_kind=kind, causes=causes, expected=Quantity.of(held, "GiB", 1),
                          observed=None if seen is None else Quantity.of(seen, "GiB", 1), verdict=verdict,
                          impossible=impossible)
