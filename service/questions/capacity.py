@@ -139,7 +139,7 @@ def _run(ctx: Context, args: CapacityArgs) -> CapacityAnswer:
     if args.use == "serve":
         context = args.target == "context"
         out = serve_capacity(cat, args.gpu, args.gpu_count or 1, "context" if context else "model_size",
-                             w.model if context else None, args.weights)
+                             w.model if context else None, args.weights, None if context else w.seq_len)
         return CapacityAnswer.model_validate(with_assumptions(out, said))
     return CapacityAnswer.model_validate(with_assumptions(
         capacity(cat, w, args.gpu, args.gpu_count or 1, args.target, stated), said))

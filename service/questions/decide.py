@@ -16,7 +16,14 @@ from functools import cache
 
 from service.frame import Frame, Outcome
 
-_OBSERVED_ASKS = frozenset({"time", "memory", "fits", "throughput", "latency", "concurrency", "count", "plan"})
+# A question about a run's time or speed with the run's own figure is a diagnosis ('一个epoch要20小时', read as a
+# time question); one that asks how many cards or how much memory stays a sizing question whatever the run did
+# ('32卡oom了，需要多少张A100': the count), as does 'can 8x40G do it?' after an OOM (the verdict)
+# Facts the catalog's tables answer as such (prices, families, instances, billing); a GPU's features and who sells
+# it are the knowledge type's facts
+CATALOG_FACTS = frozenset({"price", "family", "instances", "cheapest", "break_even", "spot", "side_by_side",
+                           "billing"})
+_OBSERVED_ASKS = frozenset({"time", "throughput", "latency"})
 _SERVE_ASKS = frozenset({"fits", "count", "memory", "concurrency", "throughput", "latency", "cost", "plan", "time",
                          "host"})
 _TRAIN_ASKS = {"fits": "feasibility", "count": "min_gpus", "memory": "min_gpus", "plan": "plan", "time": "plan",
@@ -75,10 +82,9 @@ def question_type(frame: Frame) -> str:
     if asked == "capacity":
         return "capacity"
     if asked in ("price", "fact"):
-        named = bool(frame.names) or any(s.hardware.gpu for s in frame.setups)
-        if frame.fact is not None or named or asked == "price":
-            return "catalog"  # the tables answer it: a price, a family, a GPU's spec, who sells what
-        return "knowledge"
+        if frame.names or frame.fact in CATALOG_FACTS or (asked == "price" and frame.fact is None):
+            return "catalog"  # the tables answer it: a price, a family, which instances, the cheapest, billing
+        return "knowledge"  # a GPU's feature, who sells it, where: the fact with the guide's passages
     if asked == "howto":
         return "knowledge"
     hit = _table().get((task, asked))

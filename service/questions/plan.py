@@ -35,9 +35,20 @@ class Documents(Part):
     launch_bundle: dict[str, str] | None = Field(default=None, description="file name -> content")
 
 
+class HostAnswer(Part):
+    """What the job needs beside the GPUs, for the pick (service/sizing/host.py host_needs)."""
+
+    vcpus: int
+    ram_gib: float
+    disk_gb: float
+    checkpoint_gb: float
+    checkpoints_kept: int
+
+
 class PlanAnswer(AnswerBase):
     kind: Literal["plan"] = "plan"
     plan: TrainingPlan
+    host: HostAnswer | None = Field(default=None, description="asked = host: CPU cores, RAM and disk for the pick")
     documents: Documents | None = None
     citations: list[PassageRef] = Field(default_factory=list, description="the guide sections the plan rests on")
 
@@ -79,7 +90,21 @@ def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
             from service.documents import build_launch_bundle
 
             docs.launch_bundle = dict(build_launch_bundle(p, ctx.catalog, lang).files)
-    return PlanAnswer(plan=TrainingPlan.model_validate(p), documents=docs)
+    plan = TrainingPlan.model_validate(p)
+    out = PlanAnswer(plan=plan, documents=docs)
+    if args.asked == "host" and plan.candidates:
+        out.host = _host(plan)
+    return out
+
+
+def _host(plan: TrainingPlan) -> HostAnswer:
+    from service.sizing.host import host_needs
+
+    c = plan.candidates[0]
+    trainable = plan.model.params_b if c.strategy.method in ("full", "pretrain") else plan.model.params_b * 0.01
+    n = host_needs(plan.model.params_b, trainable, c.total_gpus, c.gpu_memory_gib, plan.workload.dataset_gb)
+    return HostAnswer(vcpus=n.vcpus, ram_gib=n.ram_gib, disk_gb=n.disk_gb, checkpoint_gb=n.checkpoint_gb,
+                      checkpoints_kept=n.checkpoints_kept)
 
 
 def _route(a: Ask) -> PlanArgs | Missing:

@@ -33,6 +33,8 @@ class ServingArgs(ServingWorkload):
     engine_asked: str | None = Field(default=None, description="an engine named that is sized as vLLM (Ollama ...)")
     asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`: count, "
                               "memory, concurrency, throughput, latency, cost ...): the first line answers it")
+    usage_hours_per_month: float | None = Field(default=None, gt=0, le=744, description="hours a month it runs "
+                                                "(office hours only): the cost is on-demand for those hours")
 
 
 class ServingAnswer(AnswerBase):
@@ -42,6 +44,8 @@ class ServingAnswer(AnswerBase):
     said: list[Said] = Field(default_factory=list)
     inference: InferenceResult | None = Field(default=None, description="the pinned GPU x count, as deployed")
     plan: ServingPlan | None = Field(default=None, description="where to rent it, per cloud")
+    usage_hours_per_month: float | None = None
+    usage_cost_cny_per_month: float | None = Field(default=None, description="on demand for the hours it runs")
 
     def facts(self) -> dict[str, float]:
         s = aliases(self)["serving"]
@@ -61,8 +65,8 @@ class ServingAnswer(AnswerBase):
 
 
 def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
-    w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked", "asked"},
-                                                       exclude_unset=True))
+    w = ServingWorkload.model_validate(args.model_dump(
+        exclude={"question", "also", "engine_asked", "asked", "usage_hours_per_month"}, exclude_unset=True))
     cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
     out: dict[str, Any] = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
                            "said": said}
@@ -76,7 +80,14 @@ def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
             out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
     else:
         out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
-    return ServingAnswer.model_validate(out)
+    answer = ServingAnswer.model_validate(out)
+    top = answer.plan.candidates[0] if answer.plan is not None and answer.plan.candidates else None
+    if args.usage_hours_per_month and top is not None and top.cost_per_hour_cny is not None:
+        hourly = top.monthly_cny_by_billing.get("on_demand")
+        per_hour = hourly / 730 if hourly else top.cost_per_hour_cny
+        answer.usage_hours_per_month = args.usage_hours_per_month
+        answer.usage_cost_cny_per_month = round(per_hour * args.usage_hours_per_month, 2)
+    return answer
 
 
 def _route(a: Ask) -> ServingArgs | Missing:
@@ -95,6 +106,8 @@ def _route(a: Ask) -> ServingArgs | Missing:
     if gpu:
         fields["gpu"] = gpu
         fields["gpus"] = subject_count(f)
+    if f.constraints.usage_hours_per_month:
+        fields["usage_hours_per_month"] = f.constraints.usage_hours_per_month
     if fields.get("concurrency") and fields.get("request_rate"):
         fields.pop("concurrency" if f.load.arrival != "burst" else "request_rate")
     return ServingArgs.model_validate({**{k: v for k, v in fields.items() if v is not None}, "asked": f.asked})

@@ -194,7 +194,8 @@ def _frame(draft: FrameDraft, parsed: ParsedMessage, names: Names, models: list[
             row["models"].append({"name": model_id or m.name, "id": None if estimated else model_id,
                                   "params_b": size if estimated else None,  # a known model: the catalog's size
                                   "estimated": estimated})
-        row["hardware"]["gpu"] = gpu or s.hardware.gpu
+        # a card the catalog does not know: its memory when said ('3080ti 12G' is a 12 GB card), else its name
+        row["hardware"]["gpu"] = gpu or (None if s.hardware.gpu_memory_gb else s.hardware.gpu)
         o = row.get("outcome")
         if isinstance(o, dict) and o.get("kind") is None and o.get("status") in ("oom", "slow", "error"):
             o["kind"] = o["status"]  # 'it OOMs': what they saw is the outcome itself

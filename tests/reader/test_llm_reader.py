@@ -130,7 +130,7 @@ TYPE_CASES: list[tuple[dict[str, Any], str]] = [
         {"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "H800"}}]}, "compare"),
     # a run that OOMed: a diagnosis, even asked as 'does it fit'
     ({"task": "train", "asked": "fits", "setups": [
-        {"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "4090"}, "outcome": {"status": "oom"}}]}, "diagnose"),
+        {"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "4090"}, "outcome": {"status": "oom"}}]}, "feasibility"),  # can it fit, after an OOM: the verdict
     # a job described with no question: what to rent for it
     ({"task": "train", "asked": "other", "setups": [{"models": [{"name": "Qwen2-7B"}]}]}, "plan"),
     # a serving question
