@@ -166,7 +166,7 @@ def _figures(answer: DiagnoseAnswer, ph: Phrases) -> dict[str, str]:
 
 
 def _cause_first(d: Diagnosis) -> bool:
-    if d.top is None:
+    if d.top is None or d.top.code.startswith("maybe_"):  # only an unstated setting's cost: the figure first
         return d.impossible is not None
     if d.observed_kind == "train_slow":
         return d.verdict is False or d.top.stated
