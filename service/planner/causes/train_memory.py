@@ -24,8 +24,8 @@ from __future__ import annotations
 from service.planner.causes.cases import FULL_METHODS, RL_STAGES, TrainCase
 from service.planner.causes.types import Cause, Fix, Quantity
 from service.sizing.activations import logits_bytes
-from service.sizing.precision import state_bytes
 from service.sizing.params import count_params
+from service.sizing.precision import state_bytes
 from service.sizing.types import GIB
 from service.sizing.vision import image_tokens
 
