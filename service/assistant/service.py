@@ -16,11 +16,21 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from service.assistant import compact, retention
+from service.assistant.compact import Detail
 from service.assistant.db import open_database
+from service.assistant.expand import full_result
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
 from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
-from service.assistant.sessions import Rating, SessionNotFoundError, SessionStore, TurnRecord, now
+from service.assistant.sessions import (
+    Rating,
+    SessionFullError,
+    SessionNotFoundError,
+    SessionStore,
+    TurnRecord,
+    now,
+)
 from service.assistant.types import (
     AskResult,
     Citation,
@@ -28,6 +38,7 @@ from service.assistant.types import (
     Language,
     SessionInfo,
     SessionMessage,
+    SessionPage,
     StreamEvent,
 )
 from service.catalog.loader import Catalog, load_catalog
@@ -42,6 +53,10 @@ from service.workload import Workload
 
 log = logging.getLogger(__name__)
 __all__ = ["Assistant", "build_assistant", "citation_url", "prose_check"]
+CONTEXT_TURNS = 20  # earlier turns a new turn reads (and the LLM agent sees): a turn's cost is flat in the session
+PAGE_TURNS = 50  # turns per page of history by default
+
+
 class Assistant:
     """The assistant. Conversations are stored turns (service.assistant.sessions), not agent checkpoints:
 
@@ -56,6 +71,11 @@ class Assistant:
       from another owner is another session, and one you do not own is unknown to you (404), whether or not it
       exists. None (CLI, Slack, evals) is trusted: the most recent session with that id, whoever owns it.
     - `request_id`: a client's idempotency key; a retry with the same key gets the stored answer, not a new turn.
+    - `detail`: "full" (the default in process) answers with the whole plan; "compact" (the API's default) with
+      the chosen candidates (service/assistant/compact.py), as the turn is stored. A stored answer asked for in
+      full has its plan recomputed (service/assistant/expand.py).
+    - A session holds at most settings.session_max_turns turns (SessionFullError, HTTP 409); sessions untouched
+      for settings.session_ttl_days are deleted (service/assistant/retention.py).
     - One writer per session: turns to one session run one at a time (across processes on Postgres), so every
       acknowledged turn is stored, in order. A stream whose consumer goes away still records its turn, marked
       stopped when it was cut short.
@@ -156,10 +176,22 @@ class Assistant:
         return self.sessions.list(owner)
 
     def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]:
+        """The latest page of the conversation (session_page's defaults)."""
+        return self.session_page(session_id, owner).messages
+
+    def session_page(self, session_id: str, owner: str | None = None, *, limit: int = PAGE_TURNS,
+                     before: int | None = None, detail: Detail = "compact") -> SessionPage:
+        """Up to `limit` turns numbered below `before` (the newest when None), oldest first, as messages; with
+        `next_before` when older turns exist. detail="full" recomputes each plan turn's whole plan."""
         own = self.sessions.resolve(session_id, owner)
         if own is None or not self.sessions.exists(session_id, own):
             raise SessionNotFoundError(session_id)
-        return turn_messages(self.sessions.turns(session_id, own))
+        turns, more = self.sessions.page(session_id, own, limit, before)
+        if detail == "full":
+            turns = [t if t.result is None else t.model_copy(update={"result": full_result(self.ctx, t.result,
+                                                                                          t.workload)})
+                     for t in turns]
+        return SessionPage(messages=turn_messages(turns), next_before=turns[0].seq if more and turns else None)
 
     def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
         return self.sessions.rename(session_id, title, owner)
@@ -193,26 +225,34 @@ class Assistant:
         return f"request:{owner}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
 
     def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None
-               ) -> tuple[str, AskResult | None]:
-        """Under the turn's lock: (session id, the stored answer when this request id was answered already)."""
+               ) -> tuple[str, TurnRecord | None]:
+        """Under the turn's lock: (session id, the stored turn when this request id was answered already)."""
         if request_id:
             done = self.sessions.answered(owner, request_id)
             if done is not None and session_id not in (None, done[0]):
                 raise InvalidInputError(f"The request id '{request_id[:64]}' was already used in another session.",
                                         "Send a new Idempotency-Key (or X-Request-Id) for each new message.")
             if done is not None and done[1].result is not None:
-                return done[0], AskResult.model_validate(done[1].result)
+                return done[0], done[1]
         if session_id is None:
             return uuid.uuid4().hex, None
-        if create or self.sessions.exists(session_id, owner):  # create: this owner's session of that id
+        info = self.sessions.get(session_id, owner)
+        cap = self.settings.session_max_turns
+        if info is not None and cap and info.turns >= cap:
+            raise SessionFullError(session_id, info.turns)
+        if create or info is not None:  # create: this owner's session of that id
             return session_id, None
         raise SessionNotFoundError(session_id)
+
+    def _stored(self, turn: TurnRecord, detail: Detail) -> AskResult:
+        """A stored turn's answer (compact as stored), its plan recomputed in full when asked."""
+        stored = turn.result or {}
+        return AskResult.model_validate(full_result(self.ctx, stored, turn.workload) if detail == "full" else stored)
 
     def _history(self, sid: str, owner: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
         if history is not None:
             return list(history)
-        return [HistoryTurn(user=t.user, assistant=t.assistant, workload=t.workload, intent=t.intent)
-                for t in self.sessions.turns(sid, owner)]
+        return self.sessions.context(sid, owner, CONTEXT_TURNS)
 
     def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
                 request_id: str | None, stopped: bool = False) -> None:
@@ -231,12 +271,13 @@ class Assistant:
             log.error("turn not stored: %s", full.message)
             raise full from exc
         self.storage_error = None
+        retention.maybe_prune(self.sessions, self.settings.session_ttl_days)
 
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
             history: list[HistoryTurn] | None = None, owner: str | None = None,
             request_id: str | None = None, lang: Language | None = None,
-            workload: Workload | None = None) -> AskResult:
+            workload: Workload | None = None, detail: Detail = "full") -> AskResult:
         """Answer one message and store the turn (see the class docstring for the arguments). With `workload`
         (a form's structured workload) the turn plans it as it is and the message is only what the chat shows."""
         self._check(message)
@@ -244,11 +285,11 @@ class Assistant:
         with self.db.lock(self._lock_key(session_id, own, request_id)):
             sid, done = self._begin(session_id, create, own, request_id)
             if done is not None:
-                return done
+                return self._stored(done, detail)
             turn, backend = self._turn(message, self._history(sid, own, history), lang, workload)
             result = self._result(sid, message, turn, backend)
             self._record(sid, own, message, result, turn.workload, request_id)
-            return result
+            return result if detail == "full" else compact.result(result)
 
     def phrases(self, lang: str) -> Phrases:
         return phrases(self.settings.prompts_dir, lang)
@@ -283,7 +324,7 @@ class Assistant:
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
                history: list[HistoryTurn] | None = None, owner: str | None = None,
                request_id: str | None = None, lang: Language | None = None,
-               workload: Workload | None = None) -> Iterator[StreamEvent]:
+               workload: Workload | None = None, detail: Detail = "full") -> Iterator[StreamEvent]:
         """The turn runs in its own thread and is stored whether or not the consumer reads to the end; closing
         this iterator early (a dropped connection) stops the stream at its next event and stores the turn so far
         with stopped=True."""
@@ -292,7 +333,7 @@ class Assistant:
         stop = threading.Event()
         worker = threading.Thread(target=self._stream_turn, name="gpu-advisor-turn", daemon=True,
                                   args=(events, stop, message, session_id, create, history, owner, request_id, lang,
-                                        workload))
+                                        workload, detail))
         worker.start()
         try:
             while (item := events.get()) is not None:
@@ -305,13 +346,13 @@ class Assistant:
     def _stream_turn(self, events: queue.Queue[StreamEvent | BaseException | None], stop: threading.Event,
                      message: str, session_id: str | None, create: bool, history: list[HistoryTurn] | None,
                      owner: str | None, request_id: str | None, lang: Language | None,
-                     workload: Workload | None = None) -> None:
+                     workload: Workload | None = None, detail: Detail = "full") -> None:
         try:
             own = self._owner(session_id, owner)
             with self.db.lock(self._lock_key(session_id, own, request_id)):
                 sid, done = self._begin(session_id, create, own, request_id)
                 if done is not None:
-                    events.put(StreamEvent(type="final", data=done.model_dump()))
+                    events.put(StreamEvent(type="final", data=self._stored(done, detail).model_dump()))
                     return
                 turns = self._history(sid, own, history)
                 if self.llm_agent is not None and workload is None:
@@ -323,7 +364,8 @@ class Assistant:
                 if stop.is_set() and text != result.answer_markdown:
                     result = result.model_copy(update={"answer_markdown": text})
                 self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set())
-                events.put(StreamEvent(type="final", data=result.model_dump()))
+                sent = result if detail == "full" else compact.result(result)
+                events.put(StreamEvent(type="final", data=sent.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
             events.put(exc)
         finally:

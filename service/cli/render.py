@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from service.labels import confidence_label, strip_internal
+from service.labels import confidence_label, host_text, price_when, strip_internal
 from service.planner.catalog_view import BILLINGS, CatalogInstance, InstancePrice
 from service.planner.costing import QUOTE_LINKS
 from service.planner.plan import Candidate, PlanResult
@@ -84,7 +84,7 @@ def _cost_cells(c: Candidate) -> tuple[str, str]:
                and q.high_cny is not None else "no estimate")
         return f"price on request\n{est}", "价格需询价\nask sales"
     p = c.cost.price
-    return (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}", f"¥{p.price_cny:g}/{p.unit}\n{p.as_of or 'undated, captured ' + str(p.captured)} · "
+    return (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}", f"¥{p.price_cny:g}/{p.unit}\n{price_when(p, 'en')} · "
                                                         f"{p.confidence}")
 
 
@@ -106,7 +106,7 @@ def print_plan(result: PlanResult, top: int = 8) -> None:
         nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
         names.append(c.inst.instance_type)
         rows.append([str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
-                     f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{c.inst.vcpus} vCPU / {c.inst.memory_gib:g} GiB",
+                     f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}\n{host_text(c.inst.vcpus, c.inst.memory_gib, 'en')}",
                      c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}",
                      f"{c.hours:,.1f}", *_cost_cells(c), _verdict(c.within_budget), _verdict(c.meets_deadline)])
     columns = ["#", "instance", "GPUs · vCPU/RAM", "strategy", "GiB/GPU", "hours", "cost ¥", "price", "budget",
@@ -153,8 +153,8 @@ def print_catalog(rows: list[CatalogInstance], billing: str | None = None) -> No
         net = " · ".join(x for x in (f"{r.network_gbps:g} Gb/s" if r.network_gbps else "",
                                      "RDMA" if r.rdma else "") if x)
         cells.append([f"{r.cloud}\n{r.instance_type}",
-                      f"{r.gpu_count:g}x {r.gpu}\n{r.gpu_memory_gib:g} GiB each\n{r.vcpus} vCPU · "
-                      f"{r.memory_gib:g} GiB" + (f"\n{net}" if net else ""),
+                      f"{r.gpu_count:g}x {r.gpu}\n{r.gpu_memory_gib:g} GiB each\n"
+                      + host_text(r.vcpus, r.memory_gib, "en").replace(" / ", " · ") + (f"\n{net}" if net else ""),
                       *[_price_cell(r.price(b), sources, r.price_on_request and i == 0) for i, b in enumerate(shown)]])
     columns = ["instance", "GPUs · host", *[f"{_BILLING_EN[b]} ¥" for b in shown]]
     con.print(candidate_table(con, columns, cells, [r.instance_type for r in rows]))
@@ -183,6 +183,18 @@ def _price_cell(p: InstancePrice | None, sources: dict[str, int], on_request: bo
     stale = " stale" if p.stale else ""
     return (f"¥{_cny(p.price_cny)}/{_UNIT[p.unit]}\n¥{p.per_gpu_hour_cny:,.2f}/GPU-h{per_tflops}\n"
             f"{p.date_en} · {confidence_label(p.confidence, 'en')}{stale} [{n}]")
+
+
+def print_prices(prices: list[dict[str, Any]]) -> None:
+    """One instance's prices, a line each: billing, the figure, its date as a reader reads it (the content's age, when
+    it was read, and whether it may have changed), its confidence and its source."""
+    con = _console()
+    for p in prices:
+        price = (f"¥{p['price_low_cny']:,.2f}-{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
+        flags = " · price on request (reference)" if p.get("on_request") else " · promotion" if p.get("promo") else ""
+        con.print(f"{_BILLING_EN[p['billing']]}: {price}/{p['unit']} · {p['date_en']} · "
+                  f"{confidence_label(p['confidence'], 'en')}{flags}\n  {strip_internal(p['source'])}",
+                  soft_wrap=True, markup=False, highlight=False)
 
 
 def print_mapping(obj: dict[str, Any]) -> None:

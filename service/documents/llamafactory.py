@@ -199,8 +199,8 @@ def _sections(view: PlanView, c: CandidateView, t: TrainSettings, lang: Lang) ->
          tr(lang, "待确认：模型的对话模板", "TODO: the model's chat template")),
         ("cutoff_len", s.seq_len, tr(lang, "= 规划的序列长度", "= the plan's sequence length")),
         ("overwrite_cache", True, ""),
-        ("preprocessing_num_workers", min(16, c.vcpus), ""),
-        ("dataloader_num_workers", min(4, max(1, c.vcpus // max(1, s.gpus_per_node) // 2)), ""),
+        ("preprocessing_num_workers", min(16, c.vcpus or 8), ""),  # vCPU not published: 8, LLaMA-Factory's usual
+        ("dataloader_num_workers", min(4, max(1, (c.vcpus or 8) // max(1, s.gpus_per_node) // 2)), ""),
     ]
     output: list[Line] = [("output_dir", t.output_dir, ""), ("logging_steps", 10, ""),
                           ("save_steps", 200 if c.billing == "spot" else 500, ""), ("plot_loss", True, ""),

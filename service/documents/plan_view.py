@@ -36,11 +36,15 @@ class PriceView(_View):
     note: str = ""
     note_zh: str = ""  # the catalog's Chinese note, for Chinese documents
     stale: bool = False
+    content_as_of: str | None = None  # the content's age (a ~2021 list page): freshness counts from it
+    content_basis: str | None = None
+    newer: dict[str, object] | None = None  # a newer dated price of the same instance, shown beside it
 
     def date(self, lang: str) -> str:
-        from service.labels import price_date
+        """The content's age and when it was read; older than price_max_age_days, that it may have changed."""
+        from service.labels import newer_price_text, price_when
 
-        return price_date(self.as_of, self.captured, lang)
+        return price_when(self, lang) + newer_price_text(self, lang)
 
 
 class CostView(_View):
@@ -109,8 +113,8 @@ class CandidateView(_View):
     gpu_name: str
     gpu_count: float
     nodes: int = 1
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     rdma: bool = False
     sale_status: str = ""
     instance_source: str = ""

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from service.documents import fmt
 from service.documents.fmt import BILLING, BLANK, CLOUD, METHOD, label, tr
 from service.documents.plan_view import CandidateView, Lang, PlanView
+from service.labels import host_text
 
 OBJECTIVE = {"cheapest": ("费用最低", "cheapest"), "fastest": ("速度最快", "fastest"),
              "balanced": ("费用与时长平衡", "balanced")}
@@ -93,7 +94,7 @@ def resource_table(view: PlanView, c: CandidateView, lang: Lang) -> str:
         ["GPU", fmt.gpus(c, lang)],
         [tr(lang, "单卡显存", "GPU memory per GPU"), f"{fmt.num(c.gpu_memory_gib)} GiB"],
         [tr(lang, "节点数", "Nodes"), str(c.nodes)],
-        [tr(lang, "每节点 vCPU / 内存", "vCPU / RAM per node"), f"{c.vcpus} vCPU / {fmt.num(c.memory_gib)} GiB"],
+        [tr(lang, "每节点 vCPU / 内存", "vCPU / RAM per node"), host_text(c.vcpus, c.memory_gib, lang)],
     ]
     if c.host_ram_needed_gib:
         rows.append([tr(lang, "主机内存需求（CPU offload，全部节点合计）", "Host RAM for CPU offload (all nodes)"),

@@ -19,6 +19,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "unauthorized": 401,
     "not_found": 404,
     "session_not_found": 404,
+    "session_full": 409,
     "model_not_found": 404,
     "message_too_long": 413,
     "payload_too_large": 413,

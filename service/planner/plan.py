@@ -23,6 +23,7 @@ from service.planner.costing import (
     price_notes,
     quote,
     quote_notes,
+    reference_notes,
 )
 from service.planner.resolve import Job, resolve_job
 from service.planner.room import room_hint
@@ -82,6 +83,7 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
         warnings = quote_notes(q, inst)
     else:
         warnings = [*bill_notes, *price_notes(line, inst.cloud, today, max_age)]
+    warnings += reference_notes(gpu.id, gpu.id, cat.reference_prices)
     warnings += gpu_notes(gpu, s.gpus_per_node, s.nodes, inst.rdma)
     warnings += host_notes(inst.vcpus, inst.memory_gib, inst.gpu_count, inst.gpu_memory_gib)
     if inst.is_slice:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from service.labels import price_date
+from service.labels import price_when
 from service.planner.contract import training_json
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.training_types import TrainingPlan
@@ -148,7 +148,7 @@ def summary(o: PlanAnswer) -> str:
         cost = "price on request"
         if c.total_cost_cny is not None:
             line = next(iter(c.cost_cny.values()), None)
-            dated = (f" (price {price_date(line.price.as_of, line.price.captured, 'en')}, {line.price.confidence})"
+            dated = (f" (price {price_when(line.price, 'en')}, {line.price.confidence})"
                      if line is not None else "")
             cost = f"¥{c.total_cost_cny:,.0f} {c.billing}{dated}"
         lines.append(f"{cloud}: {itype} ({c.gpu_count:g}x {c.gpu}, {c.strategy.label}), {c.memory_per_gpu_gib}/"

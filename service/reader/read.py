@@ -156,11 +156,16 @@ class Reader:
         p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
         parsed, slots = conversation_slots(text, turns, self.parse)
         own = question_slots(parsed)
+        bare = prev_type is not None and _continues(text, x)
+        follows = (prev_type is not None or bool(turns)) and continues(text, parsed, x, bare)
+        if (turns or prev_type) and not follows:
+            # a new question in a conversation ('H800一小时多少钱' after a plan): read on its own, nothing carried
+            p_task, p_asked, x = self.frame_probabilities(text, (), None)
+            slots = own
         task = max(p_task, key=lambda k: p_task[k])
         asked = max(p_asked, key=lambda k: p_asked[k])
         frame = build_frame(parsed, own, task, asked, self.catalog, text)
         probs, pairs = type_scores(p_task, p_asked, x, frame, self.decide)
-        bare = prev_type is not None and _continues(text, x)
         if prev_type in probs and bare:
             # a follow-up that changes a field ('那京东云呢', 'what about fp8') asks the same question again
             probs = {t: (1 - FOLLOW_WEIGHT) * p + (FOLLOW_WEIGHT if t == prev_type else 0.0) for t, p in probs.items()}
@@ -172,9 +177,7 @@ class Reader:
         if (frame.task, frame.asked) != (task, asked):  # the finders are surer: the type follows them
             top, sure, second, p2 = self.decide(frame), True, top, 0.0
             probs = {top: 1.0, **{k: v for k, v in probs.items() if k != top}}
-        frame = frame.model_copy(update={"unknowns": unknowns_for(top, own),
-                                         "continues": (prev_type is not None or bool(turns))
-                                         and continues(text, parsed, x, bare)})
+        frame = frame.model_copy(update={"unknowns": unknowns_for(top, own), "continues": follows})
         return Reading(text=text, language=parsed.language, parsed=parsed,
                        slots=with_defaults(for_type(slots, top), top), scores=probs, type=top,
                        confidence="sure" if sure else "unsure", alternative=None if sure or p2 < ALSO else second,
@@ -182,8 +185,8 @@ class Reader:
                        bare=bare)
 
 
-_CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
-                        r"instead|same)\b|\binstead\??\s*$", re.IGNORECASE)
+_CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再|用)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
+                        r"instead|same|with|using|use|or)\b|\binstead\??\s*$", re.IGNORECASE)
 
 
 def continues(text: str, parsed: ParsedMessage, x: Mapping[str, float], bare: bool) -> bool:

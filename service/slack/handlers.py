@@ -210,9 +210,9 @@ class SlackHandlers:
             try:
                 result = assistant.ask(question, sid)
             except AdvisorError as exc:
-                if exc.code != "session_not_found" or sid is None:
+                if exc.code not in ("session_not_found", "session_full") or sid is None:
                     raise
-                result = assistant.ask(question, None)  # the session was deleted: start again
+                result = assistant.ask(question, None)  # the session was deleted, or is full: start again
         except AdvisorError as exc:  # the user can act on it: say what was wrong and how to fix it
             log.info("assistant declined a Slack message: %s", exc)
             return None, error_blocks(lang, str(exc))
