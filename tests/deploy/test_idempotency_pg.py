@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from service.assistant.db import PostgresDatabase
+from service.assistant.postgres import PostgresDatabase
 from service.assistant.service import build_assistant
 from service.assistant.sessions import SessionStore
 from service.errors import IdempotencyConflictError
