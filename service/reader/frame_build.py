@@ -19,6 +19,7 @@ from service.reader import catalog_asks
 from service.reader.choices import billings_mentioned, methods_mentioned
 from service.reader.constraints import GPU_MARK
 from service.reader.message import ParsedMessage
+from service.reader.run_frame import with_run_figures
 from service.reader.setups import Contrast, find_contrast
 
 _FRAMEWORKS = ("deepspeed", "fsdp", "megatron", "colossalai", "llamafactory", "ms-swift", "axolotl", "unsloth",
@@ -222,8 +223,9 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
     if compared is None and len(methods_mentioned(text)) >= 2:
         compared, options = "method", tuple(methods_mentioned(text))
     lex = lexicon()
-    return Frame(task=task, asked=asked, setups=setups, asked_setup=which,
-                 data=data, load=load, constraints=constraints, documents=tuple(parsed.wants_documents),
-                 fact=fact, target=slots.get("target"), compared=compared, options=options,
-                 names=names, region=lex.region_in(text), other_clouds=tuple(lex.other_clouds_in(text)),
-                 query=text.strip(), language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    frame = Frame(task=task, asked=asked, setups=setups, asked_setup=which,
+                  data=data, load=load, constraints=constraints, documents=tuple(parsed.wants_documents),
+                  fact=fact, target=slots.get("target"), compared=compared, options=options,
+                  names=names, region=lex.region_in(text), other_clouds=tuple(lex.other_clouds_in(text)),
+                  query=text.strip(), language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    return with_run_figures(frame, parsed.marked, tuple(parsed.subject.gpus))  # a run's knobs, links, CUDA error
