@@ -15,6 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from service.cli import render
+from service.cli.layout import Out
 
 ADDRESS = re.compile(r"https://|knowledge/sources\.md")
 
@@ -24,7 +25,8 @@ def at80(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> io.
     """A terminal 80 (or 100) columns wide; the output's width is read back from it."""
     out = io.StringIO()
     out.width = request.param  # type: ignore[attr-defined]
-    monkeypatch.setattr(render, "_console", lambda: Console(width=request.param, file=out, color_system=None))
+    monkeypatch.setattr(render, "output", lambda: Out(request.param, Console(width=request.param, file=out,
+                                                                           color_system=None)))
     return out
 
 
