@@ -14,6 +14,7 @@ from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import PlanRow
 from service.questions.routing import asks_time, without
+from service.questions.summary_text import figure, yuan
 from service.workload import Workload
 
 _FRAMEWORKS = re.compile(r"(?<![A-Za-z])(deepspeed|fsdp|megatron|colossal-?ai|zero[-_ ]?[123]|llama-?factory|ms-?swift|"
@@ -82,8 +83,9 @@ def _route(a: Ask) -> dict[str, Any] | Missing | None:
 
 
 def _summary(o: CompareAnswer) -> str:
-    return f"winner={o.winner} by {o.by}; " + "; ".join(f"{r.option}: {r.hours} h, ¥{r.cost_cny}"
-                                                        for r in o.comparison)
+    winner = o.winner or "none (no option has both figures)"
+    return f"winner={winner} by {o.by}; " + "; ".join(
+        f"{r.option}: {figure(r.hours, 'h', missing='no fitting instance')}, {yuan(r.cost_cny)}" for r in o.comparison)
 
 
 MODULE = QuestionModule(

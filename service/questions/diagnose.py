@@ -25,6 +25,7 @@ from service.questions.base import (
 from service.questions.diagnose_serving import render_serving, server_question, serving_args
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
 from service.questions.routing import subject_count, subject_gpu, without
+from service.questions.summary_text import figure
 from service.questions.texts import memory_line, method_name
 from service.reader.cues import CUES
 from service.workload import Workload
@@ -298,14 +299,16 @@ def _render_rule(art: dict[str, Any], ph: Phrases) -> str:
 def _summary(o: DiagnoseAnswer) -> str:
     if o.serving is not None:
         d = o.serving
-        figs = "; ".join(f"{f.engine} TP{f.tp} on {f.gpus}x {f.gpu}: starts={f.starts}, weights {f.weights_gib_per_gpu} "
-                         f"GiB + KV {f.kv_cache_gib_per_gpu} GiB per GPU, {f.tokens_per_s_single} tok/s single"
-                         for f in d.setups)
-        return f"expected={d.expected}, cause {d.cause}, fix {d.fix} ({d.engine_assumed}): {figs}"
+        figs = "; ".join(f"{f.engine} TP{f.tp} on {f.gpus}x {f.gpu}: starts={f.starts}, weights "
+                         f"{figure(f.weights_gib_per_gpu, 'GiB')} + KV {figure(f.kv_cache_gib_per_gpu, 'GiB')} per GPU, "
+                         f"{figure(f.tokens_per_s_single, 'tok/s')} single" for f in d.setups)
+        assumed = f" ({d.engine_assumed})" if d.engine_assumed else ""
+        return f"expected={d.expected}, cause {d.cause}, fix {d.fix}{assumed}: {figs}"
+    verdict = "unknown" if o.expected is None else o.expected
     if o.sized:
-        return (f"expected={o.expected}: engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
-                f"{o.training_hours} h")
-    return f"expected={o.expected} by rule {o.rule} on {o.gpu}"
+        return (f"expected={verdict}: engine {figure(o.per_gpu_gib, 'GiB')} per GPU on {o.gpu_count}x {o.gpu}, "
+                f"{figure(o.training_hours, 'h', missing='hours not sized')}")
+    return f"expected={verdict} by rule {o.rule or 'of thumb'} on {o.gpu}"
 
 
 MODULE = QuestionModule(

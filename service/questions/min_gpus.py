@@ -13,6 +13,7 @@ from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, QuestionModule, workload_of
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
 from service.questions.routing import subject_gpu, without
+from service.questions.summary_text import figure
 from service.workload import Workload
 
 REFERENCE_80G = "A100-80G-SXM"  # the card a count is given on when no GPU is named
@@ -94,7 +95,13 @@ def _route(a: Ask) -> dict[str, Any]:
 
 
 def _summary(o: MinGpusAnswer) -> str:
-    return f"gpus_needed={o.gpus_needed}, one-card need {o.single_gpu_gib} GiB"
+    one = f"one card needs {figure(o.single_gpu_gib, 'GiB')}"
+    if o.gpu is None:
+        return f"no GPU named: {one}; least GPU memory {figure(o.min_memory_gib or o.single_gpu_gib, 'GiB')}"
+    if o.gpus_needed is None:
+        return f"no count of {o.gpu} fits; {one}"
+    return (f"gpus_needed={o.gpus_needed} x {o.gpu} at {figure(o.per_gpu_gib, 'GiB')} per GPU of "
+            f"{figure(o.gpu_memory_gib, 'GiB')}; {one}")
 
 
 MODULE = QuestionModule(
