@@ -27,19 +27,20 @@ from typing import Any
 import numpy as np
 
 from service.catalog.loader import load_catalog
-from service.catalog.queries import gpu_index, model_index
+from service.catalog.queries import gpu_index, model_index, normalize
 from service.evals.dataset import load_scenarios
 from service.evals.questions.dataset import load_split
-from service.questions.registry import frame_table
+from service.evals.questions.frames import gold_draft, load_frames
+from service.questions.decide import question_type
 from service.reader import parse_message
-from service.reader.frame_reader import message_features, type_scores
+from service.reader.frame_build import CatalogNames
+from service.reader.frame_reader import message_features
 from service.reader.learned import MODEL_FILE, FrameModel, LinearModel, load_frame_model
 from service.reader.message import ParsedMessage
-from service.reader.read import TYPE_FRAME
+from service.reader.read import TYPE_FRAME, Reader
 from service.settings import get_settings
 
 C = 4.0
-TABLE = frame_table()
 FOLDS = 5
 MIN_DF = 2  # an n-gram seen in fewer training messages is left out
 PRUNE = 0.005  # weights smaller than this are not stored
@@ -62,6 +63,7 @@ class Example:
 
 
 FAMILIES: frozenset[str] = frozenset()
+NAMES: dict[str, dict[str, str]] = {}
 
 
 def _parser() -> Callable[[str], ParsedMessage]:
@@ -70,6 +72,8 @@ def _parser() -> Callable[[str], ParsedMessage]:
     FAMILIES = frozenset({r.family.lower() for r in cat.instances} | {r.instance_type.lower() for r in cat.instances})
     models = {k: m.id for k, m in model_index(cat.models).items()}
     gpus = {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()}
+    NAMES.update(models=models, gpus=gpus, instances={normalize(r.instance_type): r.instance_type
+                                                      for r in cat.instances})
 
     @lru_cache(maxsize=16384)
     def parse(text: str) -> ParsedMessage:
@@ -79,9 +83,22 @@ def _parser() -> Callable[[str], ParsedMessage]:
 
 
 def examples(parse: Callable[[str], ParsedMessage] | None = None) -> list[Example]:
-    """The working split (with its frames), then the scenarios (their type's frame, weight 0.5)."""
+    """The working split, each message with the task and asked of its frame (evals/questions/frames: what an LLM
+    read in it, the label applied to the question's own; earlier turns as the LLM read them), then the
+    scenarios (their type's frame, weight 0.5)."""
     out: list[Example] = []
+    stored = load_frames("working")
     for q in load_split("working"):
+        frames = stored.get(q.id)
+        if frames:
+            msgs = [*q.turns, q.text]
+            for i, f in enumerate(frames[:-1]):
+                out.append(Example(msgs[i], tuple(msgs[:i]), f.task, f.asked, "", (), q.thread, 0.5,
+                                   f"{q.id}#{i}", True))  # an earlier turn: its own type is not labelled
+            gold = gold_draft(q, frames[-1])
+            out.append(Example(q.text, tuple(q.turns), gold.task, gold.asked, q.type, tuple(q.alt_types), q.thread,
+                               1.0, q.id, True))
+            continue
         if q.frame is not None:
             task, asked, weight = q.frame.task, q.frame.asked, 1.0
         else:
@@ -222,23 +239,26 @@ def cross_validate(data: list[Example], parse: Callable[[str], ParsedMessage],
                    drop: tuple[str, ...] = ()) -> dict[str, Any]:
     groups = sorted({e.group for e in data})
     fold = {g: i % FOLDS for i, g in enumerate(groups)}
-    out: dict[str, list[Any]] = {"task": [], "asked": [], "type": [], "pt": [], "pa": [], "seen": []}
+    out: dict[str, list[Any]] = {"task": [], "asked": [], "type": [], "pt": [], "pa": [], "seen": [], "labels": []}
     for f in range(FOLDS):
         train = [e for e in data if fold[e.group] != f]
         test = [e for e in data if fold[e.group] == f and not e.group.startswith("scenario:")]
         model = _train(train, parse, drop)
+        reader = Reader(NAMES["models"], NAMES["gpus"], question_type, model,
+                        CatalogNames(FAMILIES, NAMES["instances"]))
         for e in test:
             x = message_features(e.text, e.turns, parse, _prev_frame(model, e, parse), FAMILIES)
             x = {k: v for k, v in x.items() if not k.startswith(drop)} if drop else x
             pt, pa = model.task.probabilities(x), model.asked.probabilities(x)
-            scores = type_scores(pt, pa, x, TABLE)
-            got = max(scores, key=lambda k: scores[k])
             out["task"].append(max(pt, key=lambda k: pt[k]) == e.task)
             out["asked"].append(max(pa, key=lambda k: pa[k]) == e.asked)
-            out["type"].append(got == e.type or got in e.alt)
             out["pt"].append(pt)
             out["pa"].append(pa)
-            out["seen"].append((e, got))
+            if e.type:  # the type of the message as the runtime reader reads it (the spine's decision)
+                got = reader.read(e.text, e.turns).type
+                out["type"].append(got == e.type or got in e.alt)
+                out["seen"].append((e, got))
+            out["labels"].append((e.task, e.asked))
     return out
 
 
@@ -275,8 +295,8 @@ def main() -> int:
         for (e, got), ok in zip(cv["seen"], cv["type"], strict=True):
             if not ok:
                 print(f"  MISS {e.id} {e.type} -> {got}: {' / '.join(e.turns)} >> {e.text[:150]!r}")
-    t_task = temperature(cv["pt"], [e.task for e, _ in cv["seen"]])
-    t_asked = temperature(cv["pa"], [e.asked for e, _ in cv["seen"]])
+    t_task = temperature(cv["pt"], [task for task, _ in cv["labels"]])
+    t_asked = temperature(cv["pa"], [asked for _, asked in cv["labels"]])
     model = _train(data, parse)
     final = FrameModel(LinearModel(model.task.classes, model.task.weights, t_task),
                        LinearModel(model.asked.classes, model.asked.weights, t_asked), training_set_hash(data),

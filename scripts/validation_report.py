@@ -176,6 +176,22 @@ def expected_error_section(rows: list[Row]) -> list[str]:
     return out
 
 
+def misses_section(rows: list[Row], top: int = 10) -> list[str]:
+    """The largest held-out misses (memory and throughput), each with its cause (service/evals/misses.py)."""
+    from service.evals.misses import cause
+
+    held = [r for r in rows if r.case.split == "held-out" and r.ours_err is not None]
+    held.sort(key=lambda r: -abs(r.ours_err or 0.0))
+    out = ["## Largest held-out misses", "", f"The {top} held-out runs the engine misses most, with the cause as far "
+           "as each row shows it. They stay held out: no constant was set from them.", "",
+           "| run | figure | measured | ours | error | cause |", "|---|---|---|---|---|---|"]
+    for r in held[:top]:
+        figure = "memory GiB/GPU" if r.is_memory else ("MFU" if r.case.basis == "mfu" else "tokens/s/GPU")
+        out.append(f"| {r.id} | {figure} | {_num(r.case.measured)} | {_num(r.ours.engine)} | {_pct(r.ours_err)} | "
+                   f"{_cell(cause(r.id))} |")
+    return out + [""]
+
+
 def _source(r: Row) -> str:
     src = r.case.row.source
     url = src.split(" ")[0]
@@ -286,6 +302,8 @@ def render(rows: list[Row], origin: str) -> str:
         "- **Rule**: memory, LLaMA-Factory's README rule (GB per billion parameters: full 18, pure bf16 8, sharded "
         "under ZeRO-3; LoRA 2; QLoRA 8-bit 1, 4-bit 0.5); throughput, 6 x N FLOPs per token at 40 % MFU.",
         "- **Error** = (estimate - measured) / measured. MAE = mean |error|.",
+        "- **Hardware**: no GPU was lent to this work (the device draw was 'not drawn'), so `gpu-advisor calibrate` "
+        "has not run on a card: every row is a published measurement, none our own.",
         "",
         "## Summary",
         "",
@@ -307,6 +325,7 @@ def render(rows: list[Row], origin: str) -> str:
         f"Rows the engine cannot size: {sum(1 for r in rows if r.ours.engine is None)} (reason in each row).",
         "",
     ]
+    out += misses_section(rows)
     out += expected_error_section(rows)
     out += traces_section()
     for title, sub in (("Memory", mem), ("Throughput", thr)):

@@ -22,8 +22,12 @@ class NameGuess:
     active_b: float | None = None  # an MoE's active size ('235B-A22B')
 
 
+_B_INFIX = re.compile(r"(?<![0-9.])(\d+)b(\d)(?![0-9A-Za-z])", re.IGNORECASE)  # 'bloom-1b7', 'bloom-7b1': 1.7B, 7.1B
+
+
 def guess_from_name(name: str) -> NameGuess | None:
     """What the name says, or None when it says neither a size nor a family."""
+    name = _B_INFIX.sub(lambda m: f"{m.group(1)}.{m.group(2)}b", name)
     actives = [float(m.group(1)) for m in _ACTIVE.finditer(name)]
     plain = _ACTIVE.sub(" ", name)
     sizes = [float(m.group(1)) / (1 if m.group(2).lower() == "b" else 1000) for m in _SIZE.finditer(plain)]

@@ -93,32 +93,49 @@ def register(app: typer.Typer) -> None:
                                                   "misses (never while changing the reader)")] = False,
         base_url: Annotated[str | None, typer.Option("--base-url", help="ask a running API instead (its own "
                                                      "reader; --reader is for the in-process assistant)")] = None,
-        reader: Annotated[Literal["offline", "llm"], typer.Option(
-            "--reader", help="who reads each question: offline, or llm (one structured-output call to "
-            "GPU_ADVISOR_LLM_BASE_URL / GPU_ADVISOR_LLM_MODEL; the offline reader stands in, counted as fallback, "
-            "when it cannot)")] = "offline",
+        readers: Annotated[list[str] | None, typer.Option(
+            "--reader", help="who reads each question (repeat it to report readers side by side): offline; llm (one "
+            "structured-output call to GPU_ADVISOR_LLM_BASE_URL / GPU_ADVISOR_LLM_MODEL; the offline reader stands "
+            "in, counted as fallback, when it cannot); stored (the frames an LLM wrote for each message, "
+            "evals/questions/frames, served by a stand-in provider on 127.0.0.1); gold (the same with each "
+            "question's label applied: the answer layer's ceiling)")] = None,
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="ask only the first N of each "
                                                   "split")] = None,
     ) -> None:
         """Ask the real questions of evals/questions and score type, verdict and slots, both splits side by side."""
         import json
 
-        from service.evals.questions.report import render_markdown
-        from service.evals.questions.run import reader_settings, run_questions
-        from service.evals.runner import assistant_target, load_eval_catalog
-        from service.evals.targets import HttpTarget, Target
+        from service.evals.questions.readers import READERS, reader_target
+        from service.evals.questions.report import render_markdown, render_readers
+        from service.evals.questions.run import run_questions
+        from service.evals.runner import load_eval_catalog
+        from service.evals.targets import HttpTarget
         from service.settings import get_settings
 
-        settings = reader_settings(get_settings(), reader)
+        chosen = readers or ["offline"]
+        unknown = [r for r in chosen if r not in READERS]
+        if unknown:
+            raise typer.BadParameter(f"unknown reader {unknown[0]!r}; one of {', '.join(READERS)}",
+                                     param_hint="--reader")
+        settings = get_settings()
         catalog = load_eval_catalog(settings)
-        target: Target = (HttpTarget(base_url, settings.api_key) if base_url
-                          else assistant_target(settings, catalog, retriever="bm25"))
         splits: tuple[Any, ...] = ("working", "test") if split == "both" else (split,)
-        try:
-            data = run_questions(target, catalog, splits, limit=limit)
-        finally:
-            target.close()
-        md = render_markdown(data, reveal_test)
+        runs: dict[str, dict[str, Any]] = {}
+        for reader in chosen:
+            if base_url:
+                target = HttpTarget(base_url, settings.api_key)
+                try:
+                    runs[reader] = run_questions(target, catalog, splits, limit=limit)
+                finally:
+                    target.close()
+                break
+            with reader_target(settings, catalog, reader, splits) as t:  # type: ignore[arg-type]
+                runs[reader] = run_questions(t, catalog, splits, limit=limit)
+        data: dict[str, Any] = runs[chosen[0]] if len(runs) == 1 else {"splits": {f"{r}:{s}": v for r, d in runs.items()
+                                                                  for s, v in d["splits"].items()},
+                                                       "outcomes": [{**o, "reader": r} for r, d in runs.items()
+                                                                    for o in d["outcomes"]]}
+        md = render_markdown(runs[chosen[0]], reveal_test) if len(runs) == 1 else render_readers(runs, reveal_test)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / "report.md").write_text(md, encoding="utf-8")

@@ -155,7 +155,8 @@ def build_launch_bundle(plan: PlanInput, catalog: Catalog, lang: Lang,
         "monitor.sh": monitor_sh(c, t),
     }
     if t.deepspeed_file:
-        files[t.deepspeed_file] = json.dumps(ds_config(c.strategy.zero_stage, c.strategy.offload), indent=2) + "\n"
+        files[t.deepspeed_file] = json.dumps(ds_config(c.strategy.zero_stage, c.strategy.offload,
+                                                       c.strategy.precision in ("pure-bf16", "pure_bf16")), indent=2) + "\n"
     files["README.md"] = _readme(view, c, t, files, lang)
     return LaunchBundle(files=files, summary=_summary(view, c, t, lang), cloud=c.cloud,
                         instance_type=c.instance_type, deepspeed_file=t.deepspeed_file)

@@ -47,7 +47,14 @@ def _zero(stage: int, offload: str) -> dict[str, object]:
     raise DocumentInputError(f"ZeRO stage {stage} needs no DeepSpeed config.", "Only stages 1-3 write one.")
 
 
-def ds_config(zero_stage: int, offload: str) -> dict[str, object]:
+def ds_config(zero_stage: int, offload: str, bf16_master: bool = False) -> dict[str, object]:
+    """`bf16_master`: the plan sized pure bf16 under ZeRO, i.e. DeepSpeed's low-precision master and optimizer
+    states (deepspeedai/DeepSpeed PR 7700, with torch.autocast): without them DeepSpeed keeps an fp32 master."""
+    bf16: dict[str, object] = {"enabled": "auto"}
+    extra: dict[str, object] = {}
+    if bf16_master:
+        bf16 = {"enabled": True, "bf16_master_weights_and_grads": True, "bf16_optimizer_states": True}
+        extra = {"torch_autocast": {"enabled": True, "dtype": "bfloat16"}}
     return {
         "train_batch_size": "auto",
         "train_micro_batch_size_per_gpu": "auto",
@@ -56,6 +63,7 @@ def ds_config(zero_stage: int, offload: str) -> dict[str, object]:
         "zero_allow_untested_optimizer": True,
         "fp16": {"enabled": "auto", "loss_scale": 0, "loss_scale_window": 1000, "initial_scale_power": 16,
                  "hysteresis": 2, "min_loss_scale": 1},
-        "bf16": {"enabled": "auto"},
+        "bf16": bf16,
+        **extra,
         "zero_optimization": _zero(zero_stage, offload),
     }

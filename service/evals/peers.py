@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.catalog.schema import GpuSpec, ModelSpec
 from service.evals.runs import Case
 from service.sizing.params import count_params
 
@@ -72,3 +73,38 @@ def fitcheck_memory(case: Case) -> PeerResult:
     except ValueError as exc:
         return PeerResult(None, f"fitcheck refused: {exc}"[:160])
     return PeerResult(report.total_mib / 1024, "", report.verdict)
+
+
+# --- llm-d-planner's KV capacity (a peer on the serving rows) ------------------------------------------------------
+# Its formula as published (llm-d-incubation/llm-d-planner src/planner/capacity_planner.py and the constants of
+# data/configuration/vllm_memory_constants.json, calibrated by its authors on vLLM 0.19.0, H100-80GB): per GPU,
+# the card's memory x gpu_memory_utilization - weights / (tp x pp) - an activation constant per architecture
+# (TP-invariant) - a non-PyTorch constant (2.10 GiB at TP >= 2); tokens = that pool over the per-token KV bytes
+# (MLA: layers x (kv_lora_rank + rope) x dtype bytes) divided by tp x pp. We call it with our architecture rows
+# (no Hub download) and our weights figure (its safetensors count of the same checkpoint).
+LLMD_ACTIVATION_GIB = {"llama": 1.89, "llama2": 1.89, "llama3": 1.89, "qwen2": 2.25, "qwen2.5": 2.25,
+                       "qwen3": 2.21, "deepseek": 1.93, "deepseek_v2": 1.93, "deepseek_v3": 1.93, "mixtral": 1.21,
+                       "phi3": 1.52, "qwen2_moe": 2.47, "qwen3_moe": 2.68, "gemma2": 3.65, "gemma3": 3.94,
+                       "gemma": 3.63, "granite": 0.85}
+LLMD_ACTIVATION_BASE_GIB = {"dense": 2.00, "moe": 2.50}
+LLMD_NON_TORCH_GIB = {"tp1_pp1": 0.27, "tp1_ppN": 0.07, "tpN": 2.10}
+
+
+def llmd_kv_tokens(m: ModelSpec, gpu: GpuSpec, tp: int, pp: int, util: float, weights_gib_per_gpu: float,
+                   kv_bytes: int = 2) -> float | None:
+    """llm-d-planner's predicted KV cache tokens for one vLLM replica (module note); None when it has no figure."""
+    layers = m.num_layers or 0
+    if not layers or not m.hidden_size:
+        return None
+    if m.mla is not None:
+        per_token = layers * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_bytes
+    else:
+        heads = m.num_heads or 1
+        head_dim = m.head_dim or m.hidden_size // heads
+        per_token = layers * 2 * head_dim * (m.num_kv_heads or heads) * kv_bytes
+    activation = LLMD_ACTIVATION_GIB.get(m.family, LLMD_ACTIVATION_BASE_GIB["moe" if m.moe else "dense"])
+    non_torch = LLMD_NON_TORCH_GIB["tpN"] if tp >= 2 else LLMD_NON_TORCH_GIB["tp1_ppN" if pp >= 2 else "tp1_pp1"]
+    pool_gib = gpu.memory_gib * util - weights_gib_per_gpu - activation - non_torch
+    if pool_gib <= 0:
+        return 0.0
+    return pool_gib * 1024**3 / (per_token / (tp * pp))

@@ -143,7 +143,7 @@ def _model(row: RunRow, catalog: Catalog) -> ModelSpec | None:
     if not a:
         return None
     fields = {k: a[k] for k in ("num_layers", "hidden_size", "num_heads", "num_kv_heads", "intermediate_size",
-                                "vocab_size", "head_dim", "tie_word_embeddings", "qkv_bias") if k in a}
+                                "vocab_size", "head_dim", "tie_word_embeddings", "qkv_bias", "mlp") if k in a}
     try:
         return ModelSpec(id=row.model.rsplit("/", 1)[-1].lower(), name=row.model, family="run", kind="decoder",
                          params_published_b=float(a.get("params_b") or 1.0), source=row.source,
@@ -202,7 +202,7 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         optimizer=_optimizer(row),
         checkpointing=_ckpt(row.grad_ckpt), lora_targets=row.lora_targets, lora_rank=row.lora_rank,
         attention=row.attention, loss=row.loss, kbit_upcast=kbit if isinstance(kbit, bool) else None,
-        sharding=_sharding(row, fw))
+        sharding=_sharding(row, fw), ds_bf16_master=bool(extra.get("bf16_master_weights_and_grads", False)))
     s, notes = resolve_settings(fw, stated, method=method, n_gpus=n, zero_stage=stage,
                                 supports_bf16=gpu.supports_bf16 if gpu else True,
                                 supports_flash=gpu.supports_flash_attn2 if gpu else True)
@@ -216,8 +216,10 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
     parallel = _parallel(row)
     setup = TrainSetup(
         method=method,  # type: ignore[arg-type]
-        quant_bits=bits if method == "qlora" else None, n_gpus=n, zero_stage=stage if n > 1 or offload != "none"
-        else 0, offload=offload,  # type: ignore[arg-type]
+        quant_bits=bits if method == "qlora" else None, n_gpus=n,
+        # one GPU shards nothing, but DeepSpeed's ZeRO optimizer still keeps its master and partition buffers
+        zero_stage=stage if n > 1 or offload != "none" or s.sharding == "deepspeed" else 0,
+        offload=offload,  # type: ignore[arg-type]
         optimizer=s.optimizer, precision=s.precision, seq_len=row.seq_len or 2048, micro_batch=row.micro_batch or 1,
         grad_ckpt=s.grad_ckpt, ckpt_mode=s.ckpt_mode, attention=s.attention, loss=s.loss,
         lora_rank=s.lora_rank, lora_targets=s.lora_targets, kbit_upcast=s.kbit_upcast, fp32_weights=s.fp32_weights,
@@ -226,7 +228,9 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         fused_optimizer=s.fused_optimizer or bool(extra.get("fused_optimizer") or extra.get("adamw_fused")),
         liger_swiglu=s.liger_swiglu or "swiglu" in str(extra.get("liger", "")).lower(),
         fsdp_wrapped=not _unwrapped(row), interconnect=interconnect(gpu, row.nodes) if gpu else None,
-        expert_loop=bool(extra.get("expert_loop", False)), **parallel)
+        expert_loop=bool(extra.get("expert_loop", False)), ds_bf16_master=s.ds_bf16_master,
+        shard_gpus=_int(extra.get("shard_gpus"), 0), expandable_segments=bool(extra.get("expandable_segments")),
+        **parallel)
     return setup, assumed
 
 

@@ -16,9 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from service.catalog.loader import Catalog
+from service.evals.peers import llmd_kv_tokens
 from service.evals.serving_rows import Case, LoadSpec, ServingRun, pod_sources, releases_by_source, to_case
 from service.sizing.serving.engines import engine_memory
-from service.sizing.serving.perf import batch_run, performance
+from service.sizing.serving.perf import batch_run, closed_run, performance
 from service.sizing.serving.types import EngineMemory, LoadPoint, Performance
 from service.sizing.serving.weights import estimate_weights
 
@@ -39,6 +40,14 @@ class Check:
     measured: float | bool
     estimate: float | bool | None
     tp: str = "TP1"  # the tensor-parallel degree, as the 'By TP' table groups it
+    load: str = "start-up"  # how the load arrived: burst (all at once), Poisson (a rate), closed (C users), start-up
+    peer: float | None = None  # llm-d-planner's figure for the same check (vLLM KV tokens), when it has one
+
+    @property
+    def peer_error(self) -> float | None:
+        if self.peer is None or isinstance(self.measured, bool) or not self.measured:
+            return None
+        return (self.peer - float(self.measured)) / float(self.measured)
 
     @property
     def error(self) -> float | None:
@@ -87,6 +96,8 @@ def _perf(c: Case, mem: EngineMemory) -> Performance:
     assert ld is not None and c.model is not None and c.gpu is not None and c.setup is not None
     if ld.kind == "batch":
         return batch_run(c.model, c.gpu, c.setup, max(1, round(ld.users)), ld.input_tokens, ld.output_tokens, mem)
+    if ld.kind == "closed" and ld.requests:
+        return closed_run(c.model, c.gpu, c.setup, ld.users, ld.requests, ld.input_tokens, ld.output_tokens, mem)
     point = (LoadPoint(ld.input_tokens, ld.output_tokens, concurrency=ld.users) if ld.kind == "closed"
              else LoadPoint(ld.input_tokens, ld.output_tokens, request_rate_per_s=ld.rate_per_s))
     return performance(c.model, c.gpu, c.setup, point, mem)
@@ -112,9 +123,13 @@ def checks_for(c: Case) -> list[Check]:
     mem = engine_memory(c.model, c.gpu, c.setup)
     cond = _conditions(c)
 
-    def check(metric: str, measured: float | bool, estimate: float | bool | None) -> Check:
+    load = {"batch": "burst", "open": "Poisson", "closed": "closed loop"}.get(c.load.kind, "") if c.load else \
+        "start-up"
+
+    def check(metric: str, measured: float | bool, estimate: float | bool | None,
+              peer: float | None = None) -> Check:
         return Check(r.id, r.source, c.held_out, c.setup.engine if c.setup else r.engine, c.gpu.id if c.gpu else r.gpu,
-                     cond, metric, measured, estimate, f"TP{c.setup.tp if c.setup else 1}")
+                     cond, metric, measured, estimate, f"TP{c.setup.tp if c.setup else 1}", load, peer)
 
     out: list[Check] = []
     if m.get("weights_gib_per_gpu") is not None:
@@ -123,7 +138,11 @@ def checks_for(c: Case) -> list[Check]:
     kv = _measured_kv(m)
     if kv is not None and r.kind != "load" and not (c.setup.mem_fraction is None and _UNSTATED.search(r.note)):
         est = float(mem.kv_capacity_tokens) if kv[0] == "kv_tokens" else mem.kv_cache_gib
-        out.append(check(kv[0], kv[1], est))
+        peer = None
+        if kv[0] == "kv_tokens" and c.setup.engine == "vllm":
+            peer = llmd_kv_tokens(c.model, c.gpu, c.setup.tp, c.setup.pp, mem.mem_fraction, mem.weights_gib,
+                                  1 if c.setup.kv_dtype == "fp8" else 2)
+        out.append(check(kv[0], kv[1], est, peer))
     scored_verdict = r.kind == "no_start" or c.setup.max_model_len is not None
     if m.get("starts") is not None and r.kind != "load" and scored_verdict:
         out.append(check("starts", bool(m["starts"]), mem.starts))
@@ -173,7 +192,7 @@ def summarise(checks: list[Check]) -> Summary:
 
 
 def grouped(checks: list[Check], key: str) -> dict[tuple[str, str, str], Summary]:
-    """(split, metric, group value) -> summary; key is 'engine', 'gpu', 'tp' or 'all'."""
+    """(split, metric, group value) -> summary; key is 'engine', 'gpu', 'tp', 'load' or 'all'."""
     groups: dict[tuple[str, str, str], list[Check]] = defaultdict(list)
     for c in checks:
         split = "held-out" if c.held_out else "fitted"
@@ -221,6 +240,20 @@ def _summary_rows(checks: list[Check], key: str) -> list[str]:
     return rows
 
 
+def _peer_rows(checks: list[Check]) -> list[str]:
+    rows = []
+    for split in ("fitted", "held-out"):
+        both = [c for c in checks if c.peer_error is not None and c.error is not None
+                and (c.held_out == (split == "held-out"))]
+        if not both:
+            continue
+        ours = [abs(c.error or 0.0) * 100 for c in both]
+        peer = [abs(c.peer_error or 0.0) * 100 for c in both]
+        rows.append(f"| {split} | {len(both)} | {statistics.fmean(ours):.1f} % | {statistics.fmean(peer):.1f} % | "
+                    f"{statistics.median(ours):.1f} % | {statistics.median(peer):.1f} % |")
+    return rows
+
+
 def render_markdown(checks: list[Check], skipped: list[Skipped], runs_file: str) -> str:
     """The serving validation: summaries (fitted and held-out apart), every check, the rows not scored."""
     head = "| split | figure (tolerance) | within | mean abs error | median abs error |"
@@ -239,6 +272,15 @@ def render_markdown(checks: list[Check], skipped: list[Skipped], runs_file: str)
            *_summary_rows(checks, "engine"), "", "## By GPU", "", head.replace("| within", "| GPU | within"),
            sep + "---|", *_summary_rows(checks, "gpu"), "", "## By TP", "",
            head.replace("| within", "| tensor parallel | within"), sep + "---|", *_summary_rows(checks, "tp"), "",
+           "## By load", "", "How the requests arrived: a burst (all at once: `--request-rate inf`), a Poisson rate, a "
+           "closed loop of C users (`--max-concurrency`; its first C requests a burst), or the start-up log.", "",
+           head.replace("| within", "| load | within"), sep + "---|", *_summary_rows(checks, "load"), "",
+           "## Against llm-d-planner (KV tokens, vLLM rows)", "",
+           "llm-d-planner's published capacity formula (src/planner/capacity_planner.py and "
+           "data/configuration/vllm_memory_constants.json, fitted by its authors on vLLM 0.19.0 / H100) on the same "
+           "rows, with our architecture and weights figures (`service/evals/peers.py`).", "",
+           "| split | rows | ours mean abs error | llm-d-planner mean abs error | ours median | llm-d-planner median |",
+           "|---|---|---|---|---|---|", *_peer_rows(checks), "",
            "## Known gaps", "", GAPS, "", "## Every check", "",
            "| run | split | figure | measured | estimate | error | within | conditions | source |",
            "|---|---|---|---|---|---|---|---|---|"]

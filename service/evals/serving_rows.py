@@ -95,6 +95,7 @@ class LoadSpec:
     users: float  # closed: concurrency; batch: requests; open: 0
     rate_per_s: float  # open loop only
     assumed: tuple[str, ...] = field(default=())
+    requests: float = 0.0  # closed: the prompts sent through the `users` slots (0: not stated)
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _load(run: ServingRun) -> LoadSpec | None:
     if users is None:
         return None
     kind: LoadKind = "batch" if prompts is None else "closed"  # a fixed batch run to completion (static bench)
-    return LoadSpec(kind, int(inp), int(out), float(users), 0.0, tuple(assumed))
+    return LoadSpec(kind, int(inp), int(out), float(users), 0.0, tuple(assumed), float(prompts or 0))
 
 
 def vllm_release(run: ServingRun, by_source: dict[str, str] | None = None) -> tuple[str | None, str]:

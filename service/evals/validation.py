@@ -160,9 +160,26 @@ def class_stats(rows: list[Row]) -> dict[str, dict[str, dict[str, float | None]]
     return out
 
 
+def precision_group(r: Row) -> str:
+    """The states' precision as the run kept them: amp (fp32 master), pure bf16, DeepSpeed's bf16 master, fp16,
+    fp32, fp8; single GPU or sharded apart."""
+    s = r.case.setup
+    if s is None:
+        return "not sized"
+    name = {"bf16": "amp-bf16", "pure_bf16": "pure-bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8"}[s.precision]
+    if s.precision == "pure_bf16" and s.ds_bf16_master:
+        name = "pure-bf16 (DeepSpeed bf16 master)"
+    elif s.precision == "pure_bf16" and s.sharding == "deepspeed" and s.zero_stage >= 1:
+        name = "pure-bf16 asked, DeepSpeed fp32 master"
+    if s.optimizer in ("adamw_8bit", "paged_adamw_8bit"):
+        name += ", 8-bit Adam"
+    return name + (", sharded" if r.sharded else ", one GPU" if r.case.row.gpus == 1 else ", replicated")
+
+
 GROUPS: dict[str, Callable[[Row], str]] = {
     "class": error_group,
     "split": lambda r: r.case.split,
+    "precision": precision_group,
     "method": method_group,
     "GPU": lambda r: r.case.gpu.id if r.case.gpu else "not stated",
     "scale": lambda r: scale(r.case.row.gpus),

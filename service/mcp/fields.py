@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 # Set by the chat's routing from the message, never by a caller: the question type kept for follow-ups, another
-# reading to mention, a workload found in a knowledge question, and what the message named or left out. (A field
+# reading to mention, a workload found in a knowledge question, what the question asked (which the chat's first line
+# answers), and what the message named or left out. (A field
 # with one allowed value, the workload's `kind: training`, is left out too: service/mcp/server.py.)
-HIDDEN = frozenset({"question", "also", "applied", "engine_asked", "model_named", "gpu_assumed", "engine_assumed",
-                    "mentions_bf16"})
+HIDDEN = frozenset({"question", "also", "applied", "asked", "engine_asked", "model_named", "gpu_assumed",
+                    "engine_assumed", "mentions_bf16"})
 # The instance search's fields: they choose and cost instances, so only the tools that search read them.
 SEARCH = frozenset({"budget_cny", "budget_period", "deadline_hours", "clouds", "gpu_include", "gpu_exclude",
                     "billing", "objective"})

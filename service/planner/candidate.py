@@ -73,6 +73,7 @@ class Candidate:
             "host_ram_needed_gib": round(self.memory.host_ram_gib, 1),
             "gpu_memory_gib": i.gpu_memory_gib,
             "training_hours": round(self.hours, 2),
+            **self.rate_per_1e8(),
             "throughput_tokens_per_s": round(self.time.throughput_tokens_per_s, 1),
             "mfu": self.time.mfu.value, "mfu_source": self.time.mfu.source,
             "flops_per_token": self.time.flops_per_token, "work_units": self.time.tokens_total,
@@ -86,6 +87,16 @@ class Candidate:
             "within_budget": self.within_budget, "meets_deadline": self.meets_deadline,
             "warnings": [n.as_dict() for n in self.warnings],
         }
+
+    def rate_per_1e8(self) -> dict[str, float | None]:
+        """Hours and yuan per 1e8 tokens on this configuration: what scales to any data size (the job's figures
+        divided by its tokens; yuan at the chosen billing's cost of these hours, null when priced on request)."""
+        tokens = self.time.tokens_total
+        if tokens <= 0 or not math.isfinite(self.hours):
+            return {"hours_per_1e8_tokens": None, "cny_per_1e8_tokens": None}
+        scale = 1e8 / tokens
+        cny = None if self.cost is None else round(self.cost.total_cny * scale, 2)
+        return {"hours_per_1e8_tokens": round(self.hours * scale, 3), "cny_per_1e8_tokens": cny}
 
     def _cost_fields(self) -> dict[str, object]:
         c = self.cost

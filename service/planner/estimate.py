@@ -86,6 +86,13 @@ def estimate(req: EstimateRequest, cat: Catalog) -> dict[str, object]:
     if t.offload_slowdown > 1:
         assumptions.append(f"CPU offload: {t.offload_slowdown:g}x slower (estimate), included in tokens/s and hours.")
     warnings = [n.as_dict() for n in gpu_notes(gpu, req.gpus, 1, rdma=False)]
+    if req.gpus == 1 and stage >= 1 and req.offload == "none":
+        # ZeRO shards over the data-parallel GPUs: on one GPU it shards nothing (DeepSpeed still keeps its master)
+        warnings.append({"code": "zero_one_gpu", "severity": "warning",
+                         "message": f"ZeRO-{stage} on one GPU shards nothing: every state stays on the card. Use 2 or "
+                                    "more GPUs to shard, or offload the optimizer (--offload optimizer) to CPU RAM.",
+                         "message_zh": f"单卡上的 ZeRO-{stage} 没有可切分的对象：所有状态仍在这张卡上。要切分请用 2 张及以上的卡，"
+                                       "或把优化器卸载到 CPU 内存（--offload optimizer）。"})
     if not any(r.gpu == gpu.id for r in cat.instances):  # consumer, on-premise or non-NVIDIA: sized, not rented
         warnings.append({"code": "not_rented", "severity": "info",
                          "message": f"No Tencent Cloud or JD Cloud instance in this catalog has the {gpu.name}: "

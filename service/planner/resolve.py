@@ -38,6 +38,10 @@ class Job:
     stage: str = "sft"  # the training objective (knowledge/lexicon.yaml stages)
     seqs: int = 1  # sequences a sample runs per step: 2 for preference pairs (chosen + rejected)
     frozen_copies: int = 0  # frozen models beside the policy: the reference (full fine-tune), reward, value
+    # how the data size was known: "tokens" / "samples" (stated), "dataset_gb" (converted at BYTES_PER_TOKEN), or
+    # "assumed" (nothing stated: the hours and cost are a rate's illustration, never the job's: see rate_per_1e8)
+    data_basis: str = "samples"
+    data_note: tuple[str, str] = ("", "")  # the dataset the figures assume, said first when it is not the user's
 
     @property
     def tokens_total(self) -> float:
@@ -161,10 +165,23 @@ def resolve_job(w: Workload, models: tuple[ModelSpec, ...]) -> Job:
         notes.append((f"Epochs assumed {epochs:g}.", f"训练轮数假设为 {epochs:g} 轮。"))
     samples, tokens = _dataset(w, model, seq, notes)
     stage, seqs, copies = _stage(w, method, notes)
+    basis = "tokens" if w.tokens else "samples" if w.samples else "dataset_gb" if w.dataset_gb else "assumed"
+    data_note = ("", "")
+    if basis == "assumed":
+        data_note = (f"No data size given: the hours and cost below are for an assumed {samples:,.0f} samples x "
+                     f"{epochs:g} epoch(s) ({tokens * seqs * epochs / 1e6:,.1f}M tokens); the rate per 1e8 tokens is "
+                     "what scales to your data.",
+                     f"未给出数据量：下面的时长和费用按假设的 {samples:,.0f} 条 × {epochs:g} 轮（约 "
+                     f"{tokens * seqs * epochs / 1e6:,.1f}M tokens）计算；按每 1 亿 token 的速率换算到你的数据量。")
+    elif basis == "dataset_gb":
+        data_note = (f"{w.dataset_gb:g} GB of text read as ~{tokens / 1e9:.2f}B tokens at {BYTES_PER_TOKEN:g} bytes "
+                     "per token (assumed): the hours and cost follow that count.",
+                     f"{w.dataset_gb:g} GB 文本按每 token {BYTES_PER_TOKEN:g} 字节（假设）折算约 {tokens / 1e9:.2f}B "
+                     "tokens：时长和费用按此计算。")
     return Job(model, method, w.effective_quant_bits, seq, tokens * seqs, epochs, samples,
                tuple(en for en, _ in notes), tuple(zh for _, zh in notes),
                seq_len_stated=w.seq_len is not None and model.kind == "decoder", stage=stage, seqs=seqs,
-               frozen_copies=copies)
+               frozen_copies=copies, data_basis=basis, data_note=data_note)
 
 
 def _stage(w: Workload, method: str, notes: list[tuple[str, str]]) -> tuple[str, int, int]:

@@ -70,9 +70,18 @@ def _serving_notes(w: ServingWorkload, gpu: GpuSpec, inst: InstanceRow, s: Servi
         out.append(Note("fp8_weight_only", f"{gpu.name} has no FP8 tensor cores: FP8 weights run weight-only "
                         "(W8A16, the Marlin kernel), halving memory but not compute.", f"{gpu.name} 不支持 FP8 计算："
                         "FP8 权重以仅权重量化（W8A16，Marlin 内核）运行，省显存但不提速。", "info"))
-    if not s.meets_limits:
+    if s.latency_infeasible:
+        out.append(Note("latency_infeasible", s.driver.split("; ")[0] + ".", s.driver_zh.split("；")[0] + "。"))
+    elif not s.meets_limits:
         out.append(Note("latency_limit", "The load misses the latency limits on this option.",
                         "该配置在此负载下达不到时延要求。"))
+    if s.oversized:
+        out.append(Note("oversized", f"These replicas serve {s.capacity_output_tokens_per_s:,.0f} output tokens/s "
+                        f"within the limits, {s.capacity_output_tokens_per_s / max(s.demand_output_tokens_per_s, 1):.1f}x "
+                        f"the {s.demand_output_tokens_per_s:,.0f} the load asks: {s.driver}.",
+                        f"这些副本在时延约束内可输出 {s.capacity_output_tokens_per_s:,.0f} tokens/s，是负载所需 "
+                        f"{s.demand_output_tokens_per_s:,.0f} 的 {s.capacity_output_tokens_per_s / max(s.demand_output_tokens_per_s, 1):.1f} 倍："
+                        f"{s.driver_zh}。"))
     if s.saturated:
         out.append(Note("saturated", "The load exceeds what these replicas serve: requests queue.",
                         "负载超过这些副本的处理能力：请求会排队。"))

@@ -75,6 +75,7 @@ def context_note(full: int, launched: int) -> tuple[str, str]:
             "以上数字按此上限计算。")
 
 
+LARGE_GPUS = 64  # above this many GPUs for a chat load the answer says what drove the count before it states it
 MIN_LOAD_CONTEXT = 4096  # a plan's context is what its requests need, rounded up to a power of two, at least this
 
 
@@ -183,6 +184,10 @@ def sizing_out(m: ModelSpec, gpu: GpuSpec, d: DeploymentSize, t: ServingTarget,
         headroom=d.headroom, headroom_zh=d.headroom_zh,
         rejected_degrees=[f"{tp} GPU{'s' if tp > 1 else ''}: {why}" for tp, why in d.rejected],
         refused_layout=refused, notes=[*mem.notes, *p.notes],
+        driver=d.driver, driver_zh=d.driver_zh, latency_infeasible=d.latency_infeasible,
+        demand_output_tokens_per_s=round(d.demand_output_tokens_per_s, 1),
+        capacity_output_tokens_per_s=round(d.capacity_output_tokens_per_s, 1), oversized=d.oversized,
+        large=d.total_gpus > LARGE_GPUS,
     )
 
 

@@ -99,6 +99,17 @@ class ServingSizing(_Out):
     refused_layout: str | None = Field(default=None, description="a pinned layout the engine refuses (TP6 for 64 "
                                        "heads), with its message; the figures are for the layout that replaces it")
     notes: list[str] = Field(default_factory=list, description="the engine's notes: FP8 weight-only, queueing")
+    driver: str = Field(default="", description="what drove the GPU count, with its figures: the KV pool per "
+                        "replica, the rate one replica serves, or a latency limit; an answer states it before a "
+                        "count above LARGE_GPUS")
+    driver_zh: str = ""
+    latency_infeasible: str = Field(default="", description="a latency limit no number of replicas meets (one "
+                                    "request alone misses it), said; the load is then sized without it")
+    demand_output_tokens_per_s: float = Field(default=0.0, description="output tokens/s the load asks")
+    capacity_output_tokens_per_s: float = Field(default=0.0, description="output tokens/s the replicas serve "
+                                                "within the limits")
+    oversized: bool = Field(default=False, description="capacity above OVERSIZE_FACTOR x the load's demand")
+    large: bool = Field(default=False, description="more than LARGE_GPUS GPUs: the answer says the driver first")
 
 
 class ServingOption(_Out):

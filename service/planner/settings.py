@@ -48,7 +48,7 @@ def apply(setup: TrainSetup, s: Settings, w: Workload) -> TrainSetup:
                    ckpt_mode=s.ckpt_mode if w.checkpointing is not None else setup.ckpt_mode,
                    lora_targets=s.lora_targets, lora_rank=s.lora_rank, attention=s.attention, loss=s.loss,
                    kbit_upcast=s.kbit_upcast, fp32_weights=s.fp32_weights, sharding=s.sharding,
-                   fused_optimizer=s.fused_optimizer, liger_swiglu=s.liger_swiglu,
+                   fused_optimizer=s.fused_optimizer, liger_swiglu=s.liger_swiglu, ds_bf16_master=s.ds_bf16_master,
                    lora_extra=tuple(w.lora_modules_to_save or ()))
 
 

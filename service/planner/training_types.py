@@ -178,6 +178,10 @@ class TrainingCandidate(_Out):
     host_ram_needed_gib: float = Field(description="host RAM for CPU offload (whole job)")
     gpu_memory_gib: float = Field(description="one GPU's memory")
     training_hours: float = Field(description="wall-clock hours, CPU-offload slowdown included")
+    hours_per_1e8_tokens: float | None = Field(default=None, description="hours per 100M tokens on this "
+                                               "configuration: the rate that scales to any data size")
+    cny_per_1e8_tokens: float | None = Field(default=None, description="yuan per 100M tokens at the chosen billing "
+                                             "(null: price on request)")
     throughput_tokens_per_s: float = Field(description="the cluster's rate (all GPUs): tokens_total / rate = hours")
     mfu: float = Field(description="achieved model-FLOPs utilisation of the dense 16-bit peak")
     mfu_source: str = Field(description="the basis of the MFU estimate")
@@ -215,6 +219,12 @@ class TrainingJob(_Out):
     epochs: float
     tokens_total: float
     samples_per_epoch: float
+    data_basis: Literal["tokens", "samples", "dataset_gb", "assumed"] = Field(
+        default="samples", description="how the data size was known; 'assumed': none was given, so the hours and "
+        "cost illustrate the rate per 1e8 tokens, and the answer asks for the data (or states the assumed "
+        "dataset in its first line)")
+    data_note: str = Field(default="", description="the dataset the figures assume, when it is not the user's own")
+    data_note_zh: str = ""
 
 
 class TrainingModel(_Out):

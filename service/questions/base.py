@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.catalog.loader import Catalog
 from service.errors import AdvisorError, InvalidInputError, validation_line
+from service.frame import Frame
 from service.workload import Workload
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ class AnswerBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    asked: str | None = Field(default=None, description="what the question asked (the frame's `asked`): the "
+                              "first line answers it")
+
     def public(self) -> dict[str, Any]:
         """The answer as JSON, without the fields the engine left unset (what renderers and clients read); its
         `kind` always."""
@@ -84,39 +88,53 @@ class Asked(Workload):
 
     question: str | None = Field(default=None, description="the question type (kept for follow-ups)")
     also: str | None = Field(default=None, description="another reading of the question, to mention")
+    asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`: fits, count, "
+                              "memory, time, cost ...): the answer's first line answers it")
 
 
 @dataclass(frozen=True)
 class Previous:
-    """The last question of earlier turns: its type, its arguments and its workload."""
+    """The last question of earlier turns: its type, its arguments, its workload and its frame."""
 
     type: str
     args: dict[str, Any]
     workload: Workload | None
+    frame: Frame | None = None
 
 
 @dataclass(frozen=True)
 class Missing:
-    """Routing found the question type but not a slot that changes the answer: ask for it (one question)."""
+    """Routing found the question type but not a slot that changes the answer: ask for it (one question).
+    `name` is what the question names ('Hunyuan-Large 多大？')."""
 
     slot: str
+    name: str | None = None
 
 
 @dataclass(frozen=True)
 class Ask:
-    """What routing sees: the reading (with its frame), the workload slots of the conversation so far (earlier
-    workload with this message applied), the previous question, the message and the answer language."""
+    """What routing sees: the question's frame (the conversation's, when the message continues the last question),
+    the previous question, the answer language and how the message was read (its type and confidence). Routes read
+    the frame; `slots`, `text` and `extra` remain for the diagnosis's route until it reads the frame too."""
 
-    reading: Reading
-    slots: dict[str, Any]
-    prev: Previous | None
-    text: str
-    lang: str
+    frame: Frame
+    prev: Previous | None = None
+    lang: str = "zh"
+    reading: Reading | None = None
+    slots: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def same_type(self) -> bool:
-        return self.prev is not None and self.prev.type == self.reading.type
+        return self.prev is not None and self.reading is not None and self.prev.type == self.reading.type
+
+    @property
+    def read(self) -> Reading:
+        """How the message was read (the diagnosis's route; the turn always sets it)."""
+        if self.reading is None:
+            raise RuntimeError("this route needs the message's reading")
+        return self.reading
 
 
 A = TypeVar("A", bound=BaseModel)
@@ -133,7 +151,7 @@ class QuestionModule(Generic[A, R]):
     args: type[A] | None
     answer: type[R]
     run: Callable[[Context, A], R] | None
-    route: Callable[[Ask], dict[str, Any] | Missing | None]
+    route: Callable[[Ask], A | dict[str, Any] | Missing | None]
     render: Callable[[R, Phrases], str]
     summary: Callable[[R], str]
     description: str = ""
@@ -141,12 +159,14 @@ class QuestionModule(Generic[A, R]):
     frames: tuple[tuple[str, str], ...] = ()  # (task, asked) pairs of the question frame this type answers
     workload: bool = True  # its arguments are a job a follow-up continues ('那京东云呢' changes one field of it)
 
-    def call(self, ctx: Context, raw: dict[str, Any]) -> R:
-        """Validate raw arguments and run the engine (InvalidInputError names a bad argument)."""
+    def call(self, ctx: Context, raw: dict[str, Any] | BaseModel) -> R:
+        """Validate raw arguments (or take routed ones) and run the engine (InvalidInputError names a bad
+        argument)."""
         if self.args is None or self.run is None:
             raise InvalidInputError(f"The question type {self.name} takes no tool call.", "Ask it in words.")
         try:
-            args = self.args.model_validate(raw)
+            args = raw if isinstance(raw, self.args) else self.args.model_validate(
+                raw.model_dump(exclude_unset=True) if isinstance(raw, BaseModel) else raw)
         except ValidationError as exc:
             raise InvalidInputError(validation_line(exc), "Correct the argument named and call again.") from exc
         return self.run(ctx, args)

@@ -5,7 +5,6 @@ capacity.py and serve_capacity.py."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -25,17 +24,13 @@ from service.questions.base import (
     workload_of,
 )
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
-from service.questions.routing import subject_count, subject_gpu, without
 from service.questions.summary_text import figure
 from service.questions.texts import memory_line, method_name
+from service.questions.view import subject_count, subject_gpu, workload_fields
 from service.workload import Workload
 
+
 # deploying, not training: '能部署多大的模型', 'which model can run on a 4090', 'context size I can config' (Ollama)
-_SERVE = re.compile(r"部署|推理|上线|跑起来|服务|(?<![A-Za-z])(?:serv(?:e|ing)|inference|deploy\w*|host|ollama|vllm|sglang|"
-                    r"llama\.?cpp|run (?:it|the model|locally|on)|can run|to run)(?![A-Za-z])", re.IGNORECASE)
-_TRAIN = re.compile(r"训|微调|(?<![A-Za-z])(?:train\w*|fine-?tun\w*|finetun\w*|sft|lora|qlora)(?![A-Za-z])", re.IGNORECASE)
-
-
 class CapacityArgs(Asked):
     """The GPUs (and, for context or batch, the model) whose limit is asked; a model-size question names no model
     (the search sizes each catalog model)."""
@@ -145,29 +140,32 @@ def _run(ctx: Context, args: CapacityArgs) -> CapacityAnswer:
     if args.use == "serve":
         context = args.target == "context"
         out = serve_capacity(cat, args.gpu, args.gpu_count or 1, "context" if context else "model_size",
-                             w.model if context else None, args.weights)
+                             w.model if context else None, args.weights, None if context else w.seq_len)
         return CapacityAnswer.model_validate(with_assumptions(out, said))
     return CapacityAnswer.model_validate(with_assumptions(
         capacity(cat, w, args.gpu, args.gpu_count or 1, args.target, stated), said))
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    gpu = subject_gpu(a)
+def _route(a: Ask) -> CapacityArgs | Missing:
+    f = a.frame
+    gpu = subject_gpu(f)
     if gpu is None:
         return Missing("gpu")
-    target = str(a.reading.slots.get("target") or "model_size")
-    slots = without(a.slots, "gpu_include", "gpu_count")
-    if target != "model_size" and not (slots.get("model") or slots.get("params_b")):
+    target = f.target or "model_size"
+    fields = workload_fields(f)
+    fields.pop("gpu_include", None)
+    if target != "model_size" and not (fields.get("model") or fields.get("params_b")):
         return Missing("model")
-    serve = bool(_SERVE.search(a.text)) and not _TRAIN.search(a.text) and target != "batch"
+    serve = f.task == "serve" and target != "batch"
     if target == "model_size":
-        slots = {**without(slots, "model"), "params_b": 1.0}
-    out = {**slots, "gpu": gpu, "gpu_count": subject_count(a) or 1, "target": target,
-           "method_stated": "method" in a.slots, "use": "serve" if serve else "train"}
-    weights = a.reading.slots.get("weights")
+        fields = {**{k: v for k, v in fields.items() if k != "model"}, "params_b": 1.0}
+    out: dict[str, object] = {**fields, "gpu": gpu, "gpu_count": subject_count(f) or 1, "target": target,
+                              "method_stated": f.setup.method is not None, "use": "serve" if serve else "train",
+                              "asked": f.asked}
+    weights = f.setup.knobs.weights
     if serve and weights in ("bf16", "fp8", "int4"):
         out["weights"] = weights
-    return out
+    return CapacityArgs.model_validate(out)
 
 
 def _render_serve(art: dict[str, Any], where: str, ph: Phrases) -> str:

@@ -5,35 +5,20 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from service.frame import Frame
 from service.labels import confidence_label, per_unit, price_date
-from service.lexicon import lexicon
 from service.planner.questions.catalog import ASKS, catalog_answer
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part
-from service.reader.choices import billings_mentioned
+from service.questions.view import gpus_named, is_memory_class
 
 CatalogAsk = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "families",
                      "fact"]
-# an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
-_FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
-                     r"(?![A-Za-z0-9])")
-_CHEAPEST = re.compile(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])", re.I)
-_BREAKEVEN = re.compile(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时", re.I)
-_LIST = re.compile(r"哪些|哪个实例|哪款实例|哪种实例|什么(?:卡|gpu|显卡|实例|机型)|都有|有啥|有什么|(?<![A-Za-z])(?:which|what)\s+"
-                   r"(?:[A-Za-z]+\s+){0,2}(?:gpus|cards|instances?|instance types?|machines?|types?)(?![A-Za-z])|"
-                   r"instance types?", re.I)
-_MONTHLY = re.compile(r"一个月|每月|月租|月费|包月|(?<![A-Za-z])(?:per month|a month|monthly|month)(?![A-Za-z])", re.I)
-_WHAT = re.compile(r"是什么|是啥|啥卡|什么卡|区别|啥区别|什么意思|(?<![A-Za-z])(?:what is|what's|what exactly|difference)"
-                   r"(?![A-Za-z])", re.I)
-_MEMORY = re.compile(r"(?:≥|>=|至少|不少于|起码|以上|at least|over|≥ ?)?\s*(\d{2,3})\s*(?:G|GB|GiB)(?:\s*(?:以上|及以上|\+))?",
-                     re.I)
-_RDMA = re.compile(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|多机互联", re.I)
 _SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops",
                "cuda", "rdma", "billing")
 
@@ -60,6 +45,7 @@ class CatalogArgs(BaseModel):
     exact: bool = Field(default=False, description="ask=fact: the variant named (A100 80G)")
     question: str | None = None
     also: str | None = None
+    asked: str | None = None
 
 
 class PriceLine(Part):
@@ -217,87 +203,61 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
     return CatalogAnswer.model_validate(out)
 
 
-def _mentioned(a: Ask) -> tuple[str | None, str | None]:
-    """The instance type and the family the question names."""
-    instance = next(iter(a.extra.get("instances") or []), None)  # the catalog's own instance types named
-    fam = _FAMILY.search(a.text)
-    family = fam.group(0) if fam and (instance is None or not instance.startswith(fam.group(0))) else None
-    if family and a.reading.parsed.subject.gpus and family.upper() in {g.split("-")[0].upper()
-                                                                       for g in a.reading.parsed.subject.gpus}:
-        family = None  # 'A100', 'H20': a GPU, not a family
-    return instance, family
+_ASK_OF_FACT = {"spot": "spot", "break_even": "breakeven", "billing": "breakeven", "cheapest": "cheapest",
+                "family": "family", "instances": "instances", "price": "price"}
 
 
-_VERSUS = re.compile(r"(?<![A-Za-z])vs\.?(?![A-Za-z])|versus|对比|比较|哪个好|哪个更|还是", re.I)
+def _ask(f: Frame, gpus: list[str], clouds: list[str], prev: CatalogArgs | None) -> CatalogAsk:
+    """The catalog's look-up for the fact the frame asks (service/reader/catalog_asks.py reads it)."""
+    fact, families = f.fact, [n for n in f.names if "." not in n]
+    if fact == "side_by_side":
+        return "families" if len(f.names) >= 2 else "side_by_side" if len(gpus) >= 2 else "price"
+    if fact in _ASK_OF_FACT:
+        ask = _ASK_OF_FACT[fact]
+        if ask == "family" and not families:
+            return "price" if f.names else "offer"
+        return ask  # type: ignore[return-value]
+    if fact in _SPEC_FACTS and (gpus or fact == "rdma") or fact in ("sells", "regions") and (gpus or fact == "regions"):
+        return "fact"  # who sells it, where, a spec: the catalog's fact, as the tables state it
+    if f.names or gpus:
+        return "price"
+    if clouds or fact in ("sells", "regions"):
+        return "offer"
+    return prev.ask if prev is not None else "offer"  # nothing more specific: a follow-up keeps its question
 
 
-def _families_named(a: Ask) -> list[str]:
-    """The instance families and types a question names, in order, each once ('HCCPNV4h 和 HCCPNV4s')."""
-    instances = list(a.extra.get("instances") or [])
-    names = instances + [m.group(0) for m in _FAMILY.finditer(a.text)
-                         if not any(i.startswith(m.group(0)) for i in instances)]
-    gpus = {g.split("-")[0].upper() for g in a.reading.parsed.subject.gpus}
-    out: list[str] = []
-    for n in names:
-        if n.upper() not in gpus and n not in out:
-            out.append(n)
-    return out
-
-
-def _route(a: Ask) -> dict[str, Any]:
-    prev = dict(a.prev.args) if a.same_type and a.prev is not None else {}
-    gpus = list(a.reading.parsed.subject.gpus)
-    clouds = [c for c in a.reading.slots.get("clouds") or [] if c in ("tencent", "jdcloud")]
-    billings = billings_mentioned(a.text)
-    instance, family = _mentioned(a)
-    fact = a.reading.slots.get("fact")
-    memory = a.reading.own_slots.get("gpu_memory_gb")
-    m = _MEMORY.search(a.text) if memory is None else None
-    if m is not None and not gpus:
-        memory = float(m.group(1))
-    out: dict[str, Any] = {k: v for k, v in prev.items() if k in CatalogArgs.model_fields}
-    out.update({k: v for k, v in {"gpu": gpus[0] if gpus else None, "instance": instance, "family": family}.items()
-                if v is not None})
+def _route(a: Ask) -> CatalogArgs:
+    f = a.frame
+    prev: CatalogArgs | None = None
+    if a.prev is not None and a.prev.type == "catalog":
+        prev = CatalogArgs.model_validate({k: v for k, v in a.prev.args.items() if k in CatalogArgs.model_fields})
+    gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
+    clouds = [c for c in f.constraints.clouds if c in ("tencent", "jdcloud")]
+    ask = _ask(f, gpus, clouds, prev)
+    instance = next((n for n in f.names if "." in n), None)  # an instance type: GT4.4XLARGE96, p.n1v100.10xlarge
+    family = next((n for n in f.names if "." not in n), None)
+    base = prev.model_dump(exclude_unset=True, exclude={"ask", "families", "gpus"}) if prev is not None else {}
+    out: dict[str, object] = {**base, "ask": ask, "question": "catalog", "asked": f.asked}
+    out.update({k: v for k, v in (("gpu", gpus[0] if gpus else None), ("instance", instance),
+                                   ("family", family)) if v is not None})
     if clouds:
         out["clouds"] = clouds
-    if billings:
-        out["billing"] = billings[-1]
-    elif _MONTHLY.search(a.text):
-        out["billing"] = "monthly"
-    if "spot" in billings:
-        ask = "spot"
-    elif len(set(billings) & {"monthly", "on_demand"}) == 2 or (_BREAKEVEN.search(a.text) and billings):
-        ask = "breakeven"
-    elif _CHEAPEST.search(a.text) or a.reading.slots.get("objective") == "cheapest":
-        ask = "cheapest"
-        out.update({"min_memory_gb": memory, "min_cards": a.reading.own_slots.get("gpu_count"),
-                    "rdma": True if _RDMA.search(a.text) else None,
-                    "fp8": True if re.search(r"fp8", a.text, re.I) else None})
-    elif len(named := _families_named(a)) >= 2 and (_WHAT.search(a.text) or _VERSUS.search(a.text)):
-        ask, out["families"] = "families", named[:4]
+    if f.constraints.billing:
+        out["billing"] = f.constraints.billing
+    if ask == "cheapest":
+        out.update({"min_memory_gb": f.setup.hardware.gpu_memory_gb, "min_cards": f.setup.hardware.gpu_count,
+                    "rdma": True if "rdma" in f.constraints.needs else None,
+                    "fp8": True if "fp8" in f.constraints.needs else None})
+    elif ask == "families":
+        out["families"] = list(f.names[:4])
         out.pop("family", None)
         out.pop("instance", None)
-    elif len(gpus) >= 2:
-        ask, out["gpus"] = "side_by_side", gpus[:4]
-    elif family and _WHAT.search(a.text):
-        ask = "family"
-    elif (fact in _SPEC_FACTS and gpus and fact != "billing") or fact in ("sells", "regions") or (
-            fact == "rdma" and not gpus):
-        ask = "fact"  # who sells it, where, a spec: the catalog's fact, as the tables state it
-        out.update({"fact": fact, "exact": bool(re.search(r"\d+\s*g", a.text, re.I)),
-                    "place": lexicon().region_in(a.text) if fact == "regions" else None})
-    elif instance or (fact == "price") or (gpus and fact in (None, "price")):
-        ask = "price" if (fact == "price" or instance or billings or not _LIST.search(a.text)) else "instances"
-    elif gpus and (fact in ("sells", "regions") or _LIST.search(a.text)):
-        ask = "instances"
-    elif family:
-        ask = "family"
-    elif clouds or fact in ("list", "regions", "sells") or _LIST.search(a.text):
-        ask = "offer"
-    else:  # nothing more specific: what the clouds sell (a follow-up keeps its question)
-        ask = prev.get("ask") or "offer"
-    out["ask"] = ask
-    return out
+    elif ask == "side_by_side":
+        out["gpus"] = gpus[:4]
+    elif ask == "fact":
+        out.update({"fact": f.fact, "exact": f.setup.hardware.gpu_memory_gb is not None,
+                    "place": f.region if f.fact == "regions" else None})
+    return CatalogArgs.model_validate(out)
 
 
 def _cloud(c: str, ph: Phrases) -> str:

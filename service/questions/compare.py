@@ -3,8 +3,7 @@ H800哪个划算', 'A100 vs H800'). Engine: service/planner/questions/compare.py
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -13,12 +12,10 @@ from service.planner.questions.compare import compare
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import PlanRow
-from service.questions.routing import asks_time, without
 from service.questions.summary_text import figure, yuan
+from service.questions.view import gpus_named, is_memory_class, subject_gpu, workload_fields
 from service.workload import Workload
 
-_FRAMEWORKS = re.compile(r"(?<![A-Za-z])(deepspeed|fsdp|megatron|colossal-?ai|zero[-_ ]?[123]|llama-?factory|ms-?swift|"
-                         r"axolotl|unsloth|trl|torchtune|vllm|sglang|lmdeploy|tensorrt-llm|ollama)(?![A-Za-z])", re.I)
 REFERENCE_PARAMS_B = 7.0  # a comparison that names no model compares on a 7B LoRA job, and says so
 _DROP = {"gpu": ("gpu_include", "gpu_count"), "cloud": ("clouds",), "method": ("method", "quant_bits"),
          "billing": ("billing",)}
@@ -58,28 +55,29 @@ def _run(ctx: Context, args: CompareArgs) -> CompareAnswer:
                                                 ctx.max_price_age_days))
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing | None:
-    subject = a.reading.parsed.subject
-    kind, options = subject.compare_kind, list(subject.options)
-    prev = a.prev
-    if not options and prev is not None and len(subject.gpus) == 1 and prev.args.get("gpu"):
-        kind, options = "gpu", [str(prev.args["gpu"]), subject.gpus[0]]  # '跟a100 40g比呢' after a 4090 answer
-    if not options and a.same_type and prev is not None:
-        kind, options = prev.args.get("compare_kind"), list(prev.args.get("options") or [])
-    if not options and len(a.slots.get("clouds") or []) >= 2:
-        kind, options = "cloud", list(a.slots["clouds"])
-    if not options and len(set(m.lower() for m in _FRAMEWORKS.findall(a.text))) >= 2:
+def _route(a: Ask) -> CompareArgs | Missing | None:
+    f = a.frame
+    kind, options = f.compared, list(f.options)
+    if kind in ("framework", "engine"):
         return None  # 'DeepSpeed 还是 FSDP for a 30B': a how-to with a workload in it, answered as knowledge
-    if not options:
+    gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
+    if not options and len(gpus) >= 2:
+        kind, options = "gpu", gpus
+    prev = a.prev.frame if a.prev is not None else None
+    if not options and len(gpus) == 1 and prev is not None and (was := subject_gpu(prev)) and was != gpus[0]:
+        kind, options = "gpu", [was, gpus[0]]  # '跟a100 40g比呢' after a 4090 answer
+    if not options and len(f.constraints.clouds) >= 2:
+        kind, options = "cloud", list(f.constraints.clouds)
+    if not options or kind not in _DROP:
         return Missing("options")
-    slots = dict(a.slots)
-    if not (slots.get("model") or slots.get("params_b")):  # 'l20快还是4090快': the GPUs on a reference job
-        slots.update({"params_b": REFERENCE_PARAMS_B, "method": slots.get("method") or "lora"})
-    if asks_time(a.text):
-        by = "hours"
-    else:
-        by = prev.args.get("by", "cost") if a.same_type and prev is not None and not subject.options else "cost"
-    return {**without(slots, *_DROP.get(str(kind), ())), "compare_kind": kind, "options": options, "by": by}
+    fields = workload_fields(f)
+    if not (fields.get("model") or fields.get("params_b")):  # 'l20快还是4090快': the GPUs on a reference job
+        fields.update({"params_b": REFERENCE_PARAMS_B, "method": fields.get("method") or "lora"})
+    for key in _DROP[str(kind)]:
+        fields.pop(key, None)
+    by = "hours" if f.constraints.objective == "fastest" or f.asked == "time" else "cost"
+    return CompareArgs.model_validate({**fields, "compare_kind": kind, "options": options, "by": by,
+                                       "asked": f.asked})
 
 
 def _summary(o: CompareAnswer) -> str:

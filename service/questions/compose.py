@@ -10,6 +10,7 @@ from typing import Any
 from service.errors import AdvisorError
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Phrases, QuestionModule
+from service.questions.first_line import lead
 from service.questions.parts import PassageRef
 
 
@@ -37,13 +38,28 @@ def error_text(exc: AdvisorError, ph: Phrases) -> str:
 
 
 def with_notes(text: str, notes: Sequence[str]) -> str:
-    return "\n".join(f"> {n}" for n in notes) + "\n\n" + text if notes else text
+    """The notes (what was carried over, what could not be used) quoted after the answer's first line: the first
+    line answers the question."""
+    lines = text.split("\n")
+    lead = 0
+    while lead < len(lines) and (lines[lead].startswith(">") or not lines[lead].strip()):
+        lead += 1  # the body's own notes ('> 按 vLLM 估算') go after its first line too
+    notes = [ln[1:].strip() for ln in lines[:lead] if ln.startswith(">")] + [n for n in notes if n]
+    text = "\n".join(lines[lead:])
+    if not notes:
+        return text
+    first, _, rest = text.partition("\n")
+    quoted = "\n".join(f"> {n}" for n in notes)
+    return f"{first}\n\n{quoted}" + (f"\n\n{rest.lstrip(chr(10))}" if rest.strip() else "")
 
 
 def compose(module: QuestionModule[Any, Any], answer: AnswerBase, passages: Sequence[PassageRef],
             alternative: str | None, notes: Sequence[str], ph: Phrases) -> str:
     """The whole answer text. A plan cites its passages inside its own text; the others get them appended."""
     body = module.render(answer, ph)
+    first = lead(answer, ph)
+    if first:
+        body = f"{first}\n{body}"
     cited = [] if module.name == "plan" else unique_passages(passages)
     lines = [body, *(["", *also_line(alternative, ph)] if also_line(alternative, ph) else [])]
     lines += ["", *plan_text.render_citations([p.model_dump(mode="json") for p in cited], ph)]

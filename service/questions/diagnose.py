@@ -167,13 +167,13 @@ def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
 
 
 def _route(a: Ask) -> dict[str, Any] | Missing:
-    observed = a.reading.slots.get("observed") or (a.prev.args.get("observation") if a.same_type and a.prev else None)
+    observed = a.read.slots.get("observed") or (a.prev.args.get("observation") if a.same_type and a.prev else None)
     served = server_question(a)
     if served is not None:  # a server's run: sized as serving, never as a training job
         return {"observation": observed, **serving_args(a, served)}
     if not observed:
         return Missing("observation")
-    engine = a.reading.slots.get("engine")
+    engine = a.read.slots.get("engine")
     # '单卡部署qwen2-7b占用了20g显存': memory seen on a server whose engine is not named: vLLM, the default engine
     engine_assumed = engine is None and observed.get("kind") == "memory" and _SERVED.search(a.text) is not None \
         and _TRAINED.search(a.text) is None

@@ -27,7 +27,7 @@ _QUOTED = re.compile(r"\"([^\"]{12,})\"")
 def _gpu_positions(a: Ask) -> tuple[tuple[int, str], ...]:
     """Where each GPU the subject names sits in the text (the spans the name finder matched)."""
     spans = [s for s in a.extra.get("mentioned") or [] if isinstance(s, str)]
-    ids = list(a.reading.parsed.subject.gpus)
+    ids = list(a.read.parsed.subject.gpus)
     low = a.text.lower()
     found = sorted((low.find(s.lower()), s) for s in spans if low.find(s.lower()) >= 0)
     return tuple((pos, gpu) for (pos, _), gpu in zip(found, ids, strict=False))
@@ -50,7 +50,7 @@ def is_server(a: Ask, hints: bool = True) -> bool:
     server's launcher, flags or released checkpoint being run), and no training words."""
     if _TRAINED.search(a.text):
         return False
-    engine = a.reading.slots.get("engine")
+    engine = a.read.slots.get("engine")
     return (engine in SERVER_ENGINES or _SERVED.search(a.text) is not None or _TP_WORDS.search(a.text) is not None
             or (hints and _SERVER_HINTS.search(a.text) is not None))
 
@@ -62,8 +62,8 @@ def server_question(a: Ask, hints: bool = True) -> ServeRead | None:
     if not is_server(a, hints) or not (a.slots.get("model") or a.slots.get("params_b")):
         return None
     r = read_serve(a.text, _gpu_positions(a))
-    observed = (a.reading.slots.get("observed") or {}).get("kind")
-    if observed == "host_oom" and a.reading.slots.get("engine") not in SERVER_ENGINES:
+    observed = (a.read.slots.get("observed") or {}).get("kind")
+    if observed == "host_oom" and a.read.slots.get("engine") not in SERVER_ENGINES:
         return None  # host RAM killed while loading ('8 ranks via torchrun', device_map): the host rule answers
     if observed == "memory" and r.asked not in ("oom", "growth"):
         return None  # memory seen on a server: the engine's reservation rule answers
@@ -81,7 +81,7 @@ def explains_observation(a: Ask) -> bool:
     """A serving question that states what a server did (memory in use, a TTFT, a speed, an OOM) and asks
     whether it is normal or why: a diagnosis, not a new deployment ('vllm起个qwen2.5 1.5b 单卡a10 显存直接吃到21g
     正常吗', 'TTFT ~4s at 8 QPS. Expected or misconfig?')."""
-    observed = a.reading.slots.get("observed")
+    observed = a.read.slots.get("observed")
     return bool(observed) and _ASKS_WHY.search(a.text) is not None and not _TRAINED.search(a.text)
 
 
@@ -92,12 +92,12 @@ def wants_serving_diagnosis(a: Ask) -> bool:
     r = server_question(a, hints=False)
     if r is None or (r.asked == "slow" and r.tokens_per_s is None):
         return False
-    return r.asked != "compare" or a.reading.type in ("compare", "diagnose", "knowledge")
+    return r.asked != "compare" or a.read.type in ("compare", "diagnose", "knowledge")
 
 
 def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
     """The ServeCase of the post, and what was assumed (the GPU, the engine)."""
-    slots = a.reading.slots
+    slots = a.read.slots
     gpu = subject_gpu(a)
     default_gpu = ASCEND_DEFAULT if _NPU.search(a.text) else DEFAULT_GPU
     count = subject_count(a, None)

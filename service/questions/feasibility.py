@@ -22,8 +22,8 @@ from service.questions.parts import (
     StrategyEcho,
     total_weights_gib,
 )
-from service.questions.routing import subject_count, subject_gpu, without
 from service.questions.summary_text import figure
+from service.questions.view import subject_count, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
 
 
@@ -85,11 +85,19 @@ def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
     return FeasibilityAnswer.model_validate(out)
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    gpu = subject_gpu(a)
+def _route(a: Ask) -> FeasibilityArgs | Missing:
+    f = a.frame
+    if (name := unsized_model(f)) is not None:
+        return Missing("model_size", name)
+    fields = workload_fields(f)
+    if not fields.get("model") and not fields.get("params_b"):
+        return Missing("model")
+    gpu = subject_gpu(f)
     if gpu is None:
         return Missing("gpu")
-    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu, "gpu_count": subject_count(a) or 1}
+    fields.pop("gpu_include", None)
+    return FeasibilityArgs.model_validate({**fields, "gpu": gpu, "gpu_count": subject_count(f) or 1,
+                                           "asked": f.asked})
 
 
 def _render(answer: FeasibilityAnswer, ph: dict[str, Any]) -> str:

@@ -20,8 +20,7 @@ from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
-from service.questions.routing import subject_gpu
-from service.workload import Workload
+from service.questions.view import gpus_named, is_memory_class, subject_count, workload_fields
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
 
@@ -119,6 +118,7 @@ class KnowledgeArgs(BaseModel):
     applied: feasibility.FeasibilityArgs | None = Field(
         default=None, description="a workload the question names, sized on the GPU it names")
     names: list[str] = Field(default_factory=list, max_length=4, description="GPU or instance names to look up")
+    asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`)")
 
 
 class KnowledgeAnswer(AnswerBase):
@@ -182,48 +182,42 @@ def _run(ctx: Context, args: KnowledgeArgs) -> KnowledgeAnswer:
     return out
 
 
-_LIST_ASKED = re.compile(r"哪些|什么(?:卡|gpu|显卡|型号|实例|机型)|有啥|(?<![A-Za-z])(?:which|what) (?:gpus|cards|instances)",
-                         re.IGNORECASE)
-# an instance family as the clouds write it: GT4, PNV4, HCCPNV5, GN10Xp, BMGNV4 (capitals, then a digit)
-_FAMILY_NAMED = re.compile(r"(?<![A-Za-z0-9])(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[a-z]{0,2}(?![A-Za-z0-9])")
-
-
-def fact_args(a: Ask) -> dict[str, Any] | None:
+def fact_args(a: Ask) -> FactArgs | None:
     """The catalog fact a question asks, or None."""
-    fact = a.reading.slots.get("fact")
-    gpus = a.reading.parsed.subject.gpus
-    clouds = [c for c in a.reading.slots.get("clouds") or [] if c in ("tencent", "jdcloud")]
-    if fact is None and clouds and not gpus and _LIST_ASKED.search(a.text):
+    f = a.frame
+    fact: str | None = f.fact
+    gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
+    clouds = [c for c in f.constraints.clouds if c in ("tencent", "jdcloud")]
+    if fact == "sells" and clouds and not gpus:
         fact = "list"  # '腾讯云有哪些卡': the GPUs a cloud rents
-    if fact is None or (fact in _NEEDS_GPU and not gpus):
+    if fact is None or fact not in FACTS or (fact in _NEEDS_GPU and not gpus):
         return None
     if fact == "sells" and not gpus and not clouds:
         return None
-    raw = a.text.lower()
-    exact = bool(gpus) and bool(re.search(r"\d+\s*g", raw))
-    out: dict[str, Any] = {"fact": fact, "gpu": gpus[0] if gpus else None, "clouds": clouds, "exact": exact}
-    if fact == "regions":
-        named = _FAMILY_NAMED.search(a.text)
-        out.update({"family": named.group(0) if named else None, "place": lexicon().region_in(a.text)})
-    return out
+    exact = bool(gpus) and f.setup.hardware.gpu_memory_gb is not None
+    return FactArgs.model_validate({"fact": fact, "gpu": gpus[0] if gpus else None, "clouds": clouds, "exact": exact,
+                                    "family": f.names[0] if fact == "regions" and f.names else None,
+                                    "place": f.region if fact == "regions" else None})
 
 
-def _route(a: Ask) -> dict[str, Any]:
+def _route(a: Ask) -> KnowledgeArgs:
     """A fact from the catalog when one is asked; the guide's passages; and a workload named in the question sized
     on the GPU it names (both options of 'DeepSpeed 还是 FSDP for a 30B on 16 H800'); else the GPUs and instances
     it names, looked up."""
+    f = a.frame
     fact = fact_args(a)
-    out: dict[str, Any] = {"query": a.text, "k": 4, "lang": a.lang, "fact": fact}
-    slots = {k: v for k, v in {**a.reading.parsed.question_slots, **a.reading.parsed.slots}.items()
-             if k in Workload.model_fields}
-    gpu = subject_gpu(a) if a.reading.parsed.subject.gpus else None
-    if gpu and (slots.get("model") or slots.get("params_b")):
-        count = a.reading.own_slots.get("gpu_count") or 1
-        out["applied"] = {**{k: v for k, v in slots.items() if k not in ("gpu_include", "gpu_count")},
-                          "gpu": gpu, "gpu_count": count, "question": "knowledge"}
-    elif not fact:
-        out["names"] = list(a.extra.get("mentioned") or [])[:2]
-    return out
+    gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
+    fields = workload_fields(f)
+    applied: feasibility.FeasibilityArgs | None = None
+    names: list[str] = []
+    if gpus and (fields.get("model") or fields.get("params_b")):
+        fields.pop("gpu_include", None)
+        applied = feasibility.FeasibilityArgs.model_validate(
+            {**fields, "gpu": gpus[0], "gpu_count": subject_count(f) or 1, "question": "knowledge"})
+    elif fact is None:
+        names = [*f.names, *gpus][:2]
+    return KnowledgeArgs(query=f.query or " ", k=4, lang="en" if a.lang == "en" else "zh", fact=fact,
+                         applied=applied, names=names, asked=f.asked)
 
 
 def _names(items: list[str], ph: Phrases) -> str:

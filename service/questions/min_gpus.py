@@ -3,17 +3,17 @@ least GPU memory ('least VRAM for mixtral qlora'). Engine: service/planner/quest
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.fit import min_gpus
 from service.questions import texts
-from service.questions.base import AnswerBase, Ask, Asked, Context, QuestionModule, workload_of
+from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
-from service.questions.routing import subject_gpu, without
 from service.questions.summary_text import figure
+from service.questions.view import is_memory_class, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
 
 REFERENCE_80G = "A100-80G-SXM"  # the card a count is given on when no GPU is named
@@ -87,11 +87,19 @@ def _run(ctx: Context, args: MinGpusArgs) -> MinGpusAnswer:
     return MinGpusAnswer.model_validate(with_assumptions(min_gpus(cat, w, args.gpu, args.method_assumed), said))
 
 
-def _route(a: Ask) -> dict[str, Any]:
-    gpu = subject_gpu(a)
-    if gpu is not None and gpu.endswith("G") and gpu[:-1].replace(".", "").isdigit():
-        gpu = None  # 'how much memory do I need': the least memory, not a count of that size
-    return {**without(a.slots, "gpu_include", "gpu_count"), "gpu": gpu, "method_assumed": "method" not in a.slots}
+def _route(a: Ask) -> MinGpusArgs | Missing:
+    f = a.frame
+    if (name := unsized_model(f)) is not None:
+        return Missing("model_size", name)
+    fields = workload_fields(f)
+    if not fields.get("model") and not fields.get("params_b"):
+        return Missing("model")
+    gpu = subject_gpu(f)
+    if is_memory_class(gpu) and f.asked != "count":
+        gpu = None  # 'how much memory do I need': the least memory, not a count of cards of that size
+    fields.pop("gpu_include", None)
+    return MinGpusArgs.model_validate({**fields, "gpu": gpu, "method_assumed": f.setup.method is None,
+                                       "asked": f.asked})
 
 
 def _summary(o: MinGpusAnswer) -> str:

@@ -3,7 +3,7 @@ another cloud's console). The answer says what the product answers; a cloud it d
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -13,24 +13,26 @@ from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionMo
 
 class ScopeArgs(BaseModel):
     other_clouds: list[str] = Field(default_factory=list, description="clouds named that the product does not cover")
+    greeting: bool = Field(default=False, description="a greeting or thanks, nothing asked")
 
 
 class OutOfScopeAnswer(AnswerBase):
     kind: Literal["out_of_scope"] = "out_of_scope"
     other_clouds: list[str] = Field(default_factory=list)
+    greeting: bool = False
 
 
 def _run(ctx: Context, args: ScopeArgs) -> OutOfScopeAnswer:
-    return OutOfScopeAnswer(other_clouds=args.other_clouds)
+    return OutOfScopeAnswer(other_clouds=args.other_clouds, greeting=args.greeting)
 
 
-def _route(a: Ask) -> dict[str, Any]:
-    from service.lexicon import lexicon
-
-    return {"other_clouds": lexicon().other_clouds_in(a.text)}
+def _route(a: Ask) -> ScopeArgs:
+    return ScopeArgs(other_clouds=list(a.frame.other_clouds), greeting=a.frame.asked == "greeting")
 
 
 def _render(answer: OutOfScopeAnswer, ph: Phrases) -> str:
+    if answer.greeting:
+        return str(ph["greeting"])
     return plan_text.render_scope(ph, answer.other_clouds, "zh" if ph["hours_unit"] == "小时" else "en")
 
 

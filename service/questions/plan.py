@@ -15,6 +15,7 @@ from service.planner.training_types import TrainingPlan
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
+from service.questions.view import unsized_model, workload_fields
 from service.workload import Workload
 
 PLAN_CANDIDATES = 10
@@ -22,6 +23,8 @@ Document = Literal["request_document", "launch_bundle"]
 
 
 class PlanArgs(Workload):
+    asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`: plan, time, "
+                              "cost, host ...): the answer's first line answers it")
     documents: list[Document] = Field(default_factory=list, description="request_document (《AI训练资源申请说明》) "
                                       "and/or launch_bundle (LLaMA-Factory YAML, DeepSpeed JSON, scripts), when asked")
     lang: Literal["zh", "en"] = Field(default="zh", description="the documents' language")
@@ -32,9 +35,20 @@ class Documents(Part):
     launch_bundle: dict[str, str] | None = Field(default=None, description="file name -> content")
 
 
+class HostAnswer(Part):
+    """What the job needs beside the GPUs, for the pick (service/sizing/host.py host_needs)."""
+
+    vcpus: int
+    ram_gib: float
+    disk_gb: float
+    checkpoint_gb: float
+    checkpoints_kept: int
+
+
 class PlanAnswer(AnswerBase):
     kind: Literal["plan"] = "plan"
     plan: TrainingPlan
+    host: HostAnswer | None = Field(default=None, description="asked = host: CPU cores, RAM and disk for the pick")
     documents: Documents | None = None
     citations: list[PassageRef] = Field(default_factory=list, description="the guide sections the plan rests on")
 
@@ -62,7 +76,7 @@ def plan_dict(ctx: Context, w: Workload) -> dict[str, Any]:
 
 
 def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
-    w = Workload.model_validate(args.model_dump(exclude={"documents", "lang"}, exclude_unset=True))
+    w = Workload.model_validate(args.model_dump(exclude={"documents", "lang", "asked"}, exclude_unset=True))
     p = plan_dict(ctx, w)
     docs: Documents | None = None
     if args.documents:
@@ -76,14 +90,35 @@ def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
             from service.documents import build_launch_bundle
 
             docs.launch_bundle = dict(build_launch_bundle(p, ctx.catalog, lang).files)
-    return PlanAnswer(plan=TrainingPlan.model_validate(p), documents=docs)
+    plan = TrainingPlan.model_validate(p)
+    out = PlanAnswer(plan=plan, documents=docs)
+    if args.asked == "host" and plan.candidates:
+        out.host = _host(plan)
+    return out
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    if not (a.slots.get("model") or a.slots.get("params_b")):
+def _host(plan: TrainingPlan) -> HostAnswer:
+    from service.sizing.host import host_needs
+
+    c = plan.candidates[0]
+    trainable = plan.model.params_b if c.strategy.method in ("full", "pretrain") else plan.model.params_b * 0.01
+    n = host_needs(plan.model.params_b, trainable, c.total_gpus, c.gpu_memory_gib, plan.workload.dataset_gb)
+    return HostAnswer(vcpus=n.vcpus, ram_gib=n.ram_gib, disk_gb=n.disk_gb, checkpoint_gb=n.checkpoint_gb,
+                      checkpoints_kept=n.checkpoints_kept)
+
+
+def _route(a: Ask) -> PlanArgs | Missing:
+    f = a.frame
+    if (name := unsized_model(f)) is not None:
+        return Missing("model_size", name)
+    fields = workload_fields(f)
+    if not fields.get("model") and not fields.get("params_b"):
         return Missing("model")
-    docs = list(a.reading.parsed.wants_documents)
-    return {**a.slots, **({"documents": docs, "lang": a.lang} if docs else {})}
+    if f.setup.hardware.gpu_count:
+        fields["gpu_count"] = f.setup.hardware.gpu_count  # '8卡A800，要多久': the count they name
+    docs = list(f.documents)
+    return PlanArgs.model_validate({**fields, **({"documents": docs, "lang": a.lang} if docs else {}),
+                                    "asked": f.asked})
 
 
 def _render(answer: PlanAnswer, ph: Phrases) -> str:

@@ -20,10 +20,10 @@ def asks_time(text: str) -> bool:
 def subject_gpu(a: Ask) -> str | None:
     """The GPU the question is about: named in this message, a memory size said instead ('24G显存'), or the one
     the previous question was about."""
-    gpus = a.reading.parsed.subject.gpus
+    gpus = a.read.parsed.subject.gpus
     if gpus:
         return gpus[0]
-    memory = a.reading.own_slots.get("gpu_memory_gb")
+    memory = a.read.own_slots.get("gpu_memory_gb")
     if memory:
         return f"{memory:g}G"
     if a.prev is not None and a.prev.type in SUBJECT_TYPES and a.prev.args.get("gpu"):
@@ -36,12 +36,12 @@ def subject_gpu(a: Ask) -> str | None:
 
 def subject_count(a: Ask, default: int | None = 1) -> int | None:
     """The count named with the GPU; a follow-up that names no GPU keeps the previous count."""
-    own = a.reading.own_slots.get("gpu_count") or a.reading.parsed.subject.gpu_count
+    own = a.read.own_slots.get("gpu_count") or a.read.parsed.subject.gpu_count
     if own:
         return int(own)
-    if a.prev is not None and not a.reading.parsed.subject.gpus and a.prev.args.get("gpu_count"):
+    if a.prev is not None and not a.read.parsed.subject.gpus and a.prev.args.get("gpu_count"):
         return int(a.prev.args["gpu_count"])
-    if a.slots.get("gpu_count") and not a.reading.parsed.subject.gpus:
+    if a.slots.get("gpu_count") and not a.read.parsed.subject.gpus:
         return int(a.slots["gpu_count"])
     return default
 

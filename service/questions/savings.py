@@ -12,16 +12,21 @@ from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.decide import measured_baseline
 from service.questions.parts import PlanRow
-from service.questions.routing import asks_time
 from service.questions.summary_text import figure, yuan
+from service.questions.view import workload_fields
 from service.workload import Workload
+
+REFERENCE_PARAMS_B = 7.0  # a ratio of two setups that names no model: the ratio on a 7B LoRA, said
 
 
 class SavingsArgs(Asked):
     before: dict[str, Any] = Field(default_factory=dict,
                                    description="the workload fields of the plan compared against, e.g. {method: full}")
     by: Literal["cost", "hours"] = Field(default="cost", description="hours: the question asks about time")
+    observed_hours: float | None = Field(default=None, gt=0, description="the hours the baseline took as measured: "
+                                         "the answer scales them by the two setups' ratio")
 
 
 class SavingsAnswer(AnswerBase):
@@ -35,8 +40,12 @@ class SavingsAnswer(AnswerBase):
     by: Literal["cost", "hours"] = "cost"
     workload: Workload
     before_workload: Workload
+    observed_hours: float | None = Field(default=None, description="the baseline's hours as measured")
+    scaled_hours: float | None = Field(default=None, description="the measured hours times the two setups' ratio")
 
     def facts(self) -> dict[str, float]:
+        if self.scaled_hours is not None:
+            return {"hours": self.scaled_hours}
         return {k: float(v) for k, v in (("cny", self.saving_cny), ("hours", self.delta_hours)) if v is not None}
 
 
@@ -51,32 +60,62 @@ def _run(ctx: Context, args: SavingsArgs) -> SavingsAnswer:
         raise InvalidInputError(f"before: {validation_line(exc)}",
                                 "`before` holds workload fields only, e.g. {\"method\": \"full\"}.") from exc
     cat, _ = catalog_for(ctx.catalog, after)
-    return SavingsAnswer.model_validate({**savings(cat, before, after, ctx.max_price_age_days), "by": args.by})
+    out = SavingsAnswer.model_validate({**savings(cat, before, after, ctx.max_price_age_days), "by": args.by})
+    if args.observed_hours and out.before.hours and out.after.hours:
+        out.observed_hours = args.observed_hours
+        out.scaled_hours = round(args.observed_hours * out.after.hours / out.before.hours, 1)
+    return out
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    subject, prev, slots = a.reading.parsed.subject, a.prev, dict(a.slots)
-    before = dict(subject.before)
-    for key, value in subject.after.items():
-        slots[key] = value
-        if key == "method" and value != "qlora":
-            slots.pop("quant_bits", None)
-    if not before and a.same_type and prev is not None and prev.args.get("before"):
-        # '换成全参要贵多少' -> '那京东云呢': the same change, on the follow-up's workload
-        before = {**{k: v for k, v in slots.items() if k in ("clouds", "gpu_include", "billing")},
-                  **dict(prev.args["before"])}
-    if not before and prev is not None and prev.workload is not None:
-        old = prev.workload.model_dump()
-        before = {k: old.get(k) for k, v in slots.items() if old.get(k) != v and k in Workload.model_fields}
-    if not before:  # one message: 'how much cheaper is spot', '包月能便宜多少' against the default choice
-        defaults: dict[str, Any] = {"billing": None, "epochs": None, "clouds": [], "gpu_include": []}
-        before = {k: v for k, v in defaults.items() if k in a.reading.parsed.slots or k in a.reading.parsed.question_slots}
+_CHANGEABLE = ("method", "quant_bits", "gpu_include", "gpu_count", "billing", "clouds", "epochs", "seq_len",
+               "precision", "zero_stage", "lora_rank", "micro_batch")
+
+
+def _setup_fields(a: Ask, i: int) -> dict[str, object]:
+    s = a.frame.setups[i]
+    out = workload_fields(a.frame, s)
+    if s.hardware.gpu:
+        out["gpu_include"] = [s.hardware.gpu]
+    if s.hardware.gpu_count:
+        out["gpu_count"] = s.hardware.gpu_count
+    return out
+
+
+def _before(a: Ask, after: dict[str, object]) -> dict[str, object]:
+    """The fields of the plan compared against: the post's baseline setup, else what the previous question had
+    where this one changes it, else (one message: '包月能便宜多少') the default for each change it names."""
+    f = a.frame
+    base = next((i for i, s in enumerate(f.setups) if s.role == "baseline" and i != f.asked_setup), None)
+    if base is not None:
+        old = _setup_fields(a, base)
+        return {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
+    prev = a.prev.workload if a.prev is not None else None
+    if prev is not None:
+        was = prev.model_dump()
+        return {k: was.get(k) for k, v in after.items() if k in _CHANGEABLE and was.get(k) != v}
+    defaults: dict[str, object] = {"billing": None, "epochs": None, "clouds": [], "gpu_include": []}
+    return {k: v for k, v in defaults.items() if k in after}
+
+
+def _route(a: Ask) -> SavingsArgs | Missing:
+    f = a.frame
+    after = _setup_fields(a, f.asked_setup) if f.setups else workload_fields(f)
+    if not (after.get("model") or after.get("params_b")):
+        if not measured_baseline(f):
+            return Missing("model")
+        after.update({"params_b": REFERENCE_PARAMS_B})  # a ratio of two setups: any model gives the ratio
+    if after.get("method") not in (None, "qlora", "lora"):
+        after.pop("quant_bits", None)
+    before = _before(a, after)
     if not before:
         return Missing("change")
-    if asks_time(a.text):  # 'V100换成A100能快多少': the fastest pick on both sides, the time first
-        fastest = {} if "objective" in a.reading.parsed.slots else {"objective": "fastest"}
-        return {**slots, **fastest, "before": before, "by": "hours"}
-    return {**slots, "before": before, "by": "cost"}
+    observed = next((s.outcome.hours for i, s in enumerate(f.setups)
+                     if i != f.asked_setup and s.outcome is not None and s.outcome.hours), None)
+    by = "hours" if f.constraints.objective == "fastest" or f.asked == "time" or observed else "cost"
+    if by == "hours" and f.constraints.objective is None:
+        after["objective"] = "fastest"  # 'V100换成A100能快多少': the fastest pick on both sides, the time first
+    return SavingsArgs.model_validate({**after, "before": before, "by": by, "observed_hours": observed,
+                                       "asked": f.asked})
 
 
 MODULE = QuestionModule(

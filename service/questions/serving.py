@@ -5,7 +5,6 @@ quantised model starts on a card, tokens/s, latency and ¥ per million tokens ('
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Literal
 
 from pydantic import Field
@@ -18,8 +17,8 @@ from service.planner.serving_plan import plan_serving
 from service.planner.serving_types import ServingPlan
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Said
-from service.questions.routing import subject_count, subject_gpu
 from service.questions.summary_text import figure, plural, yuan
+from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
@@ -27,14 +26,16 @@ _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
                  "request_rate", "ttft_ms", "tpot_ms")
 CARD_ROWS = 3  # options per cloud on the answer's card (the pick first)
-_DOUBLE = re.compile(r"翻倍|翻一倍|两倍|加倍|(?<![A-Za-z])(?:double[sd]?|2x|twice)(?![A-Za-z])", re.IGNORECASE)
-_HALF = re.compile(r"减半|一半|(?<![A-Za-z])(?:half|halve[sd]?)(?![A-Za-z])", re.IGNORECASE)
 
 
 class ServingArgs(ServingWorkload):
     question: str | None = Field(default=None, description="the question type (kept for follow-ups)")
     also: str | None = Field(default=None, description="another reading of the question, to mention")
     engine_asked: str | None = Field(default=None, description="an engine named that is sized as vLLM (Ollama ...)")
+    asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`: count, "
+                              "memory, concurrency, throughput, latency, cost ...): the first line answers it")
+    usage_hours_per_month: float | None = Field(default=None, gt=0, le=744, description="hours a month it runs "
+                                                "(office hours only): the cost is on-demand for those hours")
 
 
 class ServingAnswer(AnswerBase):
@@ -44,6 +45,8 @@ class ServingAnswer(AnswerBase):
     said: list[Said] = Field(default_factory=list)
     inference: InferenceResult | None = Field(default=None, description="the pinned GPU x count, as deployed")
     plan: ServingPlan | None = Field(default=None, description="where to rent it, per cloud")
+    usage_hours_per_month: float | None = None
+    usage_cost_cny_per_month: float | None = Field(default=None, description="on demand for the hours it runs")
 
     def facts(self) -> dict[str, float]:
         s = aliases(self)["serving"]
@@ -63,7 +66,8 @@ class ServingAnswer(AnswerBase):
 
 
 def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
-    w = ServingWorkload.model_validate(args.model_dump(exclude={"question", "also", "engine_asked"}, exclude_unset=True))
+    w = ServingWorkload.model_validate(args.model_dump(
+        exclude={"question", "also", "engine_asked", "asked", "usage_hours_per_month"}, exclude_unset=True))
     cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
     out: dict[str, Any] = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
                            "said": said}
@@ -77,46 +81,37 @@ def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
             out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
     else:
         out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
-    return ServingAnswer.model_validate(out)
+    answer = ServingAnswer.model_validate(out)
+    top = answer.plan.candidates[0] if answer.plan is not None and answer.plan.candidates else None
+    if args.usage_hours_per_month and top is not None and top.cost_per_hour_cny is not None:
+        hourly = top.monthly_cny_by_billing.get("on_demand")
+        per_hour = hourly / 730 if hourly else top.cost_per_hour_cny
+        answer.usage_hours_per_month = args.usage_hours_per_month
+        answer.usage_cost_cny_per_month = round(per_hour * args.usage_hours_per_month, 2)
+    return answer
 
 
-def _scale(value: float | None, text: str) -> float | None:
-    if value is None:
-        return None
-    return value * 2 if _DOUBLE.search(text) else value / 2 if _HALF.search(text) else value
-
-
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    slots = a.reading.slots
-    prev = dict(a.prev.args) if a.same_type and a.prev is not None else {}
-    model = a.slots.get("model") or (a.prev.args.get("model") if a.same_type and a.prev else None)
-    params = a.slots.get("params_b") or slots.get("params_b")
-    if not model and not params:
+def _route(a: Ask) -> ServingArgs | Missing:
+    f = a.frame
+    if (name := unsized_model(f)) is not None:
+        return Missing("model_size", name)
+    fields = serving_fields(f)
+    if not fields.get("model") and not fields.get("params_b"):
         return Missing("model")
-    out: dict[str, Any] = {k: v for k, v in prev.items() if k in ServingWorkload.model_fields and k != "kind"}
-    out.update({"model": model, "params_b": None if model else params})
-    out.update({k: slots[k] for k in _SERVING_KEYS if k in slots})
-    if not any(k in a.reading.own_slots for k in ("concurrency", "request_rate")):
-        for key in ("concurrency", "request_rate"):
-            if out.get(key):
-                out[key] = _scale(float(out[key]), a.text)
-    engine = slots.get("engine")
+    engine = f.setup.knobs.engine
     if engine in _ENGINES:
-        out["engine"] = engine
+        fields["engine"] = engine
     elif engine:
-        out["engine_asked"] = engine
-    subject = a.reading.parsed.subject
-    gpu = subject_gpu(a) if subject.gpus or a.reading.own_slots.get("gpu_memory_gb") else prev.get("gpu")
+        fields["engine_asked"] = engine
+    gpu = subject_gpu(f)
     if gpu:
-        out["gpu"] = gpu
-        named = subject_count(a, default=None) if subject.gpus else None
-        out["gpus"] = named or subject.gpu_count or a.reading.own_slots.get("gpu_count") or prev.get("gpus")
-    for key in ("clouds", "billing", "objective", "budget_cny"):
-        if key in a.slots and a.slots[key] not in (None, []):
-            out[key] = a.slots[key]
-    if out.get("concurrency") and out.get("request_rate"):
-        out.pop("concurrency" if "request_rate" in a.reading.own_slots else "request_rate")
-    return {k: v for k, v in out.items() if v is not None}
+        fields["gpu"] = gpu
+        fields["gpus"] = subject_count(f)
+    if f.constraints.usage_hours_per_month:
+        fields["usage_hours_per_month"] = f.constraints.usage_hours_per_month
+    if fields.get("concurrency") and fields.get("request_rate"):
+        fields.pop("concurrency" if f.load.arrival != "burst" else "request_rate")
+    return ServingArgs.model_validate({**{k: v for k, v in fields.items() if v is not None}, "asked": f.asked})
 
 
 def _n(x: float | None, digits: int = 0) -> str:

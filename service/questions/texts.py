@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.frame import Frame
 from service.questions.plan_text import error_band
 
 Artifact = dict[str, Any]
@@ -191,7 +192,11 @@ def render_savings(art: Artifact, ph: Artifact) -> str:
     """The saving first (or the time, when the question asks about time), then both picks."""
     a, b = art["before"], art["after"]
     lines: list[str] = []
-    if art.get("by") == "hours" and art["delta_hours"] is not None:
+    if art.get("scaled_hours") is not None:  # a measured run scaled to the other setup: the time first
+        lines.append(str(ph["time_scaled"]).format(hours=_n(art["scaled_hours"]), observed=_n(art["observed_hours"]),
+                                                   before=_config(a, ph), after=_config(b, ph),
+                                                   hours_before=_n(a["hours"]), hours_after=_n(b["hours"])))
+    elif art.get("by") == "hours" and art["delta_hours"] is not None:
         dh = float(art["delta_hours"])
         key = "time_same" if abs(dh) < 0.05 else "time_less" if dh < 0 else "time_more"
         lines.append(str(ph[key]).format(hours=_n(abs(dh)), hours_before=_n(a["hours"]), hours_after=_n(b["hours"])))
@@ -208,3 +213,36 @@ def render_savings(art: Artifact, ph: Artifact) -> str:
         lines.append(str(ph["save_row"]).format(side=ph["save_side"][side], config=_config(r, ph),
                                                 hours=_n(r["hours"]), cost=_n(r["cost_cny"], 0)))
     return "\n".join(lines)
+
+
+def carried_line(frame: Frame, carried: tuple[str, ...], ph: Artifact, lang: str) -> str:
+    """What a follow-up took from the question before it, said once: "按上文：Qwen2-7B、预算 ¥5,000/月、只用京东云"."""
+    c, s = frame.constraints, frame.setup
+    sep = "、" if lang == "zh" else ", "
+    parts: list[str] = []
+    for key in carried:
+        if key == "model" and s.models:
+            parts.append(s.models[0].name)
+        elif key == "method" and s.method:
+            parts.append(str(ph["method_names"].get(s.method, s.method)))
+        elif key in ("gpu", "gpu_count") and (s.hardware.gpu or s.hardware.gpu_memory_gb):
+            card = s.hardware.gpu or f"{s.hardware.gpu_memory_gb:g}G"
+            part = f"{s.hardware.gpu_count} × {card}" if s.hardware.gpu_count else card
+            if part not in parts:
+                parts.append(part)
+        elif key == "budget" and c.budget_cny:
+            parts.append(str(ph["carried_budget"][c.budget_period or "month"]).format(amount=f"{c.budget_cny:,.0f}"))
+        elif key == "clouds" and c.clouds:
+            parts.append(str(ph["carried_clouds"]).format(
+                clouds=sep.join(str(ph["cloud_names"].get(x, x)) for x in c.clouds)))
+        elif key == "billing" and c.billing:
+            parts.append(str(ph["billing_names"].get(c.billing, c.billing)))
+        elif key == "deadline" and c.deadline_hours:
+            parts.append(str(ph["carried_deadline"]).format(hours=f"{c.deadline_hours:g}"))
+        elif key == "data" and (frame.data.samples or frame.data.tokens):
+            d = frame.data
+            parts.append(str(ph["carried_samples"]).format(n=f"{d.samples:,}") if d.samples
+                         else str(ph["carried_tokens"]).format(n=f"{d.tokens:,.0f}"))
+        elif key == "gpu_filter" and c.gpu_include:
+            parts.append(str(ph["carried_only"]).format(gpus=sep.join(c.gpu_include)))
+    return str(ph["carried"]).format(items=sep.join(parts)) if parts else ""

@@ -16,28 +16,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
-from service.errors import AdvisorError
-from service.lexicon import lexicon
+from service.errors import AdvisorError, InvalidInputError, validation_line
+from service.frame import Frame
 from service.questions import knowledge
 from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, Previous
+from service.questions.carry import continued
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
+from service.questions.decide import question_type
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
 from service.questions.parts import PassageRef
-from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, frame_table
+from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
+from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
-from service.reader import merge_slots
+from service.questions.view import frame_of, workload_fields
+from service.reader.frame_build import CatalogNames
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
 from service.workload import Workload
 
-NEEDS_MODEL = ("plan", "feasibility", "min_gpus", "savings")  # the others decide in their own routing
+FOLD_TURNS = 6  # earlier user messages a stateless conversation's last question is read from
 # Types whose question may be a server's run to explain, answered by `diagnose` (service/questions/diagnose_serving.py)
 REDIAGNOSED = frozenset({"serving", "compare", "capacity", "feasibility", "knowledge"})
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
@@ -82,13 +86,20 @@ class Turn(BaseModel):
     reader: str = Field(default="offline", description="the reader that read the message: offline | llm")
     fallback: str | None = Field(default=None, description="why the chosen reader did not read it (the offline "
                                  "reader did)")
+    frame: Frame | None = Field(default=None, description="the question's frame (the conversation's, when the "
+                                "message continued the last question): what a follow-up continues")
 
     @property
     def workload(self) -> dict[str, Any] | None:
-        """The routed arguments when they carry a workload (stored, so the next turn continues from them)."""
-        if self.args is None or self.type not in WORKLOAD_TYPES:
+        """The routed arguments with the question's frame (stored, so the next turn continues from them)."""
+        if self.args is None and self.frame is None:
             return None
-        return {k: v for k, v in self.args.items() if k not in ("lang", "documents")}
+        args = {k: v for k, v in (self.args or {}).items() if k not in ("lang", "documents")}
+        if self.frame is not None:
+            args["frame"] = self.frame.model_dump(mode="json", exclude_defaults=True)
+        if self.args is None or self.type not in WORKLOAD_TYPES:
+            args.setdefault("question", self.type)
+        return args
 
 
 def citation_query(slots: dict[str, Any], lang: str) -> str:
@@ -114,7 +125,8 @@ class Names:
         # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
         names = sorted({re.escape(r.family) for r in catalog.instances}, key=len, reverse=True)
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
-        self.reader = Reader(self.models, self.gpus, frame_table(), families=families)
+        self.reader = Reader(self.models, self.gpus, question_type,
+                             catalog=CatalogNames(families, dict(self.instances)))
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""
@@ -140,7 +152,8 @@ class Names:
 
 
 def previous_of(args: dict[str, Any] | None, intent: str | None) -> Previous | None:
-    """The earlier turn's question from what it stored: its routed arguments (with `question`) and its type."""
+    """The earlier turn's question from what it stored: its routed arguments (with `question` and its `frame`) and
+    its type."""
     if not args:
         return Previous(intent, {}, None) if intent else None
     fields = {k: v for k, v in args.items() if k not in EXTRA_ARGS and k in Workload.model_fields}
@@ -148,85 +161,85 @@ def previous_of(args: dict[str, Any] | None, intent: str | None) -> Previous | N
         w: Workload | None = Workload.model_validate(fields)
     except ValidationError:
         w = None
-    return Previous(str(args.get("question") or intent or "plan"), dict(args), w)
-
-
-def workload_from_texts(reader: Reader, texts: Sequence[str]) -> Workload | None:
-    """Without a stored question (a stateless client's plain-text history), fold the earlier user messages: each
-    one that describes or changes a job updates the workload, as the turns did when they were asked."""
-    prev: Workload | None = None
-    for text in texts:
-        parsed = reader.parse(text)
-        if not parsed.has_workload:
-            continue
-        slots = merge_slots(prev, parsed) if prev is not None else dict(parsed.slots)
-        if not slots.get("model") and not slots.get("params_b"):
-            continue
+    frame: Frame | None = None
+    if isinstance(args.get("frame"), dict):
         try:
-            prev = Workload.model_validate(slots)
+            frame = Frame.model_validate(args["frame"])
         except ValidationError:
-            continue
-    return prev
+            frame = None
+    rest = {k: v for k, v in args.items() if k != "frame"}
+    return Previous(str(args.get("question") or intent or "plan"), rest, w, frame)
+
+
+def frame_from_texts(reader: Reader, texts: Sequence[str]) -> Frame | None:
+    """Without a stored question (a stateless client's plain-text history), the last question the earlier user
+    messages asked: each read in its turn, a continuation on top of the question before it."""
+    frame: Frame | None = None
+    prev_type: str | None = None
+    recent = list(texts[-FOLD_TURNS:])
+    for i, text in enumerate(recent):
+        r = reader.read(text, recent[max(0, i - reader.context_turns):i], prev_type)
+        frame = continued(r.frame, frame, r.bare)[0] if frame is not None else r.frame
+        prev_type = r.type
+    return frame
 
 
 @dataclass
 class _Plan:
-    """What routing decided: the type answered, its arguments or the slot to ask for."""
+    """What routing decided: the type answered, its arguments or the slot to ask for, and what the question
+    carried from the last one."""
 
     type: str
-    args: dict[str, Any] | None = None
+    args: BaseModel | None = None
     missing: str | None = None
+    name: str | None = None
     confidence: str | None = None
     alternative: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    frame: Frame | None = None
+    carried: tuple[str, ...] = ()
 
 
-def _knowledge(reading: Reading, prev: Previous | None, lang: str, text: str, extra: dict[str, Any],
-               **why: Any) -> _Plan:
-    routed = BY_NAME["knowledge"].route(Ask(reading, {}, prev, text, lang, extra))
-    return _Plan("knowledge", routed if isinstance(routed, dict) else None, **why)
+def _compat(frame: Frame, text: str, names: Names) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the diagnosis's route still reads beside the frame: the workload slots and the names mentioned."""
+    mentioned = names.mentioned(text)
+    named = [n for n in mentioned if n in names.instance_gpus]
+    extra = {"mentioned": mentioned, "instances": named, "instance_gpus": [names.instance_gpus[n] for n in named]}
+    return workload_fields(frame), extra
+
+
+def _with(args: BaseModel, **values: Any) -> BaseModel:
+    """The routed arguments with the fields they take set (`question`, `also`)."""
+    update = {k: v for k, v in values.items() if k in type(args).model_fields and v is not None}
+    return args.model_copy(update=update) if update else args
 
 
 def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: str) -> _Plan:
     prev = conv.prev
-    parsed = reading.parsed
-    docs = bool(parsed.wants_documents)
-    mentioned = names.mentioned(text)
-    named = [n for n in mentioned if n in names.instance_gpus]
-    extra = {"mentioned": mentioned, "instances": named, "instance_gpus": [names.instance_gpus[n] for n in named]}
-    if reading.type == "out_of_scope" and not docs:
-        return _Plan("out_of_scope", {"other_clouds": lexicon().other_clouds_in(text)})
-    if reading.type == "knowledge" and not docs and names.family_word is not None and names.family_word.search(text):
-        routed = BY_NAME["catalog"].route(Ask(reading, {}, prev, text, lang, extra))
-        if isinstance(routed, dict) and routed.get("ask") in ("family", "families", "fact", "price", "instances"):
-            return _Plan("catalog", {**routed, "question": "catalog", "also": reading.alternative},
-                         extra={"slots": {}})  # 'GT4是什么卡': the family's own rows answer it
-    if reading.type == "knowledge" and not docs and not wants_serving_diagnosis(
-            Ask(reading, {**parsed.question_slots, **parsed.slots}, prev, text, lang, extra)):
-        return _knowledge(reading, prev, lang, text, extra)
-    prev_w = (prev.workload if prev is not None else None) or workload_from_texts(names.reader, conv.user_texts)
-    own = {**parsed.question_slots, **parsed.slots}
-    if not own and not docs and prev_w is None and reading.type == "plan":  # a plain question, no job in it
-        return _knowledge(reading, prev, lang, text, extra)
-    merged = merge_slots(prev_w, replace(parsed, slots=own)) if prev_w is not None else dict(own)
-    slots = {k: v for k, v in merged.items() if k in Workload.model_fields}
-    if not slots.get("model") and not slots.get("params_b") and reading.type in NEEDS_MODEL:
-        return _Plan(reading.type, missing="model")
-    if "method" not in own and prev is None and names.kind(str(slots.get("model") or "")) in (
-            "encoder", "vision_transformer", "cnn"):
-        slots["method"] = "full"  # encoders, ViTs and CNNs are fine-tuned in full unless told otherwise
-    module = BY_NAME["plan"] if docs else BY_NAME[reading.type]
-    ask = Ask(reading, slots, prev, text, lang, extra)
-    if not docs and reading.type in REDIAGNOSED and (wants_serving_diagnosis(ask) or (
-            reading.type == "serving" and explains_observation(ask))):
-        module = BY_NAME["diagnose"]  # '9 tokens/s 正常吗', 'TP8 vs TP4', 'why does FP8 run on A100': a server's run
-    routed = module.route(Ask(reading, slots, prev, text, lang, extra))
+    prev_frame = prev.frame if prev is not None else None
+    if prev_frame is None and prev is not None and prev.workload is not None:
+        prev_frame = frame_of(prev.workload)  # a turn stored before frames were: its workload
+    if prev_frame is None and conv.user_texts and reading.frame.continues:
+        prev_frame = frame_from_texts(names.reader, conv.user_texts)
+    frame, carried = continued(reading.frame, prev_frame, reading.bare)
+    qtype = question_type(frame)
+    slots, extra = _compat(frame, text, names)
+    ask = Ask(frame, prev, lang, reading, slots, text, extra)
+    if qtype in REDIAGNOSED and (wants_serving_diagnosis(ask) or (qtype == "serving" and explains_observation(ask))):
+        qtype = "diagnose"  # '9 tokens/s 正常吗', 'TP8 vs TP4', 'why does FP8 run on A100': a server's run
+    module = BY_NAME[qtype]
+    routed = module.route(ask)
     if isinstance(routed, Missing):
-        return _Plan(module.name, missing=routed.slot)
+        return _Plan(module.name, missing=routed.slot, name=routed.name, frame=frame, carried=carried)
     if routed is None:  # a how-to with a workload in it: answered as knowledge
-        return _knowledge(reading, prev, lang, text, extra, confidence="unsure", alternative=reading.type)
-    args = routed if module.name == "plan" else {**routed, "question": module.name, "also": reading.alternative}
-    return _Plan(module.name, args, extra={"slots": slots})
+        routed = BY_NAME["knowledge"].route(ask)
+        assert isinstance(routed, BaseModel)
+        return _Plan("knowledge", routed, confidence="unsure", alternative=qtype, frame=frame, carried=carried)
+    args = routed if isinstance(routed, BaseModel) else module.args.model_validate(routed)  # type: ignore[union-attr]
+    args = _with(args, question=module.name, also=reading.alternative, asked=frame.asked)
+    if isinstance(args, Workload) and "method" not in args.model_fields_set and names.kind(
+            str(args.model or "")) in ("encoder", "vision_transformer", "cnn"):
+        args = args.model_copy(update={"method": "full"})  # encoders, ViTs and CNNs are fine-tuned in full
+    return _Plan(module.name, args, frame=frame, carried=carried)
 
 
 GENERAL_SLOTS = ("model", "observation", "gpu")  # asked back, with what the guide says in general meanwhile
@@ -245,10 +258,10 @@ def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[P
     return passages, "\n".join(lines).strip()
 
 
-def _ask_back(slot: str, ph: Phrases, notes: Sequence[str]) -> str:
-    """One precise question for the slot that changes the answer."""
+def _ask_back(slot: str, name: str | None, ph: Phrases, notes: Sequence[str]) -> str:
+    """One precise question for the slot that changes the answer (naming what it asks about)."""
     head = "".join(f"> {n}\n\n" for n in notes)
-    return head + str(ph["ask"].get(slot, ph["ask"]["model"]))
+    return head + str(ph["ask"].get(slot, ph["ask"]["model"])).format(name=name or "")
 
 
 def _context(reader: FrameReader, conv: Conversation) -> tuple[str, ...]:
@@ -279,31 +292,47 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
             lang: str | None, reading: Reading) -> Turn:
     lang = lang or reading.language
     ph = phrases_of(lang)
-    notes = reading.parsed.unparsed_notes
+    notes = list(reading.frame.notes)
     if reading.parsed.user_price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
         ctx, price_note = priced_context(ctx, reading.parsed.user_price, lang)
         notes = [price_note, *notes]
-    plan = _route(reading, conv, names, lang, message)
-    info = ReadingInfo(type="knowledge" if plan.alternative else reading.type, confidence=plan.confidence or reading.confidence,
-                       alternative=plan.alternative or reading.alternative,
-                       scores={k: round(v, 3) for k, v in sorted(reading.scores.items(), key=lambda kv: -kv[1])[:3]})
+    try:
+        plan = _route(reading, conv, names, lang, message)
+    except ValidationError as exc:
+        plan = _Plan(reading.type, frame=reading.frame)
+        error = InvalidInputError(validation_line(exc), "Say the figure again in its unit (e.g. 7B, 4k, 2 张).")
+        info = _info(reading, plan)
+        return Turn(type=plan.type, reading=info, slots=reading.slots, text=with_notes(error_text(error, ph), notes),
+                    language=lang, error=error.to_dict(), frame=reading.frame)
+    info = _info(reading, plan)
     slots = reading.slots
     if plan.missing is not None or plan.args is None:
         slot = plan.missing or "model"
         general = _general(ctx, message, lang, ph) if slot in GENERAL_SLOTS else ([], "")
-        text = _ask_back(slot, ph, notes) + (f"\n\n{general[1]}" if general[1] else "")
+        text = _ask_back(slot, plan.name, ph, notes) + (f"\n\n{general[1]}" if general[1] else "")
         return Turn(type=plan.type, reading=info, slots=slots,
                     answer=ClarifyAnswer(question_type=plan.type, slot=slot, passages=general[0]),
-                    text=text, citations=general[0], language=lang)
+                    text=text, citations=general[0], language=lang, frame=plan.frame)
+    if plan.carried:
+        notes = [*notes, carried_line(plan.frame or reading.frame, plan.carried, ph, lang)]
     return _answered(ctx, plan, info, slots, notes, ph, lang)
+
+
+def _info(reading: Reading, plan: _Plan) -> ReadingInfo:
+    return ReadingInfo(type=plan.type if plan.alternative else reading.type,
+                       confidence=plan.confidence or reading.confidence,
+                       alternative=plan.alternative or reading.alternative,
+                       scores={k: round(v, 3) for k, v in sorted(reading.scores.items(), key=lambda kv: -kv[1])[:3]})
 
 
 def answer_workload(ctx: Context, phrases_of: Callable[[str], Phrases], workload: Workload, lang: str) -> Turn:
     """A structured workload (the page's form, an API client): planned as it is, nothing read from prose."""
-    args = workload.model_dump(exclude_none=True, exclude_defaults=True)
+    from service.questions.plan import PlanArgs
+
+    args = PlanArgs.model_validate(workload.model_dump(exclude_none=True, exclude_defaults=True))
     info = ReadingInfo(type="plan", confidence="sure")
-    plan = _Plan("plan", args, extra={"slots": args})
-    return _answered(ctx, plan, info, args, [], phrases_of(lang), lang)
+    plan = _Plan("plan", args, frame=frame_of(workload))
+    return _answered(ctx, plan, info, args.model_dump(mode="json", exclude_unset=True), [], phrases_of(lang), lang)
 
 
 def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any], notes: Sequence[str],
@@ -311,20 +340,23 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any
     """Run the routed question and write its answer (or the engine's error, cited)."""
     assert plan.args is not None
     module = BY_NAME[plan.type]
+    stored = plan.args.model_dump(mode="json", exclude_unset=True)
     try:
         answer = module.call(ctx, plan.args)
     except AdvisorError as exc:
         passages = _citations(ctx, plan, lang)
         text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
-        return Turn(type=plan.type, reading=info, slots=slots, args=plan.args, text=with_notes(text, notes),
-                    citations=passages, language=lang, error=exc.to_dict())
+        return Turn(type=plan.type, reading=info, slots=slots, args=stored, text=with_notes(text, notes),
+                    citations=passages, language=lang, error=exc.to_dict(), frame=plan.frame)
+    if plan.frame is not None and answer.asked is None:
+        answer.asked = plan.frame.asked
     passages = (list(answer.passages) if isinstance(answer, knowledge.KnowledgeAnswer)
                 else _citations(ctx, plan, lang))
     if plan.type == "plan":
         answer.citations = unique_passages(passages)
     text = compose(module, answer, passages, info.alternative if info.confidence == "unsure" else None, notes, ph)
-    return Turn(type=plan.type, reading=info, slots=slots, args=plan.args, answer=answer, text=text,
-                citations=unique_passages(passages), language=lang)
+    return Turn(type=plan.type, reading=info, slots=slots, args=stored, answer=answer, text=text,
+                citations=unique_passages(passages), language=lang, frame=plan.frame)
 
 
 _SERVING_QUERY = {"zh": "推理引擎 vLLM 显存 gpu_memory_utilization KV 缓存 max_model_len 张量并行",
@@ -334,8 +366,8 @@ _SERVING_QUERY = {"zh": "推理引擎 vLLM 显存 gpu_memory_utilization KV 缓�
 def _citations(ctx: Context, plan: _Plan, lang: str) -> list[PassageRef]:
     if plan.type in ("knowledge", "out_of_scope"):
         return []
-    slots = plan.extra.get("slots") or plan.args or {}
-    served = plan.type == "serving" or bool((plan.args or {}).get("serving"))
+    slots = plan.args.model_dump(exclude_none=True) if plan.args is not None else {}
+    served = plan.type == "serving" or bool(slots.get("serving"))
     query = _SERVING_QUERY["zh" if lang == "zh" else "en"] if served else citation_query(slots, lang)
     found, _ = knowledge.search_passages(ctx, query, 3, lang)
     return found

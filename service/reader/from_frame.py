@@ -1,7 +1,7 @@
 """An LLM reader's frame (service/reader/llm_schema.py) as a `Reading` the spine's routes read: the names resolved
-by the catalog's own finders, the type from the spine's frame table, the slots and the subject from the frame.
+by the catalog's own finders, the type decided by the spine from the frame, the slots and the subject from the frame.
 
-    reading_from_draft(draft, text, names, table, notes=()) -> Reading
+    reading_from_draft(draft, text, names, decide, notes=()) -> Reading
 
 The LLM reads; the catalog decides what its names mean. A model the catalog knows is that model (a size the LLM
 states for it is dropped: the catalog's count is the engine's), an unknown one is sized by the size stated with it
@@ -19,8 +19,8 @@ from typing import Any
 
 from service.catalog.queries import gpu_variant
 from service.frame import Frame
-from service.lexicon import language_of
-from service.reader.frame_reader import Table, type_of, unknowns_for
+from service.lexicon import language_of, lexicon
+from service.reader.frame_reader import Decide, unknowns_for
 from service.reader.intent import Subject
 from service.reader.llm_schema import FrameDraft, HardwareDraft, ModelDraft, SetupDraft
 from service.reader.message import ParsedMessage, note
@@ -158,40 +158,69 @@ def _parsed(draft: FrameDraft, text: str, names: Names, notes: list[str]
     return parsed, models
 
 
+def _options(draft: FrameDraft, parsed: ParsedMessage, gpus: list[str | None]) -> tuple[str | None, tuple[str, ...]]:
+    """What a comparison weighs: the kind the draft says, with the options read from its setups (or, for billing,
+    the two modes)."""
+    subject = parsed.subject
+    kind = draft.compared or subject.compare_kind
+    if kind == "billing":
+        return kind, ("on_demand", "monthly")
+    if kind == "model":
+        return kind, tuple(_unique([m.name for s in draft.setups for m in s.models]))
+    if kind in ("engine", "framework"):
+        values = [s.knobs.engine if kind == "engine" else s.knobs.framework for s in draft.setups]
+        return kind, tuple(_unique([str(v) for v in values if v]))
+    if kind == "count":
+        return kind, tuple(_unique([str(s.hardware.gpu_count) for s in draft.setups if s.hardware.gpu_count]))
+    if subject.options:
+        return kind or subject.compare_kind, tuple(subject.options)
+    return kind, ()
+
+
 def _frame(draft: FrameDraft, parsed: ParsedMessage, names: Names, models: list[tuple[str | None, float | None, bool]],
-           asked: str, qtype: str, slots: Mapping[str, Any]) -> Frame:
-    data = {**draft.model_dump(exclude={"setups"}), "asked": asked}
+           asked: str, text: str) -> Frame:
+    data = {**draft.model_dump(exclude={"setups", "other_clouds", "region"}), "asked": asked}
     data["constraints"].update(gpu_include=parsed.slots.get("gpu_include", []),
                                gpu_exclude=parsed.slots.get("gpu_exclude", []))
     refs = iter(models)
     setups = []
-    for s in draft.setups:
+    gpus = [names.gpu(s.hardware) for s in draft.setups]
+    for s, gpu in zip(draft.setups, gpus, strict=True):
         row = s.model_dump()
         row["models"] = []
         for m in s.models:
             model_id, params_b, estimated = next(refs)
             size = params_b if params_b is not None else m.params_b
-            row["models"].append({"name": m.name, "id": None if estimated else model_id,
+            row["models"].append({"name": model_id or m.name, "id": None if estimated else model_id,
                                   "params_b": size if estimated else None,  # a known model: the catalog's size
                                   "estimated": estimated})
-        row["hardware"]["gpu"] = names.gpu(s.hardware) or s.hardware.gpu
+        # a card the catalog does not know: its memory when said ('3080ti 12G' is a 12 GB card), else its name
+        row["hardware"]["gpu"] = gpu or (None if s.hardware.gpu_memory_gb else s.hardware.gpu)
+        o = row.get("outcome")
+        if isinstance(o, dict) and o.get("kind") is None and o.get("status") in ("oom", "slow", "error"):
+            o["kind"] = o["status"]  # 'it OOMs': what they saw is the outcome itself
         setups.append(row)
-    return Frame.model_validate({**data, "setups": setups, "unknowns": unknowns_for(qtype, slots),
-                                 "language": parsed.language, "notes": parsed.unparsed_notes})
+    kind, options = _options(draft, parsed, gpus)
+    lex = lexicon()
+    clouds = lex.other_clouds_in(" ".join(draft.other_clouds)) if draft.other_clouds else lex.other_clouds_in(text)
+    return Frame.model_validate({**data, "setups": setups, "compared": kind, "options": options,
+                                 "region": lex.region_in(draft.region) if draft.region else lex.region_in(text),
+                                 "other_clouds": clouds, "query": text.strip(), "language": parsed.language,
+                                 "notes": parsed.unparsed_notes})
 
 
-def reading_from_draft(draft: FrameDraft, text: str, names: Names, table: Table, notes: Sequence[str] = ()
+def reading_from_draft(draft: FrameDraft, text: str, names: Names, decide: Decide, notes: Sequence[str] = ()
                        ) -> Reading:
     """The Reading of one message read by an LLM into `draft` (the module docstring); `notes` go first (the
     figures the guard dropped, service/reader/figures.py)."""
     parsed, models = _parsed(draft, text, names, list(notes))
-    observed = "observed" in parsed.extra
     asked = draft.asked
     if asked == "other" and draft.task != "none" and ("model" in parsed.slots or "params_b" in parsed.slots):
         asked = "plan"  # a job described without a question: what to rent for it (as the offline reader reads it)
-    qtype = type_of(draft.task, asked, observed, table)
+    frame = _frame(draft, parsed, names, models, asked, text)
+    qtype = decide(frame)
     own = question_slots(parsed)
+    frame = frame.model_copy(update={"unknowns": unknowns_for(qtype, own)})
     return Reading(text=text, language=parsed.language, parsed=parsed, slots=with_defaults(for_type(own, qtype), qtype),
                    scores={qtype: 1.0}, type=qtype, confidence="sure", own_slots=for_type(own, qtype),
-                   frame=_frame(draft, parsed, names, models, asked, qtype, own), task_scores={draft.task: 1.0},
-                   asked_scores={asked: 1.0})
+                   frame=frame, task_scores={draft.task: 1.0}, asked_scores={asked: 1.0})

@@ -101,7 +101,7 @@ class LlmFrameReader:
         if dropped:
             log.info("LLM reader: dropped figures the messages do not state: %s", dropped)
         try:
-            return reading_from_draft(draft, text, self._names, self._offline.table, notes)
+            return reading_from_draft(draft, text, self._names, self._offline.decide, notes)
         except (OffSchemaError, ValidationError) as exc:
             raise ReaderUnavailable(_why(exc) if isinstance(exc, ValidationError)
                                     else f"off-schema answer ({exc})") from exc

@@ -36,7 +36,8 @@ _EPOCH = r"(?:epoch|轮|个epoch|一轮|一个epoch|1个epoch|每个epoch|每轮
 _HOURS = [
     _c(_EPOCH + r"[^。.!?？\n\d]{0,14}?" + _DUR),
     _c(_DUR + r"[^。.!?？\n\d]{0,12}?(?:per|for|an?|one|each|一个|每个|1个)?\s*" + _EPOCH),
-    _c(r"(?:花了|用了|跑了|要跑|需要跑|得跑|实际需要|实际要|显示|预计还要|预计|总时长|(?<![A-Za-z])(?:took|takes?|taking|eta|it'?s been)"
+    _c(r"(?:花了|用了|跑了|训了|训练了|练了|要跑|需要跑|得跑|实际需要|实际要|显示|预计还要|预计|总时长|耗时|"
+       r"(?<![A-Za-z])(?:took|takes?|taking|eta|it'?s been|ran for|trained for)"
        r"(?![A-Za-z]))[^。.!?？\n\d]{0,10}?" + _DUR + r"(?!\s*(?:内|之内|以内|完成|deadline))"),
 ]
 _MEM_USED = [

@@ -91,11 +91,15 @@ def _seq_value(m: re.Match[str]) -> float | None:
 
 
 _MONEY_BEFORE = re.compile(r"(?:预算|budget|花费|成本|cost|¥|￥|\$|rmb|价格|price|月均|每月|per month)\s*[:：]?\s*$", re.I)
+# 'avg 2k tokens', '平均2k', 'each sample is 2k tokens': a sample's length, never the context
+_AVG_BEFORE = re.compile(r"(?:平均|均长|每条|单条|(?<![A-Za-z])(?:avg|average|averaging|mean|(?:each|every|per)"
+                         r"(?:\s+(?:sample|example|row|record|item|conversation)s?)?))"
+                         r"\s*(?:长度|length|of|is|are|has|约|大约|:|：|~|≈|about|around)?\s*$", re.I)
 
 
 def _seq_value_bare(m: re.Match[str]) -> float | None:
-    before = m.string[max(0, m.start() - 12) : m.start()]
-    return None if _MONEY_BEFORE.search(before) else _seq_value(m)
+    before = m.string[max(0, m.start() - 16) : m.start()]
+    return None if _MONEY_BEFORE.search(before) or _AVG_BEFORE.search(before) else _seq_value(m)
 
 
 def find_seq_len(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
@@ -119,7 +123,7 @@ _TOK = r"(?:tokens?|词元|tok)(?![A-Za-z])"
 _PER_SAMPLE = r"(?:sample|example|row|record|item|conversation|instance|entry|line|doc(?:ument)?|条|样本)"
 _AVG = [
     _c(r"(?:每条|每个样本|每样本|单条|每个?样本|每一条)(?:数据|样本)?(?:平均|约|大约|大概|长度|长|的长度|有|是|为|在|\s)*"
-       + N + M + r"\s*(?:个)?\s*(?:" + _TOK + r")?(?!\s*字)"),
+       + N + M + r"\s*(?:个)?\s*(?:" + _TOK + r")?(?!\s*(?:个)?\s*(?:汉字|中文|字))"),
     _c(r"(?:平均|均长|(?<![A-Za-z])(?:avg|average|mean))(?:每条|长度|length|of|is|:|约|大约|大概|为|是|\s)*"
        + N + M + r"\s*(?:个)?\s*" + _TOK),
     _c(N + M + r"\s*(?:个)?\s*" + _TOK + r"\s*(?:(?:per|/|each|every|an?)\s*" + _PER_SAMPLE + r"|每条|/条|一条)"),
@@ -127,11 +131,50 @@ _AVG = [
        + N + M + r"\s*" + _TOK),
 ]
 _TOKENS = _c(N + M + r"\s*(?:个)?\s*" + _TOK)
+# A sample's length in characters ('每条约800字', '平均 1200 个汉字', 'avg 3000 characters'), converted to tokens at a
+# stated ratio: "1 个中文字符 ≈ 0.6 个 token", "1 个英文字符 ≈ 0.3 个 token" (DeepSeek API docs, Token 用量计算,
+# https://api-docs.deepseek.com/zh-cn/quick_start/token_usage); the answer says the ratio (CHAR_RATIO_NOTE).
+ZH_TOKENS_PER_CHAR = 0.6
+EN_TOKENS_PER_CHAR = 0.3
+_ZH_CHAR = r"(?:个)?\s*(?:汉字|中文字符?|字符|字)(?![节段])"
+_EN_CHAR = r"(?:characters?|chars?)(?![A-Za-z])"
+_AVG_CHARS = [
+    (_c(r"(?:每条|每个样本|每样本|单条|每一条|平均|均长)(?:数据|样本)?(?:平均|约|大约|大概|长度|长|的长度|有|是|为|在|\s)*"
+        + N + M + r"\s*" + _ZH_CHAR), ZH_TOKENS_PER_CHAR),
+    (_c(N + M + r"\s*" + _ZH_CHAR + r"\s*(?:每条|/条|一条|左右一条)"), ZH_TOKENS_PER_CHAR),
+    (_c(r"(?<![A-Za-z])(?:avg|average|mean|each|every|per)(?:\s+(?:sample|example|row|record|item|conversation))?"
+        r"(?:\s+(?:is|has|of|length|about|around|~|≈))*\s*" + N + M + r"\s*" + _EN_CHAR), EN_TOKENS_PER_CHAR),
+]
 
 
 def find_avg_tokens(text: str, refused: list[Refused] | None = None) -> tuple[int | None, str]:
+    """Tokens per sample as written, or characters per sample at the stated ratio (ZH/EN_TOKENS_PER_CHAR)."""
     v, text = first(text, [(p, _num) for p in _AVG], "avg_tokens_per_sample", refused)
+    if v is None:
+        for pattern, ratio in _AVG_CHARS:
+            chars, text = first(text, [(pattern, _num)])
+            if chars is not None:
+                v = max(1.0, chars * ratio)
+                break
     return (None if v is None else round(v)), text
+
+
+def find_avg_chars(text: str) -> tuple[float, float] | None:
+    """(characters per sample, tokens per character) when the message gives a sample's length in characters: for
+    the note that states the ratio ('每条约800字按 1 字 ≈ 0.6 token 折算')."""
+    for pattern, ratio in _AVG_CHARS:
+        m = pattern.search(text)
+        if m is not None and (chars := _num(m)) is not None:
+            return chars, ratio
+    return None
+
+
+def char_ratio_note(chars: float, ratio: float) -> tuple[str, str]:
+    """The sentence an answer states with a length given in characters."""
+    tokens = round(chars * ratio)
+    return (f"{chars:,.0f} characters a sample read as ~{tokens:,} tokens at {ratio:g} token per character "
+            "(DeepSeek's published ratio).",
+            f"每条 {chars:,.0f} 字按 1 字 ≈ {ratio:g} token（DeepSeek 公布的换算比例）折算约 {tokens:,} tokens。")
 
 
 def find_tokens(text: str, refused: list[Refused] | None = None) -> tuple[float | None, str]:

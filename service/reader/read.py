@@ -12,6 +12,7 @@ frame, and the question spine's table (passed in as `table`) turns the frame int
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,14 @@ from threading import Lock
 from typing import Any, Literal, Protocol
 
 from service.frame import Frame
-from service.reader.frame_reader import Table, build_frame, conversation_slots, message_features, type_scores
+from service.reader.frame_build import CatalogNames, build_frame, settle
+from service.reader.frame_reader import (
+    Decide,
+    conversation_slots,
+    message_features,
+    type_scores,
+    unknowns_for,
+)
 from service.reader.learned import FrameModel, default_frame_model
 from service.reader.message import ParsedMessage, parse_message
 from service.reader.slots import for_type, question_slots, with_defaults
@@ -52,6 +60,8 @@ class Reading:
     frame: Frame = field(default_factory=Frame)
     task_scores: dict[str, float] = field(default_factory=dict)
     asked_scores: dict[str, float] = field(default_factory=dict)
+    # a follow-up with no question of its own ('那两张呢', 'and on JD?'): it asks the previous question again
+    bare: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         top = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
@@ -86,18 +96,19 @@ def _continues(text: str, x: Mapping[str, float]) -> bool:
 
 
 class Reader:
-    """Reads messages with one catalog's names (`model_aliases`, `gpu_aliases`: normalised name -> id) and the
-    spine's (task, asked) -> type table."""
+    """Reads messages with one catalog's names (`model_aliases`, `gpu_aliases`: normalised name -> id; `catalog`:
+    its instance families and types) and the spine's decision of the question type from a frame."""
 
     name = "offline"
     context_turns = 2  # the learned parts read the previous message; the slots, the two before this one
 
-    def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str], table: Table | None = None,
-                 model: FrameModel | None = None, families: frozenset[str] = frozenset()) -> None:
+    def __init__(self, model_aliases: Mapping[str, str], gpu_aliases: Mapping[str, str], decide: Decide | None = None,
+                 model: FrameModel | None = None, catalog: CatalogNames | None = None) -> None:
         self.model_aliases = model_aliases
         self.gpu_aliases = gpu_aliases
-        self.families = families  # the catalog's instance families and types, lower case
-        self._table = table
+        self.catalog = catalog or CatalogNames()
+        self.families = self.catalog.families  # the catalog's instance families and types, lower case
+        self._decide = decide
         self._model = model
         self._parsed: OrderedDict[str, ParsedMessage] = OrderedDict()
         self._lock = Lock()
@@ -107,10 +118,10 @@ class Reader:
         return self._model or default_frame_model()
 
     @property
-    def table(self) -> Table:
-        if self._table is None:
-            raise RuntimeError("Reader needs the question spine's frame table (service.questions.registry)")
-        return self._table
+    def decide(self) -> Decide:
+        if self._decide is None:
+            raise RuntimeError("Reader needs the question spine's decision (service.questions.decide)")
+        return self._decide
 
     def parse(self, text: str) -> ParsedMessage:
         """The message parsed by the finders, once: later turns of the conversation read it from the cache."""
@@ -143,19 +154,40 @@ class Reader:
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
         p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
-        probs = type_scores(p_task, p_asked, x, self.table)
-        if prev_type in probs and _continues(text, x):
+        parsed, slots = conversation_slots(text, turns, self.parse)
+        own = question_slots(parsed)
+        task = max(p_task, key=lambda k: p_task[k])
+        asked = max(p_asked, key=lambda k: p_asked[k])
+        frame = build_frame(parsed, own, task, asked, self.catalog, text)
+        probs, pairs = type_scores(p_task, p_asked, x, frame, self.decide)
+        bare = prev_type is not None and _continues(text, x)
+        if prev_type in probs and bare:
             # a follow-up that changes a field ('那京东云呢', 'what about fp8') asks the same question again
             probs = {t: (1 - FOLLOW_WEIGHT) * p + (FOLLOW_WEIGHT if t == prev_type else 0.0) for t, p in probs.items()}
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
         (top, p1), (second, p2) = ranked[0], ranked[1] if len(ranked) > 1 else (ranked[0][0], 0.0)
         sure = p1 >= SURE and p1 - p2 >= MARGIN
-        parsed, slots = conversation_slots(text, turns, self.parse)
-        own = question_slots(parsed)
-        task = max(p_task, key=lambda k: p_task[k])
-        asked = max(p_asked, key=lambda k: p_asked[k])
+        task, asked = pairs.get(top, (task, asked))
+        frame = settle(frame.model_copy(update={"task": task, "asked": asked}), text)
+        if (frame.task, frame.asked) != (task, asked):  # the finders are surer: the type follows them
+            top, sure, second, p2 = self.decide(frame), True, top, 0.0
+            probs = {top: 1.0, **{k: v for k, v in probs.items() if k != top}}
+        frame = frame.model_copy(update={"unknowns": unknowns_for(top, own),
+                                         "continues": (prev_type is not None or bool(turns))
+                                         and continues(text, parsed, x, bare)})
         return Reading(text=text, language=parsed.language, parsed=parsed,
                        slots=with_defaults(for_type(slots, top), top), scores=probs, type=top,
                        confidence="sure" if sure else "unsure", alternative=None if sure or p2 < ALSO else second,
-                       own_slots=for_type(own, top), frame=build_frame(parsed, slots, task, asked, top),
-                       task_scores=p_task, asked_scores=p_asked)
+                       own_slots=for_type(own, top), frame=frame, task_scores=p_task, asked_scores=p_asked,
+                       bare=bare)
+
+
+_CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
+                        r"instead|same)\b|\binstead\??\s*$", re.IGNORECASE)
+
+
+def continues(text: str, parsed: ParsedMessage, x: Mapping[str, float], bare: bool) -> bool:
+    """The message continues the last question: a follow-up with no question of its own, one that says so ('那…
+    呢', 'what about', 'instead', '换成', '改成'), or one that only changes fields of a job without naming a model."""
+    return (bare or bool(x.get("c:follow")) or parsed.is_follow_up_only or bool(_CONTINUES.search(text))
+            or (bool(parsed.wants_documents) and not parsed.has_workload))  # '出一份申请说明': for the last plan

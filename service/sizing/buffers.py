@@ -73,7 +73,7 @@ def sharding_buffers_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup, trai
     """(gathered parameters, unsharded gradients and reduction buckets) of one GPU, bytes. The gathers are the
     same units every layer and step, so the caching allocator hands the same blocks back (allocator_reserve_gib
     counts them as it counts the model states); the rest varies."""
-    n, z = max(1, setup.n_gpus), setup.zero_stage
+    n, z = setup.shard_n, setup.zero_stage
     if n == 1 or z == 0:
         return 0.0, 0.0
     layers = max(1, m.num_layers or 1)
@@ -101,7 +101,7 @@ def autocast_copy_bytes(m: ModelSpec, c: ParamCounts, setup: TrainSetup) -> floa
         return 0.0
     if setup.method not in ("full", "pretrain"):
         return 0.0
-    n = max(1, setup.n_gpus) if setup.zero_stage >= 3 else 1
+    n = setup.shard_n if setup.zero_stage >= 3 else 1
     linear = c.linear + c.lm_head
     if setup.grad_ckpt:
         linear = c.linear / max(1, m.num_layers or 1) + c.lm_head

@@ -108,6 +108,7 @@ class Settings:
     sharding: Sharding
     fused_optimizer: bool = False
     liger_swiglu: bool = False
+    ds_bf16_master: bool = False  # DeepSpeed bf16_master_weights_and_grads + bf16_optimizer_states
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ class Stated:
     loss: str | None = None
     kbit_upcast: bool | None = None
     sharding: str | None = None
+    # DeepSpeed's low-precision flags: None = set exactly when pure bf16 is asked of DeepSpeed ZeRO (a measured run
+    # states them as it ran: LLaMA-Factory's pure_bf16 under a plain DeepSpeed config keeps the fp32 master)
+    ds_bf16_master: bool | None = None
 
 
 # Chinese names for the setting values a Chinese answer shows (codes stay in the English text and the plan's JSON)
@@ -147,6 +151,14 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
         assumed.append((f"{en} ({fw.name} default)", f"{zh}（{fw.name} 默认）"))
 
     sharding: Sharding = stated.sharding if stated.sharding in ("deepspeed", "fsdp", "fsdp2") else fw.sharding  # type: ignore[assignment]
+    if (stated.precision == "pure-bf16" and stated.sharding is None and sharding == "deepspeed" and n_gpus > 1
+            and zero_stage >= 2 and method in ("full", "pretrain", "freeze")):
+        # pure bf16 sharded: FSDP keeps bf16 shards and no master (8 B/param), DeepSpeed a second bf16 copy at best
+        sharding = "fsdp"
+        assumed.append(("pure bf16 sharded with FSDP (no master copy: 8 B/param; DeepSpeed ZeRO keeps a bf16 master "
+                        "with bf16_master_weights_and_grads, 10 B/param, or an fp32 one by default, 16 B/param)",
+                        "pure bf16 分片按 FSDP 估算（无主权重副本：8 B/参数；DeepSpeed ZeRO 开 bf16_master_weights_and_grads "
+                        "时另存一份 bf16 主权重，10 B/参数，默认则为 fp32 主权重，16 B/参数）"))
     deepspeed_master = sharding == "deepspeed" and zero_stage >= 1
     if stated.precision is not None:
         precision = PRECISION_NAMES[stated.precision]
@@ -209,5 +221,13 @@ def resolve_settings(framework: str | FrameworkDefaults | None, stated: Stated, 
     if optimizer == "adamw" and not fw.fused_adamw and not deepspeed_master and stated.optimizer is None:
         note("AdamW through torch's foreach path (a step-time copy of the second moments; fused from PyTorch 2.8)",
              "AdamW 用 PyTorch 的多张量非融合实现（优化器步多一份二阶矩临时张量；PyTorch 2.8 起默认融合实现）")
+    ds_master = stated.ds_bf16_master if stated.ds_bf16_master is not None else (
+        stated.precision == "pure-bf16" and deepspeed_master)
+    ds_master = ds_master and precision == "pure_bf16" and deepspeed_master
+    if ds_master and stated.ds_bf16_master is None:
+        assumed.append(("pure bf16 under DeepSpeed ZeRO: bf16_master_weights_and_grads and bf16_optimizer_states on "
+                        "(a bf16 master beside the bf16 weights: 10 B/param)",
+                        "DeepSpeed ZeRO 下的 pure bf16：开启 bf16_master_weights_and_grads 与 bf16_optimizer_states"
+                        "（bf16 权重之外另有一份 bf16 主权重：10 B/参数）"))
     return Settings(precision, optimizer, in_bwd, ckpt != "none", "selective" if ckpt == "selective" else "full",
-                    targets, rank, attention, loss, kbit, fp32_weights, sharding, fused, liger), assumed
+                    targets, rank, attention, loss, kbit, fp32_weights, sharding, fused, liger, ds_master), assumed

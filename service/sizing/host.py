@@ -175,3 +175,35 @@ def numa_advice() -> Note:
         "将每个训练进程绑定到与其 GPU 直连的 CPU 插槽（numactl 或 NUMA 绑定），每卡 DataLoader 4-8 个 worker。",
         "info",
     )
+
+
+@dataclass(frozen=True)
+class HostNeeds:
+    """What a training job needs beside its GPUs (the popular rules, sourced in shared/reference/gpus.md §3-5):
+    CPU cores, RAM, the data disk (dataset, the base weights, the checkpoints kept) and one checkpoint's size."""
+
+    vcpus: int
+    ram_gib: float
+    disk_gb: float
+    checkpoint_gb: float
+    checkpoints_kept: int
+
+
+CHECKPOINTS_KEPT = 3  # save_total_limit-style: the last few checkpoints on disk
+# bytes per parameter of one saved checkpoint: the bf16 weights, plus (full training) fp32 master weights and the
+# two Adam moments to resume from; LoRA saves the adapters (and their optimizer) only
+_FULL_CKPT_BYTES = 2 + 4 + 8
+_WEIGHTS_BYTES = 2
+
+
+def host_needs(params_b: float, trainable_params_b: float, total_gpus: int, gpu_memory_gib: float,
+               dataset_gb: float | None) -> HostNeeds:
+    """The host a job needs: >= 8 vCPU per GPU, RAM >= 2x the GPUs' memory, a disk for the data, the base model's
+    bf16 weights and CHECKPOINTS_KEPT resumable checkpoints (weights + fp32 master + Adam moments of the trained
+    parameters)."""
+    full = trainable_params_b >= params_b * 0.5
+    ckpt = params_b * _FULL_CKPT_BYTES if full else trainable_params_b * _FULL_CKPT_BYTES  # LoRA: the adapters
+    base = params_b * _WEIGHTS_BYTES
+    disk = (dataset_gb or 0.0) + base + CHECKPOINTS_KEPT * ckpt
+    return HostNeeds(vcpus=VCPU_PER_GPU * total_gpus, ram_gib=RAM_PER_GPU_MEMORY * gpu_memory_gib * total_gpus,
+                     disk_gb=round(disk, 1), checkpoint_gb=round(ckpt, 1), checkpoints_kept=CHECKPOINTS_KEPT)

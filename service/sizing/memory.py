@@ -1,15 +1,11 @@
 """GPU memory per device for training, every term reported, allocated and reserved apart.
 
-Sources (shared/reference/sizing.md): model states from the ZeRO paper and DeepSpeed (A3: mixed-precision AdamW =
-2 B weights + 2 B grads + 12 B optimizer = 16 B/param; ZeRO-1/2/3 shard optimizer / +grads / +weights); pure bf16
-keeps weights, grads and both Adam moments in bf16 (8 B/param: LLaMA-Factory's table, B1; torch.optim.AdamW keeps
-its state in the parameter's dtype); bitsandbytes 8-bit Adam two 1-byte moments (B8); Hugging Face's Adafactor
-keeps factored second moments and no first moment (~0 B/param); QLoRA NF4 + double quantisation 4.127 bits/param
+Sources (shared/reference/sizing.md): bytes per parameter of every state by precision, optimizer and framework in
+service/sizing/precision.py (ZeRO paper: 2 B weights + 2 B grads + 4 B master + 8 B Adam = 16 B/param; pure bf16
+8 B/param; DeepSpeed's bf16 master 10 B/param); ZeRO-1/2/3 shard optimizer / +grads / +weights, over the shard
+group (all data-parallel GPUs, or a node under hybrid sharding); QLoRA NF4 + double quantisation 4.127 bits/param
 with embeddings, head and norms kept 16-bit (A5), fp32 after PEFT's prepare_model_for_kbit_training. Activations
 in service/sizing/activations.py; buffers, allocator reserve and runtime in service/sizing/buffers.py.
-
-DeepSpeed keeps an fp32 master and fp32 moments under every ZeRO stage whatever the model's dtype
-(deepspeed/runtime/zero/stage3.py fp32_partitioned_groups_flat): pure bf16 there is amp-bf16 in memory.
 """
 
 from __future__ import annotations
@@ -21,13 +17,13 @@ from service.sizing import buffers
 from service.sizing.activations import FUSED_GATE_UP, FUSED_QKV, activation_gib, logits_bytes
 from service.sizing.expected_error import expected_error
 from service.sizing.params import ParamCounts, count_params, lora_params
+from service.sizing.precision import adapter_bytes, pure, state_bytes, step_upcast_bytes
 from service.sizing.types import GIB, MemoryBreakdown, Offload, TrainSetup
 
 NF4_BYTES = 4.127 / 8  # NF4 + double quantisation (A5)
 INT8_BYTES = 1.0 + 0.06  # LLM.int8 weights + ~6 % quantisation overhead (gpu_poor, A5)
 UNET_LORA_FRACTION = 0.01  # estimate: rank 8-32 LoRA on a diffusion UNet's attention layers, ~1 % of its weights
 DS_BUFFER_FACTOR = 1.5  # DeepSpeed estimator's additional_buffer_factor for CPU RAM (A3)
-MOMENT_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adafactor": 0.0}  # fp32 / 8-bit / factored
 LORA_TARGET_NAMES = {
     "qv": frozenset({"q_proj", "v_proj", "q_b_proj", "kv_b_proj", "qkv_proj"}),
     "attn": frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "qkv_proj",
@@ -36,41 +32,6 @@ LORA_TARGET_NAMES = {
 # Re-exported for callers that size overheads
 CUDA_CONTEXT_GIB = buffers.CUDA_CONTEXT_GIB
 NCCL_GIB = buffers.NCCL_GIB
-
-
-@dataclass(frozen=True)
-class StateBytes:
-    """Bytes per trainable parameter: its weight copy, gradient and optimizer state (master + moments)."""
-
-    weight: float
-    grad: float
-    optim: float
-
-
-def _pure(setup: TrainSetup) -> bool:
-    """bf16 states really stay bf16: not under DeepSpeed ZeRO, which keeps an fp32 master."""
-    return setup.precision == "pure_bf16" and not (setup.sharding == "deepspeed" and setup.zero_stage >= 1)
-
-
-def state_bytes(setup: TrainSetup) -> StateBytes:
-    """Full-parameter training, per trainable parameter."""
-    moments = MOMENT_BYTES[setup.optimizer]
-    if _pure(setup):
-        return StateBytes(2.0, 2.0, moments / 2 if setup.optimizer == "adamw" else moments)
-    if setup.precision == "fp32":
-        return StateBytes(4.0, 4.0, moments)
-    if setup.fp32_weights or setup.sharding != "deepspeed" and setup.zero_stage >= 2:
-        return StateBytes(4.0, 4.0, moments)  # fp32 weights and grads, autocast computes in 16 bits
-    return StateBytes(2.0, 2.0, 4.0 + moments)  # 16-bit weights and grads, fp32 master in the optimizer
-
-
-def adapter_bytes(setup: TrainSetup) -> StateBytes:
-    """LoRA adapters (and modules trained beside them): fp32 under amp (PEFT's autocast_adapter_dtype,
-    LLaMA-Factory's upcast of trainable parameters), bf16 under pure bf16."""
-    moments = MOMENT_BYTES[setup.optimizer]
-    if setup.precision == "pure_bf16":
-        return StateBytes(2.0, 2.0, moments / 2 if setup.optimizer == "adamw" else moments)
-    return StateBytes(4.0, 4.0, moments)
 
 
 def _frozen_weight_bytes(c: ParamCounts, setup: TrainSetup) -> float:
@@ -155,7 +116,7 @@ def _offload_host_gib(c: ParamCounts, setup: TrainSetup, trainable: float) -> fl
 def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
     """Per-GPU memory for one training setup (see the module docstrings for every constant's source)."""
     c = count_params(m)
-    n = max(1, setup.n_gpus)
+    n = setup.shard_n
     z = setup.zero_stage
     notes: list[str] = []
     trainable = trainable_params(m, c, setup)
@@ -177,8 +138,10 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
     host = 0.0
     deepspeed = setup.sharding == "deepspeed"
     if z >= 1 and deepspeed:
-        # DeepSpeed keeps an fp32 gradient partition next to the fp32 master and moments (memory.rst, A3)
-        optim = trainable * (4.0 + MOMENT_BYTES[setup.optimizer] + 4.0) / n
+        # ZeRO-1/2 upcast the whole gradient partition to the master's dtype at the step (fp32, memory.rst, A3);
+        # ZeRO-3 keeps its partition 16-bit and upcasts one sub-group at a time (a step transient, below)
+        upcast = 0.0 if z >= 3 or pure(setup) else 4.0
+        optim = trainable * (state_bytes(setup).optim + upcast) / n  # adapters too get DeepSpeed's master
         if z == 2 and not adapters:
             grads = 0.0  # ZeRO-2 reduces the 16-bit gradients bucket by bucket (buffers hold the bucket)
     elif z >= 2:  # FSDP shards the gradients and optimizer states
@@ -214,14 +177,26 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         buf += 4 * c.largest_layer  # DeepSpeed: the gathered 16-bit layer and its gradient
     buf += buffers.autocast_copy_bytes(m, c, setup)
     buf += dequant_buffer_bytes(m, c, setup)
-    # The optimizer step runs after the backward has freed the activations: its temporaries count only where they
-    # exceed the backward's transients. torch.optim.AdamW's foreach path (_multi_tensor_adamw) builds
-    # _foreach_sqrt(exp_avg_sqs), one temporary as large as the second moments it holds.
+    # The optimizer step runs after the backward has freed the activations and released the gathered parameters:
+    # its temporaries count only where they exceed the backward's transients. torch.optim.AdamW's foreach path
+    # (_multi_tensor_adamw) builds _foreach_sqrt(exp_avg_sqs), one temporary as large as the second moments it
+    # holds; DeepSpeed ZeRO-3 upcasts one sub-group's gradient (precision.step_upcast_bytes).
+    step_tmp = 0.0
     if (setup.optimizer == "adamw" and not setup.fused_optimizer and not setup.optimizer_in_bwd and optim
             and not (deepspeed and z >= 1)):
-        moment_b = 2.0 if setup.precision == "pure_bf16" and (adapters or _pure(setup)) else 4.0
-        local = trainable / (n if z >= 2 else 1)
-        buf = max(buf, moment_b * local - activation_gib(m, setup) * GIB)
+        moment_b = 2.0 if setup.precision == "pure_bf16" and (adapters or pure(setup)) else 4.0
+        step_tmp = moment_b * trainable / (n if z >= 2 else 1)
+    if setup.offload == "none" and not adapters:
+        step_tmp = max(step_tmp, step_upcast_bytes(setup, trainable))
+    acts_bytes = activation_gib(m, setup) * GIB
+    backward = acts_bytes + buf + gathered
+    buf += max(0.0, step_tmp - backward)
+    # DeepSpeed ZeRO-3's step upcasts a sub-group into one flat fp32 tensor (up to 4 GB) after the backward: none
+    # of the backward's freed blocks holds it, so the caching allocator maps a new segment and keeps those cached
+    # (reserved, not allocated) unless segments are expandable
+    late_segment = 0.0
+    if step_tmp and deepspeed and z >= 3 and not setup.expandable_segments:
+        late_segment = min(step_upcast_bytes(setup, trainable), backward)
     paged = 0.0
     if setup.optimizer == "paged_adamw_8bit" and optim:
         # bitsandbytes paged optimizers allocate their states with cudaMallocManaged: outside PyTorch's allocator,
@@ -229,7 +204,7 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         paged, optim = optim, 0.0
         notes.append(f"paged optimizer: {paged / GIB:.1f} GiB of states in unified memory, paged to CPU RAM "
                      "when the GPU runs short")
-    acts = activation_gib(m, setup)
+    acts = acts_bytes / GIB
     buf += gathered
     buffers_gib = buf / GIB
     persistent = (weights + grads + optim) / GIB
@@ -240,7 +215,8 @@ def estimate_memory(m: ModelSpec, setup: TrainSetup) -> MemoryBreakdown:
         activations_gib=acts,
         trainable_params=trainable,
         buffers_gib=buffers_gib,
-        allocator_gib=buffers.allocator_reserve_gib(persistent + gathered / GIB, acts + buffers_gib - gathered / GIB),
+        allocator_gib=buffers.allocator_reserve_gib(persistent + gathered / GIB, acts + buffers_gib - gathered / GIB)
+        + late_segment / GIB,
         runtime_gib=buffers.runtime_gib(setup),
         host_ram_gib=host + paged / GIB,
         paged_gib=paged / GIB,

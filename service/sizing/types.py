@@ -59,6 +59,15 @@ class TrainSetup:
     fsdp_wrapped: bool = True  # False: FSDP without an auto-wrap policy holds the whole model as one unit
     activation_offload: bool = False  # saved activations go to CPU memory (torchtune enable_activation_offloading)
     sharding: Sharding = "deepspeed"
+    # DeepSpeed ZeRO with bf16_master_weights_and_grads + bf16_optimizer_states (PR 7700): pure bf16 there keeps a
+    # bf16 master beside the bf16 weights (10 B/param); without them its optimizer upcasts to fp32 (16 B/param)
+    ds_bf16_master: bool = False
+    # hybrid sharding (FSDP HYBRID_SHARD, DeepSpeed ZeRO++ hpZ / MiCS): states sharded over this many GPUs (a node)
+    # and replicated across the groups; 0 = over every data-parallel GPU (n_gpus)
+    shard_gpus: int = 0
+    # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: a large late allocation grows a segment instead of mapping
+    # a new one beside the cached blocks (less reserved beyond allocated)
+    expandable_segments: bool = False
     freeze_trainable_layers: int = 2  # LLaMA-Factory default for method=freeze
     grad_accum: int = 1  # micro-batches per optimizer step on each GPU (DDP reduces gradients once per step)
     # frozen 16-bit models held beside the policy and run forward only: DPO/KTO's reference model for a full
@@ -71,6 +80,12 @@ class TrainSetup:
     # "eager"), not one grouped GEMM per projection (transformers 5's grouped_mm, Megatron's grouped GEMM)
     expert_loop: bool = False
     expert_parallel: int = 1  # expert-parallel degree: experts spread over this many GPUs, tokens sent all-to-all
+
+    @property
+    def shard_n(self) -> int:
+        """GPUs one copy of the sharded states spans: the shard group under hybrid sharding, else all of them."""
+        n = max(1, self.n_gpus)
+        return min(n, self.shard_gpus) if self.shard_gpus > 0 else n
 
     @property
     def fused_attention(self) -> bool:

@@ -9,10 +9,17 @@ from typing import Any
 import pytest
 
 
+def _note(text: str) -> str:
+    """The notes: quoted right after the answer's first line (the first line answers the question)."""
+    lines = text.splitlines()
+    assert not lines[0].startswith(">"), "the first line is the answer, not a note"
+    return "\n".join(ln for ln in lines[1:] if ln.strip()).strip()
+
+
 def test_a_price_per_card_hour_costs_the_plan_and_is_said(assistant: Any) -> None:
     # was a monthly budget of ¥8 and a plan at the catalog's prices
     r = assistant.ask("腾讯云的A100每卡每小时只要8元，Qwen2-7B LoRA 10万条")
-    assert r.answer_markdown.startswith("> 按你给的 ¥8/卡时 计算 腾讯云 A100-40G-SXM 的费用")
+    assert _note(r.answer_markdown).startswith("> 按你给的 ¥8/卡时 计算 腾讯云 A100-40G-SXM 的费用")
     assert r.workload["budget_cny"] is None
     pick = r.recommendation["candidates"][0]
     assert pick["gpu"] == "A100-40G-SXM"
@@ -23,7 +30,7 @@ def test_a_price_per_card_hour_costs_the_plan_and_is_said(assistant: Any) -> Non
 def test_a_price_for_a_gpu_the_cloud_does_not_sell_says_so(assistant: Any) -> None:
     # '京东云的A800每卡每小时只要8元': JD Cloud's catalog has no A800; never a budget of ¥8
     r = assistant.ask("京东云的A800每卡每小时只要8元，Qwen2-7B LoRA 10万条")
-    assert r.answer_markdown.startswith("> 你给的 ¥8/卡时 是 京东云 A800-80G-SXM 的价格，但目录里没有在售的")
+    assert _note(r.answer_markdown).startswith("> 你给的 ¥8/卡时 是 京东云 A800-80G-SXM 的价格，但目录里没有在售的")
     assert "下面的费用按目录价计算" in r.answer_markdown
     assert r.workload["budget_cny"] is None
 
@@ -53,5 +60,5 @@ def test_a_price_asked_is_not_a_deadline(assistant: Any) -> None:
 ])
 def test_a_figure_out_of_range_is_said_with_the_range(assistant: Any, question: str, said: str) -> None:
     r = assistant.ask(question)
-    assert r.answer_markdown.startswith(said), r.answer_markdown[:300]
+    assert _note(r.answer_markdown).startswith(said), r.answer_markdown[:300]
     assert "¥0.00" not in r.answer_markdown and "0.0 小时" not in r.answer_markdown

@@ -24,7 +24,7 @@ def test_regions_open_with_the_answer(assistant: Any, text: str, first: str) -> 
 def test_a_billing_question_naming_a_cloud_is_not_answered_with_its_gpu_list(assistant: Any) -> None:
     # was '腾讯云目前的 GPU 实例有：A10、A100、…': any cloud name without a GPU became 'which GPUs does it rent'
     assert "GPU 实例有" not in _first(assistant, "腾讯云按量计费的GPU机器 关机了还扣钱吗")
-    assert _first(assistant, "腾讯云有哪些卡").startswith("腾讯云目前的 GPU 实例有")
+    assert _first(assistant, "腾讯云有哪些卡").startswith("腾讯云目前的 GPU 实例")
 
 
 @pytest.mark.parametrize(("text", "first"), [

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from service.cli.app import build_app
-from service.evals.questions.run import read_by, reader_settings
+from service.evals.questions.readers import reader_settings
+from service.evals.questions.run import read_by
 from service.settings import Settings, get_settings
 from tests.assistant.openai_stub import OpenAIStub, Reply
 

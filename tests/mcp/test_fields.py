@@ -59,7 +59,8 @@ VALUE: dict[str, Any] = {
     "min_memory_gb": 80, "min_cards": 8, "rdma": True, "fp8": True, "sort": "price", "instance_type": "GT4.4XLARGE96",
     "instance": "GT4.4XLARGE96", "family": "GN7", "families": ["GN7", "GT4"], "use": "serve",
     "compare_kind": "method", "options": ["lora", "full"], "kind": "prices", "before": {"method": "qlora"}, "query": "NVLink",
-    "ask": "cheapest", "target": "context", "method_assumed": True, "method_stated": False, "observation": {"kind": "hours", "hours": 50},
+    "ask": "cheapest", "target": "context", "method_assumed": True, "method_stated": False,
+    "observed_hours": 20, "observation": {"kind": "hours", "hours": 50},
 }
 # A field that only shows in a context: (tool, field) -> (the typical call for it, the value).
 CONTEXT: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {

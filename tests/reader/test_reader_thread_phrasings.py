@@ -8,7 +8,7 @@ import pytest
 
 from service.catalog.loader import load_catalog
 from service.catalog.queries import gpu_index, model_index
-from service.questions.registry import frame_table
+from service.questions.decide import question_type
 from service.reader import parse_message
 from service.reader.observe import find_observation
 from service.reader.read import Reader
@@ -87,13 +87,13 @@ def test_training_flags_give_the_epochs() -> None:
     ("2张4090能跑qwen2 14b lora吗", 2),
 ])
 def test_a_gpu_named_without_a_count_is_one_card_for_a_fit(text: str, count: int) -> None:
-    r = Reader(*_names(), frame_table()).read(text)
+    r = Reader(*_names(), question_type).read(text)
     assert r.type == "feasibility" and r.slots.get("gpu_count") == count
     assert "gpu_count" not in r.own_slots or r.own_slots["gpu_count"] == count  # what the message states
 
 
 def test_how_long_in_time_is_not_a_context_question() -> None:
-    r = Reader(*_names(), frame_table()).read("30B LORA微调，全流程训练大概需要多长时？拿两张A100训练")
+    r = Reader(*_names(), question_type).read("30B LORA微调，全流程训练大概需要多长时？拿两张A100训练")
     assert r.slots.get("target") is None and r.type != "capacity"
 
 

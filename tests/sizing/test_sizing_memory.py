@@ -77,9 +77,11 @@ def test_paged_optimizer_states_live_outside_the_allocator() -> None:
         # ZeRO-2: gradients are reduced bucket by bucket (contiguous_gradients): one 16-bit bucket (5e8 elements,
         # capped at the model) instead of whole gradients.
         (2, 2 * P, 0.0, 16 * P / 4, 2 * P),
-        # ZeRO-3: weights and 16-bit gradients sharded too; gathered: up to stage3_max_live_parameters (1e9, here
-        # the whole model) in bf16, the largest module's unsharded gradient, and the hidden^2 reduce bucket.
-        (3, 2 * P / 4, 2 * P / 4, 16 * P / 4, 2 * P + 2 * LARGEST + 2 * 64 * 64),
+        # ZeRO-3: weights and 16-bit gradients sharded too, the gradient partition kept 16-bit (the fp32 master and
+        # moments: 12 B/param; one sub-group's fp32 gradient only at the step, under the activations here);
+        # gathered: up to stage3_max_live_parameters (1e9, here the whole model) in bf16, the largest module's
+        # unsharded gradient, and the hidden^2 reduce bucket.
+        (3, 2 * P / 4, 2 * P / 4, 12 * P / 4, 2 * P + 2 * LARGEST + 2 * 64 * 64),
     ],
 )
 def test_zero_stages(stage: int, weights: float, grads: float, optim: float, buffers: float) -> None:
@@ -108,10 +110,15 @@ def test_fsdp_shards_fp32_states_and_gathers_units(sharding: str, gathered: floa
 
 
 def test_pure_bf16_under_deepspeed_keeps_the_fp32_master() -> None:
-    # DeepSpeed's ZeRO optimizer always holds fp32 partitions: pure bf16 saves nothing there.
+    # DeepSpeed's ZeRO optimizer holds fp32 partitions unless its low-precision flags are set: a bf16 model under a
+    # plain DeepSpeed config (LLaMA-Factory's pure_bf16) saves nothing there.
     pure = estimate_memory(decoder(), TrainSetup("full", precision="pure_bf16", n_gpus=4, zero_stage=3))
     amp = estimate_memory(decoder(), TrainSetup("full", n_gpus=4, zero_stage=3))
     assert pure.optimizer_gib == pytest.approx(amp.optimizer_gib)
+    # bf16_master_weights_and_grads + bf16_optimizer_states: a bf16 master 2 B + bf16 moments 4 B, sharded.
+    low = estimate_memory(decoder(), TrainSetup("full", precision="pure_bf16", n_gpus=4, zero_stage=3,
+                                                ds_bf16_master=True))
+    assert low.optimizer_gib * GIB == pytest.approx(6 * P / 4)
 
 
 def test_lora_keeps_base_weights_frozen_and_adapters_in_fp32() -> None:

@@ -74,3 +74,45 @@ def render_markdown(data: dict[str, Any], reveal_test: bool = False) -> str:
             lines.append(f"- `{o['id']}` {o['type']} → {o['got']} (verdict {o['verdict']}; facts missed: "
                          f"{failed or '—'}) {o['error']}")
     return "\n".join(lines) + "\n"
+
+
+_READER_ROWS = (("answer", "answers right by their facts"), ("thread", "answers right, real posts (threads)"),
+                ("chat", "answers right, chat questions"), ("type", "question type"),
+                ("confident_other", "confident answer to another question"), ("latency_p50_s", "turn latency p50 (s)"),
+                ("latency_p95_s", "turn latency p95 (s)"))
+
+
+def _cell(split: dict[str, Any], key: str) -> str:
+    if key in ("thread", "chat"):
+        return _pct(split["answer_by_kind"].get(key))
+    value = split.get(key)
+    return str(value) if key.startswith("latency") else _pct(value)
+
+
+def render_readers(runs: dict[str, dict[str, Any]], reveal_test: bool = False) -> str:
+    """Several readers of the same questions side by side (reading and answering measured apart): the answer
+    rate by split and kind, then per question type; the frozen test split in aggregate only."""
+    cols = [(r, s) for r, d in runs.items() for s in d["splits"]]
+    head = "| | " + " | ".join(f"{r}: {s}" for r, s in cols) + " |"
+    lines = ["# Real questions: each reader, the same answer layer", "", head, "|---|" + "---|" * len(cols)]
+    for key, label in _READER_ROWS:
+        lines.append(f"| {label} | " + " | ".join(_cell(runs[r]["splits"][s], key) for r, s in cols) + " |")
+    lines.append("| read by (llm / offline / fallback) | " + " | ".join(
+        " / ".join(str(runs[r]["splits"][s].get("read_by", {}).get(k, 0)) for k in ("llm", "offline", "fallback"))
+        for r, s in cols) + " |")
+    lines += ["", "## Answers right per question type", "", head, "|---|" + "---|" * len(cols)]
+    for t in TYPES:
+        cells = []
+        for r, s in cols:
+            row = runs[r]["splits"][s]["per_type"].get(t)
+            cells.append("—" if row is None else f"{_pct(row['answer'])} ({row['n']})")
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    for r, d in runs.items():
+        if "test" in d["splits"]:
+            lines += ["", f"Test split sha256 ({r}): `{d['splits']['test']['hash']}`"]
+            break
+    for r, d in runs.items():
+        misses = [o for o in d["outcomes"] if o.get("answer_ok") is False and (o["split"] == "working" or reveal_test)]
+        lines += ["", f"## Misses, {r} ({len(misses)})", ""]
+        lines += [f"- `{o['id']}` {o['type']} → {o['got']}: {o['first_lines'][:140]}" for o in misses]
+    return "\n".join(lines) + "\n"

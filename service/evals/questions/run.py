@@ -8,15 +8,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from service.catalog.loader import Catalog
 from service.evals.questions.dataset import SPLITS, TYPES, Question, Split, load_split, split_hash
 from service.evals.questions.score import Names, answer_checks, score_slots, type_ok, verdict_ok
 from service.evals.targets import Target, converse
-from service.settings import Settings
-
-ReaderChoice = Literal["offline", "llm"]
 
 
 @dataclass(frozen=True)
@@ -73,14 +70,6 @@ def read_by(backend: str) -> str:
     if backend.startswith("offline (fallback"):
         return "fallback"
     return "llm" if backend == "openai" else "offline"
-
-
-def reader_settings(settings: Settings, reader: ReaderChoice) -> Settings:
-    """The settings an eval run's assistant is built with: `--reader llm` is the LLM reader over the configured
-    provider (GPU_ADVISOR_LLM_BASE_URL, _MODEL, _API_KEY), `offline` the offline reader whatever the environment."""
-    if reader == "llm":
-        return settings.model_copy(update={"llm": "openai", "llm_mode": "reader"})
-    return settings.model_copy(update={"llm": "offline"})
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:

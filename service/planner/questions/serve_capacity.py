@@ -33,9 +33,13 @@ def _decoders(cat: Catalog) -> list[ModelSpec]:
     return list(seen.values())
 
 
-def _try(cat: Catalog, m: ModelSpec, gpu: str, count: int, weights: Dtype) -> Artifact | None:
-    """The engine's figures when `m` starts on count x gpu in `weights`, else None."""
-    r = inference(ServingWorkload(model=m.id, gpu=gpu, gpus=count, weights=weights), cat)
+def _try(cat: Catalog, m: ModelSpec, gpu: str, count: int, weights: Dtype,
+         seq_len: int | None = None) -> Artifact | None:
+    """The engine's figures when `m` starts on count x gpu in `weights` (with --max-model-len `seq_len` when a
+    context is asked: the pool must hold it), else None."""
+    if seq_len is not None and m.max_position_embeddings and seq_len > m.max_position_embeddings:
+        return None  # the model's own context is shorter than the one asked
+    r = inference(ServingWorkload(model=m.id, gpu=gpu, gpus=count, weights=weights, max_model_len=seq_len), cat)
     if not r.starts:
         return None
     return {"model": m.id, "params_b": m.params_published_b, "weights_gib_per_gpu": round(r.weights_gib_per_gpu, 1),
@@ -46,7 +50,8 @@ def _try(cat: Catalog, m: ModelSpec, gpu: str, count: int, weights: Dtype) -> Ar
 _BYTES = {"bf16": 2.0, "fp8": 1.0, "int4": 0.55}  # per parameter, with int4's group scales
 
 
-def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weights: Dtype) -> Artifact:
+def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weights: Dtype,
+             seq_len: int | None = None) -> Artifact:
     """The largest model that starts, and the next one up that does not. The weights grow with the parameters,
     but a model can also be refused for its shape (a tensor-parallel degree that does not divide its heads, a
     quantised kernel's group size), so the search does not assume the boundary is sharp: it binary-searches the
@@ -55,7 +60,7 @@ def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weight
     best: Artifact | None = None
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        got = _try(cat, models[mid], gpu, count, weights)
+        got = _try(cat, models[mid], gpu, count, weights, seq_len)
         if got is not None:
             lo, best = mid, got
         else:
@@ -65,17 +70,19 @@ def _largest(cat: Catalog, models: list[ModelSpec], gpu: str, count: int, weight
     for i in range(len(models) - 1, hi - 1, -1):
         if models[i].params_published_b > budget_b or i <= lo:
             continue
-        got = _try(cat, models[i], gpu, count, weights)
+        got = _try(cat, models[i], gpu, count, weights, seq_len)
         if got is not None:
             lo, best = i, got
             break
-    above = next((m for m in models[lo + 1:] if _try(cat, m, gpu, count, weights) is None), None)
+    above = next((m for m in models[lo + 1:] if _try(cat, m, gpu, count, weights, seq_len) is None), None)
     return {"weights": weights, "largest": best, "max_params_b": best["params_b"] if best else None,
             "smallest_not_starting": {"model": above.id, "params_b": above.params_published_b} if above else None}
 
 
 def serve_capacity(cat: Catalog, gpu: str, count: int = 1, target: Literal["model_size", "context"] = "model_size",
-                   model: str | None = None, weights: Dtype | None = None) -> Artifact:
+                   model: str | None = None, weights: Dtype | None = None, seq_len: int | None = None) -> Artifact:
+    """`seq_len`: the context the question states ('能部署多大的模型 32k上下文'): a model counts only when it starts
+    with --max-model-len at least that long."""
     g, said = gpu_for(cat, gpu)
     out: Artifact = {"kind": "capacity", "use": "serve", "target": target, "gpu": g.id, "gpu_name": short_name(g.id),
                      "gpu_count": count, "gpu_memory_gib": g.memory_gib, "engine": "vllm",
@@ -92,6 +99,8 @@ def serve_capacity(cat: Catalog, gpu: str, count: int = 1, target: Literal["mode
     dtypes: tuple[Dtype, ...] = (weights,) if weights else (("bf16", "fp8", "int4") if g.supports_fp8
                                                            else ("bf16", "int4"))
     models = _decoders(cat)
-    out["rows"] = [_largest(cat, models, g.id, count, d) for d in dtypes]
+    if seq_len is not None:
+        out["seq_len"] = seq_len
+    out["rows"] = [_largest(cat, models, g.id, count, d, seq_len) for d in dtypes]
     out["max_params_b"] = max((r["max_params_b"] or 0 for r in out["rows"]), default=0) or None
     return out

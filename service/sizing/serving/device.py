@@ -75,3 +75,20 @@ def nvsmi_total_mib(gpu: GpuSpec) -> float:
 def context_gib(tp: int) -> float:
     """Non-PyTorch memory per GPU before the engine sizes anything: the CUDA context, NCCL under TP."""
     return CUDA_CONTEXT_GIB + (NCCL_GIB if tp > 1 else 0.0)
+
+
+# NCCL's connection buffers for one rank of a TP / PP group (NCCL_BUFFSIZE 4 MiB per protocol, per channel, per
+# peer, more channels on faster links, NVLink SHARP's multicast buffers on Hopper NVSwitch nodes). NCCL >= 2.22
+# connects at the first collective (NCCL_RUNTIME_CONNECT), so vLLM V1's profile run meets them and they come out
+# of the KV pool. Magnitudes: "expect ~1-2GB" for torch.distributed on NVLink nodes (stas00, sizing.md B8) for
+# NVLink SHARP nodes; a few channels over PCIe (the 0.25 GiB the engines print); estimates between.
+NCCL_RANK_GIB = {"nvls": 1.5, "nvlink": 0.5, "pcie": 0.25}
+
+
+def nccl_rank_gib(gpu: GpuSpec, gpus: int) -> float:
+    """NCCL buffers one rank holds in a group of `gpus` (0 alone)."""
+    if gpus <= 1:
+        return 0.0
+    if gpu.nvlink_gb_s >= 900:  # Hopper / Blackwell NVSwitch nodes run NVLink SHARP (NVLS)
+        return NCCL_RANK_GIB["nvls"]
+    return NCCL_RANK_GIB["nvlink" if gpu.nvlink_gb_s > 0 else "pcie"]

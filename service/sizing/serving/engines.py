@@ -29,7 +29,14 @@ from dataclasses import dataclass
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.serving import layout
 from service.sizing.serving.activation import forward_peak_gib, logits_gib, vision_profile_gib
-from service.sizing.serving.device import context_gib, cuda_total_gib, graph_name, nvsmi_total_mib, oom_error
+from service.sizing.serving.device import (
+    context_gib,
+    cuda_total_gib,
+    graph_name,
+    nccl_rank_gib,
+    nvsmi_total_mib,
+    oom_error,
+)
 from service.sizing.serving.kv import estimate_kv
 from service.sizing.serving.support import NAMES, fp8_weight_only, unsupported
 from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
@@ -139,7 +146,7 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
         regime = vllm_regime(setup.engine_version)
         window_aware = regime.window_aware
         p = profile(m, regime, setup.tp, max_len, seqs, setup.max_num_batched_tokens, d.max_num_batched_tokens,
-                    total, frac, ctx, setup.enforce_eager, setup.pp)
+                    total, frac, ctx, setup.enforce_eager, setup.pp, nccl_rank_gib(gpu, setup.gpus))
         act, other, batched = p.activation_gib, p.non_torch_gib, p.batched_tokens
         graph_gib, graph_room, vision, sampler = p.graph_gib, p.graph_headroom_gib, p.vision_gib, p.sampler_gib
         pool = total * frac - w.weights_gib_per_gpu - act - other

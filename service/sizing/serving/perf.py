@@ -7,7 +7,8 @@ replica spends `rate x prefill compute` on prompts (utilisation rho) and the res
   TPOT = a step decoding C sequences at mean context I + O/2 and carrying rate x I x TPOT prompt tokens, whose
          compute overlaps the decode's memory time (roofline of the mixed step)
   TTFT = the prompt's compute + one decode step per chunk it rides in + the M/D/1 wait for earlier prompts
-         (rho = rate x one prompt's compute)
+         (rho = rate x one prompt's compute), never more than the other users' prompts half over (a closed
+         population of C users has at most C - 1 ahead)
   rate = C / (TTFT + (O - 1) x TPOT)        (closed loop of C users; solved by fixed-point iteration)
 
 A request rate R is an open loop: the replica holds C = R x latency sequences (Little's law) as long as that
@@ -21,6 +22,7 @@ Sequences wider than the KV pool wait in the queue (closed loop: their wait is a
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.serving.engines import default_context, engine_defaults, engine_memory, kv_layout
@@ -57,8 +59,9 @@ def mixes_prefill(m: ModelSpec, setup: ServingSetup) -> bool:
 
 
 def _closed_loop(s: StepModel, users: float, inp: int, out: int, chunk: int,
-                 mixed: bool = True) -> tuple[float, float, float, Bound]:
-    """(rate req/s, TTFT s, TPOT s, bound) for `users` sequences in flight."""
+                 mixed: bool = True, closed: bool = True) -> tuple[float, float, float, Bound]:
+    """(rate req/s, TTFT s, TPOT s, bound) for `users` sequences in flight. `closed`: a population of `users`
+    (at most users - 1 prompts ahead); else the in-flight count of an open arrival process (M/D/1 unbounded)."""
     ctx = inp + out / 2
     alone, bound = s.decode_s(users, ctx)
     pf = s.prefill_compute_s(inp)
@@ -68,12 +71,16 @@ def _closed_loop(s: StepModel, users: float, inp: int, out: int, chunk: int,
     ttft = tpot = alone
     for _ in range(_ITERATIONS):
         rho = min(RHO_MAX, rate * pf)
+        # M/D/1 wait for earlier prompts, but a closed population of `users` never queues more than the others
+        wait = rho / (1 - rho) * pf / 2
+        if closed:
+            wait = min(wait, max(0.0, users - 1) * pf / 2)
         if mixed:
             tpot, bound = s.decode_s(users, ctx, min(budget, rate * inp * tpot), inp)
-            ttft = pf + chunks * alone + rho / (1 - rho) * pf / 2
+            ttft = pf + chunks * alone + wait
         else:  # prompt steps stall every decode: the decodes get 1 - rho of the time
             tpot = alone / (1 - rho)
-            ttft = alone / 2 + s.prefill_s(inp, chunk) + rho / (1 - rho) * pf / 2
+            ttft = alone / 2 + s.prefill_s(inp, chunk) + wait
         new = 0.5 * rate + 0.5 * users / (ttft + max(0, out - 1) * tpot)
         if abs(new - rate) <= 1e-4 * rate:
             return new, ttft, tpot, bound
@@ -130,18 +137,18 @@ def performance(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, load: LoadPoint
 def _open_loop(s: StepModel, offered: float, cap: float, inp: int, out: int, chunk: int,
                mixed: bool) -> tuple[float, float, float | None, float, Bound, bool]:
     """(sequences in flight, served rate, TTFT s or None, TPOT s, bound, saturated) at an offered rate."""
-    top_rate, top_ttft, top_tpot, top_bound = _closed_loop(s, cap, inp, out, chunk, mixed)
+    top_rate, top_ttft, top_tpot, top_bound = _closed_loop(s, cap, inp, out, chunk, mixed, closed=False)
     if offered >= top_rate or offered * s.prefill_compute_s(inp) >= RHO_MAX:
         return cap, top_rate, top_ttft, top_tpot, top_bound, True
     lo, hi = 0.0, cap  # bisection on the users a closed loop needs to complete `offered` req/s
     for _ in range(_ITERATIONS):
         mid = (lo + hi) / 2
-        rate, _, _, _ = _closed_loop(s, max(mid, 1e-6), inp, out, chunk, mixed)
+        rate, _, _, _ = _closed_loop(s, max(mid, 1e-6), inp, out, chunk, mixed, closed=False)
         lo, hi = (mid, hi) if rate < offered else (lo, mid)
         if hi - lo <= 1e-3 * max(hi, 1.0):
             break
     users = max(hi, 1e-6)
-    rate, ttft, tpot, bound = _closed_loop(s, users, inp, out, chunk, mixed)
+    rate, ttft, tpot, bound = _closed_loop(s, users, inp, out, chunk, mixed, closed=False)
     return users, offered, ttft, tpot, bound, False
 
 
@@ -186,3 +193,21 @@ def batch_run(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, requests: int, in
         decode_step_ms=step * 1000, prefill_ms=s.prefill_s(input_tokens, chunk) * 1000, decode_bound=bound,
         max_concurrency=cap, saturated=waves > 1, notes=notes,
     )
+
+
+def closed_run(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, users: float, requests: float, input_tokens: int,
+               output_tokens: int, mem: EngineMemory | None = None, eff: Efficiency = EFFICIENCY) -> Performance:
+    """`requests` prompts through `users` slots (a benchmark with --max-concurrency, or C users at once): the first
+    `users` arrive together, a burst whose prompts wait for each other's prefill; the rest arrive as earlier ones
+    finish, the steady closed loop. TTFT is the mean over all the requests; the rates are the steady loop's."""
+    mem = mem or engine_memory(m, gpu, setup)
+    steady = performance(m, gpu, setup, LoadPoint(input_tokens, output_tokens, concurrency=users), mem, eff)
+    if requests <= 0 or users < 2 or steady.ttft_ms is None:
+        return steady
+    first = min(users, requests)
+    burst = batch_run(m, gpu, setup, max(1, round(first)), input_tokens, output_tokens, mem, eff)
+    if burst.ttft_ms is None:
+        return steady
+    share = first / max(requests, first)
+    ttft = share * burst.ttft_ms + (1 - share) * steady.ttft_ms
+    return replace(steady, ttft_ms=ttft)

@@ -11,6 +11,14 @@ latency limits: a bisection over users, since TTFT and TPOT grow with the load. 
 capacity, rounded up; the degree with the fewest GPUs in all wins (ties: the lower latency). So the answer is
 max(what memory needs, what throughput needs), and the headroom says how far the chosen deployment is from
 each limit.
+
+Bounds: replicas never exceed what the load can occupy: one user per replica at most for a concurrency
+(`ceil(C)`), and for a request rate the requests in flight when each runs alone (Little's law:
+`ceil(R x one request's latency)`). A latency limit no replica meets even with one request (a 64k-token prompt
+cannot reach its first token in 1 s on any number of H20s) is said and the load is sized without it, never
+answered by adding replicas. Each size checks itself: what its replicas serve within the limits against what the
+load asks (`capacity_ratio`, flagged above OVERSIZE_FACTOR), and carries the sentence that says what drove the
+count (`driver`), which an answer states before a large figure.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from service.sizing.serving.types import EngineMemory, LoadPoint, Performance, S
 
 TP_DEGREES = (1, 2, 4, 8, 16)
 _BISECT = 18
+OVERSIZE_FACTOR = 3.0  # a deployment serving more than this multiple of its load (within the limits) is oversized
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,21 @@ class DeploymentSize:
     headroom: str
     headroom_zh: str
     rejected: tuple[tuple[int, str], ...] = field(default=())
+    driver: str = ""  # what drove the count, with its figures (an answer says it before a large count)
+    driver_zh: str = ""
+    demand_output_tokens_per_s: float = 0.0  # what the load asks of the deployment
+    capacity_output_tokens_per_s: float = 0.0  # what its replicas serve within the limits
+    latency_infeasible: str = ""  # the limit no replica meets even alone, said (empty: none)
+
+    @property
+    def capacity_ratio(self) -> float:
+        """Capacity within the limits over the load's demand: ~1 when the count follows the load."""
+        return self.capacity_output_tokens_per_s / self.demand_output_tokens_per_s \
+            if self.demand_output_tokens_per_s > 0 else 1.0
+
+    @property
+    def oversized(self) -> bool:
+        return self.replicas > 1 and self.capacity_ratio > OVERSIZE_FACTOR
 
     @property
     def gpus_per_replica(self) -> int:
@@ -109,10 +133,45 @@ def _share(t: ServingTarget, replicas: int) -> LoadPoint:
     return LoadPoint(t.input_tokens, t.output_tokens, request_rate_per_s=(t.request_rate_per_s or 0.0) / replicas)
 
 
+@dataclass(frozen=True)
+class _Sized:
+    replicas: int
+    users: float  # users one replica holds within the limits (at the memory cap when a limit is infeasible)
+    perf: Performance  # one replica at its share of the load
+    limited_by: str
+    capacity: Performance  # one replica at `users`
+    infeasible: str = ""  # the limit no replica meets alone, in words
+    infeasible_zh: str = ""
+
+
+def max_useful_replicas(t: ServingTarget, alone: Performance) -> int:
+    """The most replicas the load can occupy: one user each for a concurrency; for a rate, the requests in flight
+    when each runs alone (Little's law), at least one."""
+    if t.concurrency is not None:
+        return max(1, math.ceil(t.concurrency - 1e-9))
+    rate = t.request_rate_per_s or 0.0
+    latency_s = ((alone.ttft_ms or alone.prefill_ms) + max(0, t.output_tokens - 1) * alone.tpot_ms) / 1000
+    return max(1, math.ceil(rate * latency_s - 1e-9))
+
+
+def _infeasible(p: Performance, t: ServingTarget) -> tuple[str, str]:
+    """Which limit one request alone misses, in words."""
+    if t.ttft_ms is not None and (p.ttft_ms is None or p.ttft_ms > t.ttft_ms):
+        return (f"TTFT <= {t.ttft_ms:,.0f} ms cannot be met: one {t.input_tokens:,}-token prompt alone takes "
+                f"{p.ttft_ms or p.prefill_ms:,.0f} ms to its first token on this replica, and more replicas do not "
+                "shorten it (a faster GPU, more GPUs per replica or a shorter prompt do)",
+                f"首字延迟 ≤ {t.ttft_ms:,.0f} ms 无法满足：单个 {t.input_tokens:,} token 的请求独占一个副本也要 "
+                f"{p.ttft_ms or p.prefill_ms:,.0f} ms 才出首字，增加副本数不会缩短它（需要更快的 GPU、每副本更多 GPU 或更短的输入）")
+    return (f"TPOT <= {t.tpot_ms or 0:,.0f} ms cannot be met: one request alone decodes at {p.tpot_ms:,.1f} ms per "
+            "token on this replica, and more replicas do not speed it up",
+            f"每 token 时延 ≤ {t.tpot_ms or 0:,.0f} ms 无法满足：单个请求独占一个副本时每 token 也要 {p.tpot_ms:,.1f} ms，"
+            "增加副本数不会加快")
+
+
 def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: ServingTarget,
-            eff: Efficiency, single: bool = False) -> tuple[int, float, Performance, str] | str:
-    """(replicas, users per replica at capacity, performance at its share, limited_by) or why not. `single`: one
-    replica carries the whole load (a pinned deployment)."""
+            eff: Efficiency, single: bool = False) -> _Sized | str:
+    """Replicas, users per replica within the limits, one replica's performance at its share, what limited it
+    (or why not). `single`: one replica carries the whole load (a pinned deployment)."""
     seqs = s.max_num_seqs or engine_defaults(s.engine, gpu, s.tp, s.engine_version).max_num_seqs
     cap = max_concurrency_at(m, s, mem, t.input_tokens, t.output_tokens, seqs)
     if cap < 1:
@@ -123,24 +182,77 @@ def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: S
                                                                                 max(users, 1.0)), mem, eff)
         limited = "memory" if perf.concurrency >= math.floor(cap) or not t.has_load else (
             "latency" if not _meets(perf, t) else "throughput")
-        return 1, max(users, 1.0), perf, limited
+        return _Sized(1, max(users, 1.0), perf, limited, perf)
     users = _capacity_users(m, gpu, s, mem, t, math.floor(cap), eff)
+    infeasible = ("", "")
     if users < 1:
-        return "misses the latency limits even with one user"
+        # no number of replicas meets the limit: say so and size the load without it
+        alone = performance(m, gpu, s, LoadPoint(t.input_tokens, t.output_tokens, 1.0), mem, eff)
+        infeasible = _infeasible(alone, t)
+        t = replace(t, ttft_ms=None, tpot_ms=None)
+        users = float(math.floor(cap))
     limited = "memory" if users >= math.floor(cap) else "latency"
     at_capacity = performance(m, gpu, s, LoadPoint(t.input_tokens, t.output_tokens, users), mem, eff)
+    if not t.has_load:
+        return _Sized(1, users, at_capacity, "memory", at_capacity, *infeasible)
+    alone = performance(m, gpu, s, LoadPoint(t.input_tokens, t.output_tokens, 1.0), mem, eff)
+    most = max_useful_replicas(t, alone)
     if t.concurrency is not None:
         replicas = max(1, math.ceil(t.concurrency / users - 1e-9))
-    elif t.request_rate_per_s is not None:
-        replicas = max(1, math.ceil(t.request_rate_per_s / max(at_capacity.request_rate_per_s, 1e-9) - 1e-9))
-        limited = "throughput" if limited == "memory" else limited
     else:
-        return 1, users, at_capacity, "memory"
+        replicas = max(1, math.ceil((t.request_rate_per_s or 0.0) / max(at_capacity.request_rate_per_s, 1e-9)
+                                    - 1e-9))
+        limited = "throughput" if limited == "memory" else limited
+    replicas = min(replicas, most)
     perf = performance(m, gpu, s, _share(t, replicas), mem, eff)
-    while not _meets(perf, t) and replicas < 10_000:  # the capacity is an estimate: step up until the share holds
-        replicas += max(1, replicas // 8)
+    while not _meets(perf, t) and replicas < most:  # the capacity is an estimate: step up until the share holds
+        replicas = min(most, replicas + max(1, replicas // 8))
         perf = performance(m, gpu, s, _share(t, replicas), mem, eff)
-    return replicas, users, perf, limited if replicas > 1 else "memory"
+    return _Sized(replicas, users, perf, limited if replicas > 1 else "memory", at_capacity, *infeasible)
+
+
+def _demand_and_capacity(t: ServingTarget, got: _Sized) -> tuple[float, float]:
+    """(output tokens/s the load asks, output tokens/s the replicas serve within the limits)."""
+    capacity = got.replicas * got.capacity.output_tokens_per_s
+    if t.request_rate_per_s is not None:
+        return t.request_rate_per_s * t.output_tokens, capacity
+    if t.concurrency is not None:  # a closed loop asks what its users generate, each at its replica's pace
+        return got.replicas * got.perf.output_tokens_per_s, capacity
+    return capacity, capacity
+
+
+def _driver(s: ServingSetup, gpu: GpuSpec, mem: EngineMemory, t: ServingTarget, got: _Sized) -> tuple[str, str]:
+    """What drove the count, with its figures (English, Chinese)."""
+    n, r = s.gpus, got.replicas
+    replica = f"each replica ({n} x {gpu.name})"
+    replica_zh = f"每个副本（{n} 张 {gpu.name}）"
+    lengths = f"{t.input_tokens:,} in + {t.output_tokens:,} out"
+    lengths_zh = f"输入 {t.input_tokens:,} + 输出 {t.output_tokens:,} tokens"
+    if got.infeasible:
+        head, head_zh = got.infeasible + "; ", got.infeasible_zh + "；"
+    else:
+        head = head_zh = ""
+    if not t.has_load:
+        return (head + f"no load given: one replica of {n} x {gpu.name}, the fewest GPUs that start",
+                head_zh + f"未给出负载：一个副本 {n} 张 {gpu.name}，是能启动的最少 GPU 数")
+    load = (f"{t.concurrency:g} users" if t.concurrency is not None else f"{t.request_rate_per_s:g} req/s")
+    load_zh = (f"{t.concurrency:g} 个并发用户" if t.concurrency is not None else f"每秒 {t.request_rate_per_s:g} 个请求")
+    if got.limited_by == "memory":
+        en = (f"{replica} holds {got.users:.0f} sequence(s) of {lengths} tokens in its KV pool "
+              f"({mem.kv_capacity_tokens:,} tokens, {mem.kv_cache_gib:.1f} GiB per GPU after "
+              f"{mem.weights_gib:.1f} GiB of weights): {load} need {r} replica(s)")
+        zh = (f"{replica_zh}的 KV 缓存（{mem.kv_capacity_tokens:,} tokens，权重 {mem.weights_gib:.1f} GiB 之后每卡剩 "
+              f"{mem.kv_cache_gib:.1f} GiB）只能同时放下 {got.users:.0f} 个{lengths_zh}的序列：{load_zh}需要 {r} 个副本")
+    elif got.limited_by == "throughput":
+        en = (f"{replica} serves {got.capacity.request_rate_per_s:.2f} req/s at {lengths} tokens: {load} need {r} "
+              "replica(s)")
+        zh = f"{replica_zh}在{lengths_zh}下每秒处理 {got.capacity.request_rate_per_s:.2f} 个请求：{load_zh}需要 {r} 个副本"
+    else:
+        limit = " and ".join(x for x in (f"TTFT <= {t.ttft_ms:,.0f} ms" if t.ttft_ms else "",
+                                         f"TPOT <= {t.tpot_ms:,.0f} ms" if t.tpot_ms else "") if x)
+        en = f"{replica} keeps {limit} up to {got.users:.0f} users: {load} need {r} replica(s)"
+        zh = f"{replica_zh}在 {limit} 内最多承载 {got.users:.0f} 个用户：{load_zh}需要 {r} 个副本"
+    return head + en, head_zh + zh
 
 
 def degrees(max_gpus_per_replica: int, node_gpus: int = layout.NODE_GPUS) -> tuple[tuple[int, int], ...]:
@@ -161,11 +273,12 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
     layout up to `max_gpus_per_replica` works."""
     shapes = ((setup.tp, setup.pp),) if fixed_tp else degrees(max_gpus_per_replica)
     rejected: list[tuple[int, str]] = []
-    best: tuple[tuple[int, float], DeploymentSize] | None = None
+    best: tuple[tuple[bool, int, float], DeploymentSize] | None = None
     memory_tp = 0
     for tp, pp in shapes:
-        if pp > 1 and best is not None and not fixed_tp:
-            break  # several nodes per replica only when no single node serves it
+        if pp > 1 and best is not None and not fixed_tp and not (best[1].limited_by == "memory"
+                                                                   and best[1].replicas > 1):
+            break  # several nodes per replica only when no single node serves it, or its KV pool is what multiplies
         s = replace(setup, tp=tp, pp=pp)
         bad = layout.with_fixes(m, s.engine, s.weights, tp, pp)
         if bad:
@@ -184,10 +297,17 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         if isinstance(got, str):
             rejected.append((tp * pp, got))
             continue
-        replicas, users, perf, limited = got
-        size = DeploymentSize(s, replicas, mem, perf, memory_tp, users, limited, _meets(perf, target) or
-                              not target.has_load, *_headroom(perf, users, replicas, target), tuple(rejected))
-        key = (size.total_gpus, (perf.ttft_ms or math.inf) + target.output_tokens * perf.tpot_ms)
+        if got.limited_by == "memory" and got.replicas > 1 and setup.mem_fraction is None and s.engine == "vllm":
+            s, mem, got = _room_for_users(m, gpu, s, mem, got, target, eff)
+        perf = got.perf
+        demand, capacity = _demand_and_capacity(target, got)
+        driver, driver_zh = _driver(s, gpu, mem, target, got)
+        size = DeploymentSize(s, got.replicas, mem, perf, memory_tp, got.users, got.limited_by,
+                              (_meets(perf, target) or not target.has_load) and not got.infeasible,
+                              *_headroom(perf, got.users, got.replicas, target), tuple(rejected), driver, driver_zh,
+                              demand, capacity, got.infeasible)
+        # a degree whose replicas meet the limits beats one that cannot meet them at any count
+        key = (bool(got.infeasible), size.total_gpus, (perf.ttft_ms or math.inf) + target.output_tokens * perf.tpot_ms)
         if best is None or key < best[0]:
             best = (key, size)
         if not target.has_load:
@@ -212,6 +332,23 @@ def _room_for_requests(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineM
     shorter = replace(s, max_model_len=max(request_tokens, fits // CONTEXT_STEP * CONTEXT_STEP))
     lowered = engine_memory(m, gpu, shorter)
     return (shorter, lowered) if lowered.starts else (s, mem)
+
+
+ROOMY_UTILIZATION = 0.95  # what operators set when the KV pool, not the GPUs, multiplies the replicas
+
+
+def _room_for_users(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, got: _Sized,
+                    t: ServingTarget, eff: Efficiency) -> tuple[ServingSetup, EngineMemory, _Sized]:
+    """The KV pool caps each replica's users and so multiplies the replicas: vLLM at --gpu-memory-utilization 0.95
+    instead, when it still starts and captures its CUDA graphs and needs fewer replicas."""
+    roomy = replace(s, mem_fraction=ROOMY_UTILIZATION)
+    more = engine_memory(m, gpu, roomy)
+    if not more.starts or more.graph_capture_fails:
+        return s, mem, got
+    better = _option(m, gpu, roomy, more, t, eff)
+    if isinstance(better, str) or better.replicas >= got.replicas:
+        return s, mem, got
+    return roomy, more, better
 
 
 def _room_for_graphs(m: ModelSpec, gpu: GpuSpec, s: ServingSetup,

@@ -45,6 +45,21 @@ class Efficiency:
 
 
 EFFICIENCY = Efficiency()
+# Achieved decode throughput does not grow in step with the datasheet peak: decode GEMMs have a few hundred rows
+# at most, and with attention and the epilogues they hit memory and launch limits long before the tensor cores do,
+# so a card with a larger peak reaches a smaller share of it (prefill GEMMs, thousands of rows, keep theirs). A
+# saturating share, eff(peak) = eff x (1 + A100/K) / (1 + peak/K), keeps the fitted A100 efficiency. K was fitted
+# on the fitted Hopper load rows (SGLang's benchmark_vllm_060, Llama-3.1-70B on 4 x H100, 5000 prompts at once:
+# +18 % / +15 % before, +1 % / -1 % after): compute-bound decode on an H100 SXM (989 TFLOPS) runs ~2.3x an A100
+# (312), not the peaks' 3.2x, and a whole burst ~1.9x (memory-bound steps follow the bandwidth, 1.64x); a card
+# with a small peak (H20 148, L20 120) keeps a larger share than an A100.
+A100_TFLOPS = 312.0
+SATURATION_TFLOPS = 1500.0
+
+
+def compute_share(peak_tflops_: float) -> float:
+    """The factor on the fitted (A100) compute efficiencies for a card of this peak."""
+    return (1 + A100_TFLOPS / SATURATION_TFLOPS) / (1 + peak_tflops_ / SATURATION_TFLOPS)
 _INT8_TOPS_FACTOR = {"turing": 2.0, "ampere": 2.0, "ada": 2.0, "hopper": 2.0, "blackwell": 2.0}
 
 
@@ -86,6 +101,7 @@ class StepModel:
     attn_layers: int | None = None  # softmax-attention layers (None: every layer)
     pp: int = 1
     hop_s: float = 0.0  # one pipeline-stage boundary: the hidden states of a micro-batch between nodes
+    decode_share: float = 1.0  # the card's share of the fitted decode-GEMM efficiency (compute_share)
 
     def kv_read_bytes(self, context: float) -> float:
         window = context if self.kv_window is None else min(context, self.kv_window)
@@ -127,7 +143,7 @@ class StepModel:
         e = self.eff
         mem = (self.weights_read_bytes(batch + prefill_tokens) / (self.bw_bytes_per_s * e.bandwidth)
                + batch * self.kv_read_bytes(context) / (self.bw_bytes_per_s * e.kv_bandwidth))
-        cmp = batch * self.token_flops(context) / (self.peak_flops * e.decode_compute)
+        cmp = batch * self.token_flops(context) / (self.peak_flops * e.decode_compute * self.decode_share)
         cmp += prefill_tokens * self.prompt_token_flops(prompt_tokens) / (self.peak_flops * e.prefill_compute)
         return (max(mem, cmp) + self.comm_s(batch + prefill_tokens) + self.overhead_s(batch),
                 "memory" if mem >= cmp else "compute")
@@ -193,6 +209,7 @@ def step_model(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup, eff: Efficiency 
         eager=setup.enforce_eager,
         bw_bytes_per_s=gpu.mem_bw_gb_s * 1e9,
         peak_flops=peak_tflops(gpu, setup.weights) * 1e12,
+        decode_share=compute_share(peak_tflops(gpu, setup.weights)),
         link_bytes_per_s=eff_link,
         link_latency_s=(eff.nvlink_latency_us if nvlink else eff.pcie_latency_us) / 1e6,
         eff=eff,

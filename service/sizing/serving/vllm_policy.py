@@ -46,7 +46,7 @@ class VllmProfile:
 
 def profile(m: ModelSpec, regime: VllmRegime, tp: int, max_len: int, seqs: int, batched: int | None,
             default_batched: int, total_gib: float, util: float, ctx_gib: float, eager: bool,
-            pp: int = 1) -> VllmProfile:
+            pp: int = 1, nccl_gib: float = 0.15) -> VllmProfile:
     """The profile run's peak and the CUDA-graph budget for one GPU of a TP-`tp` x PP-`pp` replica (the
     vision encoder and the sampler run on the first and the last stage; the figure is the larger GPU's)."""
     if regime.v1:
@@ -59,7 +59,9 @@ def profile(m: ModelSpec, regime: VllmRegime, tp: int, max_len: int, seqs: int, 
     vision = vision_profile_gib(m, tp, tokens)
     forward = FORWARD_FACTOR * forward_peak_gib(m, tp, tokens)
     act = forward + (max(sampler, vision) if pp > 1 else sampler + vision)
-    non_torch = regime.non_torch_gib + (0.15 if tp * pp > 1 and not regime.context_inside_budget else 0.0)
+    # under TP / PP the NCCL buffers connected during the profile run count too (V1 from 0.10: the CUDA context
+    # and communicator init are in the baseline snapshot, the runtime-connected buffers are not)
+    non_torch = regime.non_torch_gib + (nccl_gib if tp * pp > 1 and not regime.context_inside_budget else 0.0)
     graph = 0.0 if eager else graph_gib(m, tp, pp)
     headroom = total_gib * (1 - util) - (0.0 if regime.context_inside_budget else ctx_gib)
     return VllmProfile(act, non_torch, tokens, graph, headroom, vision, sampler)

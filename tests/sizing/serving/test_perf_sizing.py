@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from service.catalog.schema import GpuSpec, ModelSpec
 from service.sizing.serving.perf import QUEUE_WINDOW_S, fluid_wait_s, performance
-from service.sizing.serving.sizing import ServingTarget, size_deployment, valid_tp
+from service.sizing.serving.sizing import (
+    OVERSIZE_FACTOR,
+    ServingTarget,
+    max_useful_replicas,
+    size_deployment,
+    valid_tp,
+)
 from service.sizing.serving.steps import step_model
 from service.sizing.serving.types import GIB, LoadPoint, ServingSetup
 
@@ -109,7 +117,50 @@ def test_latency_limits_add_replicas(catalog_models: dict[str, ModelSpec], gpus:
     assert tight.total_gpus > loose.total_gpus and tight.performance.tpot_ms <= 40
 
 
-def test_impossible_limits_say_why(catalog_models: dict[str, ModelSpec], gpus: dict[str, GpuSpec]) -> None:
+def test_impossible_limits_say_why_and_add_no_replicas(catalog_models: dict[str, ModelSpec],
+                                                       gpus: dict[str, GpuSpec]) -> None:
+    # TPOT 1 ms: no replica meets it even alone; the load is sized without it, the limit named, the count bounded
+    # by the load (4 users: at most 4 replicas), never stepped up towards 10,000.
     got = size_deployment(catalog_models["Qwen2.5-14B"], gpus["L40S"], ServingTarget(2000, 300, concurrency=4,
                                                                                      tpot_ms=1), SETUP)
-    assert isinstance(got, str) and "latency" in got
+    assert not isinstance(got, str)
+    assert not got.meets_limits and "TPOT <= 1 ms cannot be met" in got.latency_infeasible
+    assert got.replicas <= 4 and got.driver.startswith("TPOT <= 1 ms cannot be met")
+
+
+def test_replicas_never_exceed_what_the_load_occupies(catalog_models: dict[str, ModelSpec],
+                                                     gpus: dict[str, GpuSpec]) -> None:
+    """Issue 38: DeepSeek-R1 FP8 on H20 for a handful of long-context users was sized at 4,856 GPUs in 607
+    replicas. Five users hold at most five replicas; a TTFT no replica meets alone is said, not multiplied."""
+    m, g = catalog_models["DeepSeek-R1"], gpus["H20"]
+    setup = ServingSetup(weights="fp8", max_model_len=131072)
+    for t in (ServingTarget(64_000, 1000, concurrency=5, ttft_ms=5000), ServingTarget(32_000, 2000, concurrency=5),
+              ServingTarget(100_000, 4000, concurrency=8, ttft_ms=10_000)):
+        got = size_deployment(m, g, t, setup, max_gpus_per_replica=32, shorter_context_ok=True)
+        assert not isinstance(got, str)
+        assert got.replicas <= math.ceil(t.concurrency or 0) and got.total_gpus <= 40
+        assert got.capacity_ratio <= OVERSIZE_FACTOR
+
+
+def test_one_h20_box_holds_a_handful_of_r1_users(catalog_models: dict[str, ModelSpec], gpus: dict[str, GpuSpec]) -> None:
+    # FP8 weights ~627 GiB (673 GB) over 8 x H20, the MLA latent 70,272 B per token (61 layers x 576 x 2 B), kept on
+    # every GPU of the replica: at --gpu-memory-utilization 0.95 the pool holds ~135k tokens, five 16k users.
+    m, g = catalog_models["DeepSeek-R1"], gpus["H20"]
+    got = size_deployment(m, g, ServingTarget(16_000, 1000, concurrency=5),
+                          ServingSetup(weights="fp8", max_model_len=163_840), max_gpus_per_replica=32,
+                          shorter_context_ok=True)
+    assert not isinstance(got, str) and got.total_gpus == 8 and got.setup.mem_fraction == 0.95
+    assert got.memory.weights_gib * 8 == pytest.approx(627, rel=0.03)
+    assert "holds" in got.driver or "serves" in got.driver
+
+
+def test_a_request_rate_is_bounded_by_littles_law(catalog_models: dict[str, ModelSpec],
+                                                 gpus: dict[str, GpuSpec]) -> None:
+    # 0.5 req/s of 32k-token prompts: never more replicas than requests in flight when each runs alone.
+    m, g = catalog_models["DeepSeek-R1"], gpus["H20"]
+    t = ServingTarget(32_000, 1000, request_rate_per_s=0.5, ttft_ms=3000)
+    got = size_deployment(m, g, t, ServingSetup(weights="fp8", max_model_len=65_536), max_gpus_per_replica=32)
+    assert not isinstance(got, str)
+    alone = performance(m, g, got.setup, LoadPoint(32_000, 1000, 1.0), got.memory)
+    assert got.replicas <= max_useful_replicas(t, alone)
+    assert got.capacity_ratio <= OVERSIZE_FACTOR

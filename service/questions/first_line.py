@@ -1,0 +1,160 @@
+"""The first line answers what was asked (docs/question-types.md "The first line"): a type's answer opens with its
+own headline (the plan's configuration, the count, the verdict), and when the question asked something else of the
+same figures (how long, how much, how much memory, how many at once, how fast) this line says that first, from the
+typed answer's own figures. None: the answer's own first line is already the answer.
+
+    lead(answer, ph) -> str | None
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from service.planner.serving_types import ServingOption, ServingSizing
+from service.planner.training_types import TrainingCandidate
+from service.questions.base import AnswerBase
+
+Phrases = Mapping[str, object]
+
+
+def _ph(ph: Phrases, key: str) -> str:
+    lead = ph["lead"]
+    assert isinstance(lead, Mapping)
+    return str(lead[key])
+
+
+def _n(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def _name(ph: Phrases, table: str, code: str) -> str:
+    names = ph[table]
+    return str(names.get(code, code)) if isinstance(names, Mapping) else code
+
+
+def _where(ph: Phrases, cloud: str, instance: str, count: float, gpu: str, nodes: int = 1) -> str:
+    total = count * nodes
+    return _ph(ph, "where").format(cloud=_name(ph, "cloud_names", cloud), instance=instance,
+                                   count=f"{total:g}", gpu=gpu)
+
+
+def _zh(ph: Phrases) -> bool:
+    return ph.get("hours_unit") == "小时"
+
+
+def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.plan import PlanAnswer
+
+    if not isinstance(answer, PlanAnswer) or not answer.plan.candidates:
+        return None
+    c: TrainingCandidate = answer.plan.candidates[0]
+    where = _where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes)
+    job = answer.plan.job
+    epochs = job.epochs
+    if job.data_basis == "assumed" and asked in ("plan", "time", "cost") and c.hours_per_1e8_tokens is not None:
+        # no data size given: the rate on the pick, never a total for an invented corpus
+        cny = "—" if c.cny_per_1e8_tokens is None else _n(c.cny_per_1e8_tokens)
+        return _ph(ph, "plan_rate").format(hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
+                                           note=job.data_note_zh if _zh(ph) else job.data_note)
+    if asked == "time":
+        per = c.training_hours / epochs if epochs else c.training_hours
+        return _ph(ph, "plan_time").format(hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
+                                           where=where)
+    if asked == "cost":
+        if c.total_cost_cny is None:
+            return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
+        return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
+                                           billing=_name(ph, "billing_names", str(c.billing)))
+    if asked == "host" and answer.host is not None:
+        h = answer.host
+        return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
+                                           ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
+                                           have_ram=_n(c.memory_gib * c.nodes))
+    return None
+
+
+def _serving_figures(answer: AnswerBase) -> tuple[ServingSizing | None, ServingOption | None]:
+    from service.questions.serving import ServingAnswer
+
+    if not isinstance(answer, ServingAnswer):
+        return None, None
+    top = answer.plan.candidates[0] if answer.plan is not None and answer.plan.candidates else None
+    return (top.sizing if top is not None else None), top
+
+
+def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.serving import ServingAnswer
+
+    if not isinstance(answer, ServingAnswer):
+        return None
+    inf = answer.inference
+    sizing, top = _serving_figures(answer)
+    if inf is not None and not inf.starts:
+        return None  # it does not start: the verdict is the answer, whatever was asked
+    if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
+        return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
+    if asked == "cost":
+        if answer.usage_cost_cny_per_month is not None and answer.usage_hours_per_month and top is not None:
+            return _ph(ph, "srv_cost_usage").format(
+                cny=_n(answer.usage_cost_cny_per_month), hours=f"{answer.usage_hours_per_month:g}",
+                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
+        if top is not None and top.cost_per_month_cny is not None:
+            per_m = top.cny_per_million_output_tokens
+            return _ph(ph, "srv_cost").format(
+                cny=_n(top.cost_per_month_cny), billing=_name(ph, "billing_names", top.billing),
+                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
+                per_m="—" if per_m is None else _n(per_m, 2))
+        return None
+    if inf is not None:
+        gpus, tps, ttft, tpot = inf.gpus * inf.replicas, inf.output_tokens_per_s, inf.ttft_ms, inf.tpot_ms
+        conc, weights, kv, ctx = inf.max_concurrency_at_load, inf.weights_gib_per_gpu, inf.kv_cache_gib_per_gpu, \
+            inf.max_model_len
+        gpu = inf.gpu_name
+    elif sizing is not None:
+        gpus, tps, ttft, tpot = sizing.total_gpus, sizing.output_tokens_per_s, sizing.ttft_ms, sizing.tpot_ms
+        conc, weights, kv, ctx = sizing.max_concurrency_at_load * sizing.replicas, sizing.weights_gib_per_gpu, \
+            sizing.kv_cache_gib_per_gpu, sizing.max_model_len
+        gpu = sizing.gpu_name
+    else:
+        return None
+    load = answer.workload.concurrency or answer.workload.request_rate
+    at = (_ph(ph, "at_load_conc").format(n=f"{answer.workload.concurrency:g}") if answer.workload.concurrency
+          else _ph(ph, "at_load_rate").format(n=f"{answer.workload.request_rate:g}") if answer.workload.request_rate
+          else _ph(ph, "at_capacity"))
+    on = _ph(ph, "on_gpus").format(count=gpus, gpu=gpu)
+    if asked == "throughput" and tps is not None:
+        return _ph(ph, "srv_throughput").format(tps=_n(tps), at=at, on=on)
+    if asked == "latency" and ttft is not None:
+        return _ph(ph, "srv_latency").format(ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
+    if asked == "concurrency" and conc is not None and not load:
+        return _ph(ph, "srv_concurrency").format(n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
+                                                 out=answer.workload.output_tokens or 0)
+    if asked == "memory":
+        return _ph(ph, "srv_memory").format(total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
+                                            kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)
+    return None
+
+
+def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.feasibility import FeasibilityAnswer
+    from service.questions.min_gpus import MinGpusAnswer
+
+    if isinstance(answer, FeasibilityAnswer) and asked == "time" and answer.fits:
+        return _ph(ph, "fit_time").format(count=answer.gpu_count, gpu=answer.gpu_name,
+                                          hours=_n(answer.training_hours, 1))
+    if isinstance(answer, MinGpusAnswer) and asked == "memory" and answer.gpu is not None:
+        return _ph(ph, "min_memory").format(need=_n(answer.single_gpu_gib, 1), model=answer.model.name,
+                                            method=_name(ph, "method_names", answer.strategy.method))
+    return None
+
+
+def lead(answer: AnswerBase, ph: Phrases) -> str | None:
+    """The line that answers `answer.asked` first, when the type's own first line answers something else."""
+    asked = answer.asked
+    if not asked:
+        return None
+    for part in (_plan, _serving, _fit):
+        line = part(answer, asked, ph)
+        if line:
+            return line
+    return None

@@ -1,0 +1,121 @@
+"""What a question about the catalog asks, read from its words into the frame: the fact (a price, what a family is,
+which instances carry a GPU, the cheapest instance meeting a need, monthly against on-demand, spot, two GPUs or
+families side by side, what a cloud sells), the instance families and types it names, the features it needs (RDMA,
+FP8), the least memory per card ("80G以上"), and whether it asks for a speed rather than a price. A slot finder:
+the catalog question type maps these to its arguments.
+
+    catalog_names(text, families, instances) -> names      the catalog's families and instance types named
+    catalog_fact(text, gpus, names, clouds, billings, fact) -> fact
+    needs(text) -> ('rdma', 'fp8')
+    least_memory_gb(text) -> 80.0
+    asks_speed(text) -> bool                                 '哪个快', 'how much faster'
+    load_scale(text) -> 2.0                                  '并发翻倍', 'half the traffic'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from service.catalog.queries import normalize
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
+_FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
+                     r"(?![A-Za-z0-9])")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+_CHEAPEST = _c(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])")
+_BREAKEVEN = _c(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时")
+_LIST = _c(r"哪些|哪个实例|哪款实例|哪种实例|什么(?:卡|gpu|显卡|实例|机型|型号)|都有|有啥|有什么|(?<![A-Za-z])(?:which|what)\s+"
+           r"(?:[A-Za-z]+\s+){0,2}(?:gpus|cards|instances?|instance types?|machines?|types?)(?![A-Za-z])|"
+           r"instance types?")
+_WHAT = _c(r"是什么|是啥|啥卡|什么卡|区别|啥区别|什么意思|(?<![A-Za-z])(?:what is|what's|what exactly|difference)"
+           r"(?![A-Za-z])")
+_VERSUS = _c(r"(?<![A-Za-z])vs\.?(?![A-Za-z])|versus|对比|比较|哪个好|哪个更|还是")
+_LEAST_MEMORY = _c(r"(?:≥|>=|至少|不少于|起码|at least|over)?\s*(\d{2,3})\s*(?:G|GB|GiB)(?:\s*(?:以上|及以上|\+))?")
+_RDMA = _c(r"rdma|infiniband|(?<![A-Za-z])ib(?![A-Za-z])|roce|星脉|多机互联")
+_FP8 = _c(r"fp8")
+_SPEED = _c(r"快|慢|速度|时间|(?<![A-Za-z])(?:faster|fastest|quicker|slower|speed|sooner|time)(?![A-Za-z])")
+_DOUBLE = _c(r"翻倍|翻一倍|两倍|加倍|(?<![A-Za-z])(?:double[sd]?|2x|twice)(?![A-Za-z])")
+_HALF = _c(r"减半|一半|(?<![A-Za-z])(?:half|halve[sd]?)(?![A-Za-z])")
+_SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops",
+               "cuda", "rdma")
+
+
+def catalog_names(text: str, families: frozenset[str], instances: Mapping[str, str]) -> tuple[str, ...]:
+    """The catalog's instance types (as the catalog writes them) and families (as written) the text names, in
+    order, each once. `families` are the catalog's families and types in lower case; `instances` maps a
+    normalised instance type to the catalog's spelling."""
+    found: list[tuple[int, str]] = []
+    for m in _TOKEN.finditer(text):
+        hit = instances.get(normalize(m.group(0)))
+        if hit is not None:
+            found.append((m.start(), hit))
+    for m in _FAMILY.finditer(text):
+        word = m.group(0)
+        low = word.lower()
+        if (low in families or low.split(".", 1)[0] in families) and not any(
+                h.startswith(word) and abs(at - m.start()) < 2 for at, h in found):
+            found.append((m.start(), word))
+    return tuple(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def catalog_fact(text: str, gpus: Sequence[str], names: Sequence[str], clouds: Sequence[str],
+                 billings: Sequence[str], fact: str | None) -> str | None:
+    """The catalog fact the words ask, the most specific first (None: nothing of the catalog's). `fact` is the
+    spec or product fact the reader found (service/reader/asked.py find_fact)."""
+    families = [n for n in names if n.upper() not in {g.split("-")[0].upper() for g in gpus}]
+    if "spot" in billings:
+        return "spot"
+    if len(set(billings) & {"monthly", "on_demand"}) == 2 or (_BREAKEVEN.search(text) and billings):
+        return "break_even"
+    if _CHEAPEST.search(text):
+        return "cheapest"
+    if len(families) >= 2 and (_WHAT.search(text) or _VERSUS.search(text)):
+        return "side_by_side"
+    if len(gpus) >= 2 and fact in (None, "price"):
+        return "side_by_side"
+    if families and _WHAT.search(text):
+        return "family"
+    if fact in _SPEC_FACTS or fact in ("sells", "regions", "billing"):
+        return fact
+    if names or fact == "price" or (gpus and fact is None and not _LIST.search(text)):
+        return "price"
+    if gpus and _LIST.search(text):
+        return "instances"
+    if families:
+        return "family"
+    if _LIST.search(text):
+        return "sells"
+    return fact  # a cloud named alone ('那京东云呢') asks what the question before it asked
+
+
+def needs(text: str) -> tuple[str, ...]:
+    out = []
+    if _RDMA.search(text):
+        out.append("rdma")
+    if _FP8.search(text):
+        out.append("fp8")
+    return tuple(out)
+
+
+def least_memory_gb(text: str) -> float | None:
+    m = _LEAST_MEMORY.search(text)
+    return float(m.group(1)) if m else None
+
+
+def asks_speed(text: str) -> bool:
+    return bool(_SPEED.search(text))
+
+
+def load_scale(text: str) -> float | None:
+    return 2.0 if _DOUBLE.search(text) else 0.5 if _HALF.search(text) else None
+
+
+def lists(text: str) -> bool:
+    """The words ask for a list (which GPUs, what instances)."""
+    return bool(_LIST.search(text))
