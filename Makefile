@@ -72,10 +72,13 @@ UNIT_TIERS := not (integration or browser or postgres or model or torch or slow)
 unit: $(STAMP)
 	$(BIN)/pytest -m "$(UNIT_TIERS)" --ignore=tests/calibration -p no:cacheprovider -n 2
 
-# bench_load: 50 concurrent clients x 5 turns against a started server (WORKERS=4 for four uvicorn workers)
+# bench_load: 50 concurrent clients x 5 turns against a started server (WORKERS=4 for four uvicorn workers);
+# bench_answer_size: one chat answer's KB and 20 turns' MB on disk; bench_session_growth: turn 1/50/200 latency
 WORKERS ?= 1
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_plan.py
+	$(BIN)/python scripts/bench_answer_size.py
+	$(BIN)/python scripts/bench_session_growth.py
 	$(BIN)/python scripts/bench_load.py --workers $(WORKERS)
 
 clean:

@@ -42,8 +42,9 @@ from service.sizing.params import count_params  # noqa: E402
 ORDER = ("id", "name", "family", "kind", "aliases", "num_layers", "hidden_size", "num_heads", "num_kv_heads",
          "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "served_context_len",
          "sliding_window", "sliding_window_layers", "tie_word_embeddings", "qkv_bias", "qk_norm", "mlp",
-         "attn_output_gate", "moe", "mla", "linear_attn", "vision_params_b", "released_dtype",
-         "params_published_b", "active_params_b", "template", "source", "as_of")
+         "attn_output_gate", "moe", "mla", "linear_attn", "vision_params_b", "vision_hidden_size",
+         "vision_intermediate_size", "vision_max_patches", "vision_tokens_per_item", "released_dtype",
+         "params_published_b", "active_params_b", "gflops_per_sample", "sample_desc", "template", "source", "as_of")
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/\-]*")
 _YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
 

@@ -94,12 +94,17 @@ async def run_client(http: httpx.AsyncClient, c: Client, turns: int, burst: bool
 
 async def stored_markers(http: httpx.AsyncClient, c: Client, key: str) -> list[str] | None:
     headers = {"X-Client-Id": f"bench-{c.index}", **({"Authorization": f"Bearer {key}"} if key else {})}
-    r = await http.get(f"/v1/sessions/{c.session_id}/messages", headers=headers)
-    if r.status_code != 200:
-        return None
     prefix = f"[bench c{c.index} t"
-    return [m["content"][m["content"].rindex(prefix):] for m in r.json()
-            if m["role"] == "user" and prefix in m["content"]]
+    out: list[str] = []
+    path: str | None = f"/v1/sessions/{c.session_id}/messages?limit=200"
+    while path:  # every page, newest first (each page oldest first)
+        r = await http.get(path, headers=headers)
+        if r.status_code != 200:
+            return None
+        out = [m["content"][m["content"].rindex(prefix):] for m in r.json()
+               if m["role"] == "user" and prefix in m["content"]] + out
+        path = r.links.get("next", {}).get("url")
+    return out
 
 
 def lost_turns(c: Client, stored: list[str] | None, burst: bool) -> dict[str, int]:

@@ -73,7 +73,9 @@ def _parser() -> Callable[[str], ParsedMessage]:
     models = {k: m.id for k, m in model_index(cat.models).items()}
     gpus = {k: g.id for k, (g, _) in gpu_index(cat.gpus).items()}
     NAMES.update(models=models, gpus=gpus, instances={normalize(r.instance_type): r.instance_type
-                                                      for r in cat.instances})
+                                                      for r in cat.instances},
+                 spelled={f.family.lower(): f.family for f in cat.families} | {r.family.lower(): r.family
+                                                                               for r in cat.instances})
 
     @lru_cache(maxsize=16384)
     def parse(text: str) -> ParsedMessage:
@@ -245,7 +247,7 @@ def cross_validate(data: list[Example], parse: Callable[[str], ParsedMessage],
         test = [e for e in data if fold[e.group] == f and not e.group.startswith("scenario:")]
         model = _train(train, parse, drop)
         reader = Reader(NAMES["models"], NAMES["gpus"], question_type, model,
-                        CatalogNames(FAMILIES, NAMES["instances"]))
+                        CatalogNames(FAMILIES, NAMES["instances"], NAMES["spelled"]))
         for e in test:
             x = message_features(e.text, e.turns, parse, _prev_frame(model, e, parse), FAMILIES)
             x = {k: v for k, v in x.items() if not k.startswith(drop)} if drop else x

@@ -12,7 +12,10 @@ references to our research notes); everything shown to a person goes through the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from datetime import date
 from functools import lru_cache
+from typing import Any
 
 _UNITS = {"zh": {"hour": "小时", "month": "月", "year": "年", "day": "天"},
           "en": {"hour": "hour", "month": "month", "year": "year", "day": "day"}}
@@ -61,11 +64,113 @@ def strip_internal(text: str) -> str:
 
 def price_date(as_of: str | None, captured: str | None, lang: str) -> str:
     """A price's date as a reader reads it: the source's own date, or for an undated page when it was read
-    ("页面未注明日期 · 抓取于 2026-12-01")."""
+    ("页面未注明日期 · 抓取于 2026-12-01"). A catalog price says its content's age too: `price_when`."""
     if as_of:
         return str(as_of)
     when = str(captured or "?")
     return f"页面未注明日期 · 抓取于 {when}" if lang == "zh" else f"page undated · captured {when}"
+
+
+def _field(p: object, key: str) -> Any:
+    """A price's field, whether the price is a row, a typed model or its JSON."""
+    return p.get(key) if isinstance(p, Mapping) else getattr(p, key, None)
+
+
+def _day(value: object) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _max_age(max_age_days: int | None) -> int:
+    if max_age_days is not None:
+        return max_age_days
+    from service.settings import get_settings  # read when asked, never at import
+
+    return get_settings().price_max_age_days
+
+
+def price_content_date(p: object) -> date | None:
+    """The day a price's freshness counts from: its content's age, else the source's own date, else when an
+    undated page was read (PriceRow.dated, for any form of the price)."""
+    return _day(_field(p, "content_as_of")) or _day(_field(p, "as_of")) or _day(_field(p, "captured"))
+
+
+def price_is_old(p: object, max_age_days: int | None = None, today: date | None = None) -> bool:
+    """Older than `price_max_age_days` by its content's age (a 2021 list page read in 2026 is old)."""
+    when = price_content_date(p)
+    return when is not None and ((today or date.today()) - when).days > _max_age(max_age_days)
+
+
+_AGE_LEAD = {"zh": {"official": "刊例价来自约 {y} 年的价格页", "estimate": "估算依据约 {y} 年的价格页",
+                    "other": "来自约 {y} 年的价格页"},
+             "en": {"official": "list price from a ~{y} price page", "estimate": "estimate from a ~{y} price page",
+                    "other": "from a ~{y} price page"}}
+_MAY_HAVE_CHANGED = {"zh": "可能已调整，请以官网价格计算器为准",
+                     "en": "it may have changed, check the cloud's official price calculator"}
+
+
+def price_when(p: object, lang: str, *, max_age_days: int | None = None, today: date | None = None) -> str:
+    """A catalog price's date as every surface shows it (CLI, API, page, Slack, MCP, documents): its content's age
+    with the evidence's precision, when it was read, and, older than `price_max_age_days`, that it may have changed.
+
+        "刊例价来自约 2021 年的价格页，可能已调整，请以官网价格计算器为准 · 抓取于 2026-12-01"
+        "2026-09-15"  (a dated capture, recent)
+    """
+    zh = lang == "zh"
+    lang = "zh" if zh else "en"
+    old = price_is_old(p, max_age_days, today)
+    content = _day(_field(p, "content_as_of"))
+    basis = _field(p, "content_basis")
+    captured = _day(_field(p, "captured"))
+    if content is not None and basis in ("commit", "newest_family"):
+        conf = str(_field(p, "confidence") or "")
+        lead = _AGE_LEAD[lang].get(conf if conf in ("official", "estimate") else "other", "").format(y=content.year)
+        if not old:
+            lead = f"约 {content.year} 年的价格页" if zh else f"~{content.year} price page"
+        text = lead + (("，" if zh else "; ") + _MAY_HAVE_CHANGED[lang] if old else "")
+        return text + (f" · 抓取于 {captured}" if zh else f" · captured {captured}") if captured else text
+    as_of = _day(_field(p, "as_of"))
+    when = content or as_of
+    text = str(when) if when is not None else price_date(None, str(captured) if captured else None, lang)
+    return text + (("，" if zh else "; ") + _MAY_HAVE_CHANGED[lang] if old else "")
+
+
+_UNPUBLISHED = {"zh": "未公开", "en": "not published"}
+
+
+def unpublished(lang: str) -> str:
+    """A figure no source publishes (a family known only from sightings): "未公开" / "not published"."""
+    return _UNPUBLISHED["zh" if lang == "zh" else "en"]
+
+
+def host_text(vcpus: int | None, memory_gib: float | None, lang: str) -> str:
+    """An instance's host as a reader reads it: "96 vCPU / 384 GiB", or what is not published."""
+    cpu = f"{vcpus} vCPU" if vcpus is not None else f"vCPU {unpublished(lang)}"
+    ram = f"{memory_gib:g} GiB" if memory_gib is not None else (f"内存{unpublished(lang)}" if lang == "zh"
+                                                                  else f"RAM {unpublished(lang)}")
+    return f"{cpu} / {ram}"
+
+
+def newer_price_text(p: object, lang: str) -> str:
+    """A newer dated price of the same instance and billing, shown beside the one used ("" when none):
+    "；较新：2026-09-15 第三方采集 ¥26.97/小时（官网优惠价）"."""
+    n = _field(p, "newer")
+    if not n:
+        return ""
+    zh = lang == "zh"
+    cny, unit = _field(n, "price_cny"), str(_field(n, "unit") or "hour")
+    when = _field(n, "as_of") or _field(n, "content_as_of") or _field(n, "captured") or "?"
+    kind = _SOURCE_KIND["zh" if zh else "en"].get(str(_field(n, "confidence")), str(_field(n, "confidence")))
+    promo = _field(n, "promo")
+    if zh:
+        return f"；较新：{when} {kind} ¥{cny:,.2f}/{unit_label(unit, 'zh')}" + ("（官网优惠价）" if promo else "")
+    return f"; newer: ¥{cny:,.2f}/{unit_label(unit, 'en')} in a {kind} of {when}" + (" (promotion)" if promo else "")
 
 
 def public_links(source: str) -> list[str]:

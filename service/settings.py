@@ -38,8 +38,15 @@ class Settings(BaseSettings):
         default="auto", description="how the reader sends the frame's schema: a forced tool call or a JSON-schema "
         "response_format; auto picks by provider (service/assistant/llm.py STRUCTURED)")
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    session_ttl_days: int = Field(default=0, ge=0, le=36500, description="sessions untouched this many days are "
+                                  "deleted (hourly by the server, or `gpu-advisor sessions prune`); 0 keeps them")
+    session_max_turns: int = Field(default=500, ge=0, le=1_000_000, description="turns one session keeps; a message "
+                                   "to a full session gets 409 session_full (start a new chat); 0: no cap")
     # API
     api_key: str = Field(default="", description="when set, the API requires 'Authorization: Bearer <key>'")
+    api_key_id: str = Field(default="", max_length=64, pattern=r"^[A-Za-z0-9._-]*$",
+                            description="a stable name for the key's owner (team-ml): sessions are scoped to it, "
+                            "not to the key, so rotating GPU_ADVISOR_API_KEY keeps them")
     public_url: str = Field(default="", description="this server's address as clients reach it (https://advisor."
                             "example.com): absolute knowledge links in OpenAI-route answers")
     compat_format: Literal["auto", "text", "markdown"] = Field(

@@ -63,10 +63,10 @@ def chinese_answer(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_the_chinese_answer_shows_no_internal_or_english_text(chinese_answer: str) -> None:
     found = [p for p in INTERNAL if re.search(p, chinese_answer)]
     assert found == [], found
-    # the pick's price per hour and its confidence, in Chinese (the pick is Tencent's 16 x A10 now: every option
-    # is within its memory estimate's expected error of the card, so the cheapest leads, priced as an estimate)
+    # the pick's price per hour and its confidence, in Chinese (the pick is Tencent's GT4 at its list price since
+    # the 16 x A10 bare-metal estimate lost its non-public source, issue 39), and the list page's age in Chinese
     assert re.search(r"¥[\d,.]+/小时", chinese_answer) and re.search(r"置信度 (官方|第三方|估算)", chinese_answer)
-    assert "显存紧张" in chinese_answer  # the tight fit said in Chinese, with the setting that gives room
+    assert "刊例价来自约 2021 年的价格页，可能已调整，请以官网价格计算器为准" in chinese_answer
     # citations are section titles linking to the knowledge page, not slugs
     assert re.search(r"- \[[^\]]*LoRA 与 QLoRA 的显存\]\(/knowledge/guide/04-training-memory\.zh\.md#", chinese_answer)
 

@@ -57,7 +57,7 @@ def get_owner(
                                               "are visible only with the same id (the page uses a cookie)")] = None,
 ) -> str:
     """The caller's owner token (service.api.owner): whose sessions it may list, read, continue, rename, delete."""
-    return owner_token(x_client_id, request.cookies.get(OWNER_COOKIE), settings.api_key)
+    return owner_token(x_client_id, request.cookies.get(OWNER_COOKIE), settings.api_key, settings.api_key_id)
 
 
 OwnerDep = Annotated[str, Depends(get_owner)]

@@ -1,8 +1,10 @@
 """Who owns a conversation. The owner token is, in order: the `X-Client-Id` header, or the cookie the page gets
-on its first visit (HttpOnly, SameSite=Lax); with an API key configured it is scoped to the key. A caller that
+on its first visit (HttpOnly, SameSite=Lax); with an API key configured it is scoped to the key's owner: the key id
+(GPU_ADVISOR_API_KEY_ID, `keyid:team-ml`) when one is set, so a rotated key keeps its sessions, else the key itself
+(`key:<hash>`, and a rotated key starts with none until `gpu-advisor sessions rekey` moves them). A caller that
 sends neither is the anonymous caller (one shared owner); a caller never sees another owner's sessions.
 
-Tokens are stored hashed (sha256), never as sent.
+Tokens and keys are stored hashed (sha256), never as sent; a key id is a name, stored as configured.
 """
 
 from __future__ import annotations
@@ -20,13 +22,21 @@ Message = MutableMapping[str, Any]
 Scope = MutableMapping[str, Any]
 
 
-def owner_token(client_id: str | None, cookie: str | None, api_key: str) -> str:
-    """The stored owner: 'client:<hash>' (header or cookie), 'key:<hash>[/client:<hash>]' with a key, or anonymous."""
+def key_scope(api_key: str, key_id: str = "") -> str:
+    """The owner a key's callers share: 'keyid:<id>' with a key id, 'key:<hash>' without, '' without a key."""
+    if not api_key:
+        return ""
+    return f"keyid:{key_id}" if key_id else f"key:{_hash(api_key)}"
+
+
+def owner_token(client_id: str | None, cookie: str | None, api_key: str, key_id: str = "") -> str:
+    """The stored owner: 'client:<hash>' (header or cookie); with a key, its scope first ('keyid:<id>' or
+    'key:<hash>', then '/client:<hash>'); or anonymous."""
     caller = client_id.strip() if client_id and client_id.strip() else (cookie or "")
     own = f"client:{_hash(caller)}" if caller else ""
-    if api_key:
-        key = f"key:{_hash(api_key)}"
-        return f"{key}/{own}" if own else key
+    scope = key_scope(api_key, key_id)
+    if scope:
+        return f"{scope}/{own}" if own else scope
     return own or ANONYMOUS
 
 

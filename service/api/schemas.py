@@ -129,6 +129,9 @@ class ChatRequest(BaseModel):
     workload: WorkloadIn | None = Field(
         default=None, description="a structured training workload (the page's form): planned as it is, nothing "
         "read from `message`, which is what the chat shows for the turn")
+    detail: Literal["compact", "full"] | None = Field(
+        default=None, description="compact (the default): a plan answer with its chosen candidates; full: the whole "
+        "plan (the same as the `detail` query parameter)")
 
 
 class RenameRequest(BaseModel):

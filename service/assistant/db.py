@@ -16,19 +16,24 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from service.errors import DependencyUnavailableError
 
+if TYPE_CHECKING:
+    from service.assistant.postgres import PostgresDatabase
+
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 Row = tuple[Any, ...]
 CONNECT_BACKOFF_S = (0.5, 1.0, 2.0)  # retries before reporting the database unreachable
 CONNECT_TIMEOUT_S = 2.0
+WAL_AUTOCHECKPOINT_PAGES = 64  # SQLite folds its write-ahead log into the file every 64 pages (256 KiB) ...
+WAL_SIZE_LIMIT_BYTES = 256 * 1024  # ... and truncates the log to this after each fold (it would stay at its peak)
 
 
 class Database(Protocol):
@@ -41,6 +46,8 @@ class Database(Protocol):
     def lock(self, key: str) -> Any: ...  # a context manager
 
     def transaction(self) -> Any: ...  # a context manager
+
+    def atomic(self, fn: Callable[[], T]) -> T: ...  # fn in one transaction (Postgres: run again on a lost connection)
 
     def describe(self) -> str: ...
 
@@ -74,7 +81,9 @@ class KeyedLocks:
 
 
 class SqliteDatabase:
-    """One connection (WAL, busy timeout), statements serialised by a lock; session locks are this process's."""
+    """One connection (WAL, busy timeout), statements serialised by a lock; session locks are this process's. The
+    write-ahead log is folded into the file every WAL_AUTOCHECKPOINT_PAGES and kept under WAL_SIZE_LIMIT_BYTES, and
+    truncated on close and by `checkpoint()` (the prune command)."""
 
     kind = "sqlite"
 
@@ -83,6 +92,8 @@ class SqliteDatabase:
         self.path = path
         self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        self._conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
         self._mutex = threading.RLock()
         self._keys = KeyedLocks()
 
@@ -106,6 +117,15 @@ class SqliteDatabase:
                 raise
             self._conn.execute("COMMIT")
 
+    def atomic(self, fn: Callable[[], T]) -> T:
+        with self.transaction():
+            return fn()
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the file and truncate it to nothing."""
+        with self._mutex:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def lock(self, key: str) -> Any:
         return self._keys.hold(key)
 
@@ -117,6 +137,8 @@ class SqliteDatabase:
 
     def close(self) -> None:
         with self._mutex:
+            with suppress(sqlite3.Error):  # closed already, or another process reads: the log stays for next open
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
 
 
@@ -127,109 +149,6 @@ def redacted(url: str) -> str:
     user = f"{parts.username}@" if parts.username else ""
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{user}{host}{port}{parts.path}"
-
-
-class PostgresDatabase:
-    """A connection pool. `lock(key)` holds a Postgres advisory lock on one pooled connection, and statements run
-    by the same thread inside it use that connection, so a turn never waits for a second connection. 20
-    connections per worker at most: 4 workers fit Postgres's default max_connections (100)."""
-
-    kind = "postgres"
-
-    def __init__(self, url: str, max_connections: int = 20) -> None:
-        import psycopg
-        from psycopg_pool import ConnectionPool
-
-        self.url = url
-        self._errors: tuple[type[BaseException], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
-        self._keys = KeyedLocks()
-        self._bound = threading.local()
-        last: Exception | None = None
-        for delay in (*CONNECT_BACKOFF_S, None):
-            pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=False, timeout=120,
-                                  kwargs={"autocommit": True, "prepare_threshold": None})
-            try:
-                pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
-                self.pool = pool
-                return
-            except Exception as exc:  # server down, bad URL, wrong password
-                last = exc
-                pool.close()
-                if delay is not None:
-                    time.sleep(delay)
-        raise DependencyUnavailableError(
-            f"The session database {redacted(url)} cannot be reached: {type(last).__name__}: {str(last)[:200]}",
-            "Start Postgres or fix DATABASE_URL; the service retries and /readyz reports the state.",
-        )
-
-    def _unavailable(self, exc: BaseException) -> DependencyUnavailableError:
-        return DependencyUnavailableError(f"The session database {redacted(self.url)} failed: {str(exc)[:200]}",
-                                          "Check that Postgres is running; /readyz reports the state.")
-
-    def _run(self, sql: str, args: tuple[Any, ...], fetch: bool) -> Any:
-        sql = sql.replace("?", "%s")
-        conn = getattr(self._bound, "conn", None)
-        try:
-            if conn is not None:
-                cur = conn.execute(sql, args)
-                return cur.fetchall() if fetch and cur.description else cur.rowcount
-            with self.pool.connection() as c:
-                cur = c.execute(sql, args)
-                return cur.fetchall() if fetch and cur.description else cur.rowcount
-        except self._errors as exc:
-            raise self._unavailable(exc) from exc
-
-    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> list[Row]:
-        rows = self._run(sql, args, True)
-        return rows if isinstance(rows, list) else []
-
-    def changes(self, sql: str, args: tuple[Any, ...] = ()) -> int:
-        return int(self._run(sql, args, False))
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._bound_connection() as conn, conn.transaction():
-            yield
-
-    @contextmanager
-    def _bound_connection(self) -> Iterator[Any]:
-        outer = getattr(self._bound, "conn", None)
-        if outer is not None:
-            yield outer
-            return
-        try:
-            with self.pool.connection() as conn:
-                self._bound.conn = conn
-                try:
-                    yield conn
-                finally:
-                    self._bound.conn = None
-        except self._errors as exc:
-            raise self._unavailable(exc) from exc
-
-    @contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        # threads of this process queue on a local lock first, so waiting holds no connection
-        with self._keys.hold(key), self._bound_connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
-            try:
-                yield
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-
-    def describe(self) -> str:
-        return f"postgres ({redacted(self.url)})"
-
-    def ping(self, timeout_s: float = 2.0) -> None:
-        """SELECT 1 on a pooled connection, now: /readyz asks at each call (Postgres may stop after the start)."""
-        try:
-            with self.pool.connection(timeout=timeout_s) as conn:
-                conn.execute("SELECT 1")
-        except Exception as exc:  # server down (OperationalError), or no connection within the timeout
-            raise self._unavailable(exc) from exc
-
-    def close(self) -> None:
-        self.pool.close()
 
 
 def open_database(database_url: str, sqlite_path: Path) -> SqliteDatabase | PostgresDatabase:
@@ -244,4 +163,6 @@ def open_database(database_url: str, sqlite_path: Path) -> SqliteDatabase | Post
             f"DATABASE_URL is set but the Postgres driver is missing ({exc.name}).",
             "Install the service extra: pip install -e '.[service]' (psycopg[binary], psycopg-pool).",
         ) from exc
+    from service.assistant.postgres import PostgresDatabase
+
     return PostgresDatabase(database_url)

@@ -7,21 +7,27 @@ same id (an OpenAI `user` such as carol@corp.example) from two owners is two ses
 key and the first caller to use it owned it. Turns and ratings carry the session's owner in their key too. A store
 from before is rebuilt once (copy, drop, rename: both dialects run it): every session keeps its owner and id, so
 it reads as before.
+
+Version 3 (issue "Request text never becomes code...", item 8): a turn's question type has a column of its own
+(`intent`), so the next turn reads its context without parsing stored results; rows from before get it from their
+stored result once, on open.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 
 from service.assistant.db import Database
 
 log = logging.getLogger(__name__)
-VERSION = 2
+VERSION = 3
 SESSIONS = ("advisor_sessions", "(id TEXT NOT NULL, title TEXT, created_at TEXT, updated_at TEXT, turns INTEGER, "
             "owner TEXT NOT NULL DEFAULT '', PRIMARY KEY (owner, id))")
 TURNS = ("advisor_turns", "(session_id TEXT NOT NULL, seq INTEGER NOT NULL, owner TEXT NOT NULL DEFAULT '', "
          "request_id TEXT, user_text TEXT NOT NULL, answer TEXT NOT NULL, workload TEXT, result TEXT, "
-         "stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, PRIMARY KEY (owner, session_id, seq))")
+         "stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, intent TEXT, request_hash TEXT, "
+         "PRIMARY KEY (owner, session_id, seq))")
 # a person's 👍 (1) or 👎 (-1) on one turn; their last click counts
 FEEDBACK = ("advisor_feedback", "(session_id TEXT NOT NULL, seq INTEGER NOT NULL, rater TEXT NOT NULL DEFAULT '', "
             "rating INTEGER NOT NULL, source TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, "
@@ -31,6 +37,7 @@ INDEXES = (
     "CREATE UNIQUE INDEX IF NOT EXISTS advisor_turns_request ON advisor_turns (owner, request_id)",
     "CREATE INDEX IF NOT EXISTS advisor_sessions_owner ON advisor_sessions (owner, updated_at)",
     "CREATE INDEX IF NOT EXISTS advisor_sessions_id ON advisor_sessions (id, updated_at)",
+    "CREATE INDEX IF NOT EXISTS advisor_sessions_updated ON advisor_sessions (updated_at)",  # retention
 )
 META = "CREATE TABLE IF NOT EXISTS advisor_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 SESSION_COLS = "id, title, created_at, updated_at, turns, owner"
@@ -58,14 +65,39 @@ def ensure_schema(db: Database) -> None:
         db.execute("ALTER TABLE advisor_sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
     existing = {name for name, _ in TABLES if _works(db, f"SELECT 1 FROM {name} LIMIT 1")}
     db.execute(META)
-    if existing and _version(db) < VERSION:
+    version = _version(db) if existing else VERSION
+    if existing and version < 2:
         _rekey(db, existing)
     for name, columns in TABLES:
         db.execute(f"CREATE TABLE IF NOT EXISTS {name} {columns}")
+    if not _works(db, "SELECT intent FROM advisor_turns LIMIT 1"):
+        db.execute("ALTER TABLE advisor_turns ADD COLUMN intent TEXT")
+    if version < 3:
+        _backfill_intent(db)
+    if not _works(db, "SELECT request_hash FROM advisor_turns LIMIT 1"):  # stores from before idempotency checks
+        db.execute("ALTER TABLE advisor_turns ADD COLUMN request_hash TEXT")
     for statement in INDEXES:
         db.execute(statement)
     db.execute("INSERT INTO advisor_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "
                "SET value=excluded.value", (str(VERSION),))
+
+
+def _backfill_intent(db: Database, batch: int = 500) -> None:
+    """Version 2 -> 3: each stored turn's question type into its column, from its stored result."""
+    done = 0
+    while rows := db.execute("SELECT owner, session_id, seq, result FROM advisor_turns WHERE intent IS NULL AND "
+                             "result IS NOT NULL AND result <> '' LIMIT ?", (batch,)):
+        with db.transaction():
+            for owner, sid, seq, result in rows:
+                try:
+                    intent = str(json.loads(result).get("intent") or "")
+                except (ValueError, AttributeError):  # an unreadable result: "" (no type), so it is not read again
+                    intent = ""
+                db.execute("UPDATE advisor_turns SET intent=? WHERE owner=? AND session_id=? AND seq=?",
+                           (intent, owner, sid, seq))
+        done += len(rows)
+    if done:
+        log.info("session store: question types of %d stored turns moved to their column", done)
 
 
 def _rekey(db: Database, existing: set[str]) -> None:

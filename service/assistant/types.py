@@ -114,26 +114,43 @@ class SessionMessage(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
 
 
+class SessionPage(BaseModel):
+    """One page of a stored conversation: its messages, oldest first, and the `before` of the next (older) page."""
+
+    messages: list[SessionMessage]
+    next_before: int | None = Field(default=None, description="pass as `before` for the older turns; null: none")
+
+
+Detail = Literal["compact", "full"]
+
+
 class AssistantProtocol(Protocol):
     """`owner` None (CLI, Slack, evals) sees every session; a string (the API's caller) only its own.
     `history` replaces the stored turns as the conversation so far; `request_id` answers a retry once;
-    `lang` answers in that language whatever the message's (a client's system message asked for it)."""
+    `lang` answers in that language whatever the message's (a client's system message asked for it);
+    `detail` "compact" answers with the plan's chosen candidates (as the turn is stored), "full" with all of them."""
 
     def ask(self, message: str, session_id: str | None = None, *, create: bool = False,
             history: list[HistoryTurn] | None = None, owner: str | None = None,
             request_id: str | None = None, lang: Language | None = None,
-            workload: Workload | None = None) -> AskResult: ...
+            workload: Workload | None = None, detail: Detail = "full") -> AskResult: ...
 
     def stream(self, message: str, session_id: str | None = None, *, create: bool = False,
                history: list[HistoryTurn] | None = None, owner: str | None = None,
                request_id: str | None = None, lang: Language | None = None,
-               workload: Workload | None = None) -> Iterator[StreamEvent]: ...
+               workload: Workload | None = None, detail: Detail = "full") -> Iterator[StreamEvent]: ...
 
     def has_session(self, session_id: str, owner: str | None = None) -> bool: ...
+
+    def check_request_id(self, message: str, session_id: str | None = None, *, owner: str | None = None,
+                         request_id: str | None = None, workload: Workload | None = None) -> None: ...
 
     def list_sessions(self, owner: str | None = None) -> list[SessionInfo]: ...
 
     def session_messages(self, session_id: str, owner: str | None = None) -> list[SessionMessage]: ...
+
+    def session_page(self, session_id: str, owner: str | None = None, *, limit: int = 50,
+                     before: int | None = None, detail: Detail = "compact") -> SessionPage: ...
 
     def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo: ...
 

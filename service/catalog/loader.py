@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from service.catalog.schema import BillingRule, GpuSpec, InstanceRow, ModelSpec, PriceRow
+from service.catalog.reference import REFERENCE_FILE, ReferencePrice
+from service.catalog.schema import BillingRule, FamilyRow, GpuSpec, InstanceRow, ModelSpec, PriceRow
 from service.errors import CatalogError
 from service.yamlio import load_yaml
 
@@ -21,6 +22,7 @@ GPUS_FILE = "catalog/gpus.yaml"
 INSTANCES_FILE = "catalog/instances.csv"
 PRICES_FILE = "catalog/prices.csv"
 BILLING_RULES_FILE = "catalog/billing_rules.csv"  # optional: a knowledge dir without it has no rules
+FAMILIES_FILE = "catalog/families.csv"  # optional: families the clouds' documents name, sized or by name only
 MODELS_FILE = "models.yaml"
 
 
@@ -32,6 +34,15 @@ class Catalog:
     models: tuple[ModelSpec, ...]
     origins: tuple[str, ...] = field(default=())  # files the catalog was built from, in overlay order
     billing_rules: tuple[BillingRule, ...] = field(default=())
+    families: tuple[FamilyRow, ...] = field(default=())
+    # other clouds' list prices for the same GPUs: shown beside a plan as a reference, never planned on
+    reference_prices: tuple[ReferencePrice, ...] = field(default=())
+
+    def family(self, cloud: str | None, name: str) -> FamilyRow | None:
+        """The family row of `name` (case-insensitive), on `cloud` when given."""
+        key = name.strip().lower()
+        return next((f for f in self.families if f.family.lower() == key and (cloud is None or f.cloud == cloud)),
+                    None)
 
     def billing_rule(self, cloud: str, family: str) -> BillingRule | None:
         for r in self.billing_rules:
@@ -140,6 +151,10 @@ def load_catalog(
     models = read_yaml_rows(knowledge_dir / MODELS_FILE, ModelSpec)
     rules_file = knowledge_dir / BILLING_RULES_FILE
     rules = read_csv_rows(rules_file, BillingRule) if rules_file.is_file() else []
+    families_file = knowledge_dir / FAMILIES_FILE
+    families = read_csv_rows(families_file, FamilyRow) if families_file.is_file() else []
+    reference_file = knowledge_dir / REFERENCE_FILE
+    reference = read_csv_rows(reference_file, ReferencePrice) if reference_file.is_file() else []
     if overlay_dir is not None and overlay_dir.is_dir():
         inst_overlay = overlay_dir / "instances.csv"
         price_overlay = overlay_dir / "prices.csv"
@@ -150,11 +165,18 @@ def load_catalog(
             prices = _merge(prices, read_csv_rows(price_overlay, PriceRow), _price_key)
             origins.append(str(price_overlay))
     if prices_file is not None:
+        from service.catalog.provenance import user_sheet_problems
+
+        problems = user_sheet_problems(prices_file, {r.instance_type for r in instances})
+        if problems:
+            raise CatalogError("\n".join(problems), f"Fix these rows of {prices_file} (each line says how), then run "
+                               f"`gpu-advisor catalog validate --prices {prices_file}`.")
         user = read_csv_rows(prices_file, PriceRow)
         overridden = {(p.instance_type, p.billing) for p in user}
         prices = [p for p in prices if (p.instance_type, p.billing) not in overridden] + user
         origins.append(str(prices_file))
-    catalog = Catalog(tuple(gpus), tuple(instances), tuple(prices), tuple(models), tuple(origins), tuple(rules))
+    catalog = Catalog(tuple(gpus), tuple(instances), tuple(prices), tuple(models), tuple(origins), tuple(rules),
+                      tuple(families), tuple(reference))
     check_references(catalog)
     return catalog
 
@@ -174,6 +196,10 @@ def check_references(catalog: Catalog) -> None:
         if _instance_key(r) in seen:
             problems.append(f"instances.csv: duplicate instance {r.cloud}/{r.instance_type}")
         seen.add(_instance_key(r))
+    problems += [f"families.csv: {f.family} names unknown GPU '{f.gpu}'" for f in catalog.families
+                 if f.gpu and f.gpu not in known_gpus]
+    problems += [f"reference_prices.csv: {r.cloud} {r.instance_type or r.product} names unknown GPU '{r.gpu}'"
+                 for r in catalog.reference_prices if r.gpu not in known_gpus]
     known_types = {r.instance_type for r in catalog.instances}
     problems += [
         f"prices.csv: price for unknown instance '{p.instance_type}'"

@@ -166,6 +166,11 @@ def match_model(name: str, models: Sequence[ModelSpec]) -> ModelMatch:
         found = lookup(normalize(candidate), index)
         if found is not None:
             return ModelMatch(*found)
+    from service.catalog.unsized import UnsizedModelError, find_unsized
+
+    unsized = find_unsized(name)  # known but not sized (DeepSeek-V4, Gemma-4): say so, never another model's size
+    if unsized is not None:
+        raise UnsizedModelError(name, unsized)
     raise UnknownModelError(name, _suggest(name, {k: v.name for k, v in index.items()}))
 
 
@@ -211,6 +216,15 @@ def _best_prices(prices: Iterable[PriceRow]) -> dict[tuple[str, str], PriceRow]:
 def best_price(instance_type: str, billing: str, prices: Iterable[PriceRow]) -> PriceRow | None:
     """The most trustworthy, then newest, non-stale price for one billing mode (default region first)."""
     return _indexed("best_price", prices, _best_prices).get((instance_type, billing))
+
+
+def newer_price(used: PriceRow, prices: Iterable[PriceRow]) -> PriceRow | None:
+    """A newer dated price of the same instance, billing and region than the one `used` (a third party's 2026
+    capture, a promotion): shown beside it, never instead of it. None when `used` is the newest, or for estimates."""
+    newer = [p for p in prices_for(used.instance_type, prices)
+             if p is not used and p.billing == used.billing and p.region == used.region and not p.stale
+             and not p.on_request and p.confidence in ("official", "third_party") and p.dated > used.dated]
+    return max(newer, key=lambda p: p.dated) if newer else None
 
 
 def find_instance(name: str, instances: Sequence[InstanceRow]) -> InstanceRow | None:

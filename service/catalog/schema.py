@@ -96,8 +96,9 @@ class InstanceRow(_Row):
     gpu: str = Field(description="GpuSpec.id")
     gpu_count: float = Field(gt=0, description="GPUs per instance; a fraction for vGPU slices (0.25 = 1/4 card)")
     gpu_memory_gib: float = Field(gt=0, description="GPU memory visible per GPU (or per slice)")
-    vcpus: int = Field(gt=0)
-    memory_gib: float = Field(gt=0)
+    vcpus: int | None = Field(default=None, gt=0, description="None: not published (a family known only from "
+                              "third-party sightings shows it as unknown, never a guess)")
+    memory_gib: float | None = Field(default=None, gt=0, description="host RAM, GiB; None: not published")
     network_gbps: float | None = None
     rdma: bool = False
     local_disk: str = ""
@@ -116,6 +117,23 @@ class InstanceRow(_Row):
         return self.gpu_count < 1
 
 
+class FamilyRow(_Row):
+    """An instance family a cloud's own documents name, with what is known of it: the families with sized rows in
+    instances.csv and those known by name only (Tencent's TKE node models list PNV5, PNV5i, GC49 and GC49d with no
+    GPU or sizes). An unknown field stays empty; it is never guessed."""
+
+    cloud: Cloud
+    family: str
+    gpu: str = Field(default="", description="GpuSpec.id where a source states it; empty: not published")
+    sale_status: SaleStatus = "unknown"
+    source: str = Field(description="one public URL: the document that names the family")
+    as_of: date
+    confidence: FactConfidence = Field(description="official: the cloud's own document names the family (its GPU "
+                                       "may still be unknown)")
+    note: str = Field(description="what is known and what is not, in English")
+    note_zh: str = Field(description="the same in Chinese")
+
+
 # Dates that stand in for "the page has no date": never a real price date (`gpu-advisor catalog validate` rejects
 # them; an undated page leaves `as_of` empty and says when it was captured).
 STAND_IN_DATES = frozenset({date(2020, 1, 1), date(1970, 1, 1), date(2000, 1, 1), date(1900, 1, 1)})
@@ -129,10 +147,19 @@ def _honest_dates(row: str, as_of: date | None, captured: date | None) -> None:
                          "captured (the date it was read)")
 
 
+# What dates a price's content (its age, from which freshness counts), weakest last: the source's own date; the
+# commit that last changed the source file in the cloud's documentation repository; the newest family the page
+# lists (an undated page that omits a family launched on a known date predates it); a dated capture of the page by
+# someone (a third party's row, never an official one); an estimate's anchor (the dated price it derives from).
+ContentBasis = Literal["stated", "commit", "newest_family", "capture", "anchor"]
+APPROX_BASES: frozenset[str] = frozenset({"commit", "newest_family"})  # "about 2021": a year, never a day
+
+
 class PriceRow(_Row):
     instance_type: str
     billing: Billing
-    price_cny: float = Field(gt=0, description="the price; the upper bound where the source gives a range")
+    price_cny: float = Field(gt=0, allow_inf_nan=False,
+                             description="the price; the upper bound where the source gives a range")
     unit: Literal["hour", "month"]
     region: str = ""
     source: str
@@ -141,11 +168,22 @@ class PriceRow(_Row):
     confidence: PriceConfidence
     note: str = ""
     note_zh: str = Field(default="", description="the note in Chinese, for Chinese answers")
-    price_low_cny: float | None = Field(default=None, gt=0, description="lower bound of a published or estimated range")
+    price_low_cny: float | None = Field(default=None, gt=0, allow_inf_nan=False,
+                                        description="lower bound of a published or estimated range")
     promo: bool = Field(default=False, description="a promotional price (官网优惠价), not the list price")
     on_request: bool = Field(default=False, description="no public price: sold through sales (价格需询价); the "
                              "figures are a dated market reference, shown as an estimate range, never as the price")
     stale: bool = Field(default=False, description="a sync no longer saw this price; kept, not trusted")
+    content_as_of: date | None = Field(
+        default=None, description="the content's age: the newest date the price is shown to have held (an undated "
+        "page's, from its evidence; a capture's day; an estimate's anchor's). Freshness counts from it; empty: "
+        "as_of, else captured")
+    content_basis: ContentBasis | None = Field(default=None, description="what dates the content (see ContentBasis)")
+    content_evidence: str = Field(default="", description="the evidence, in English: the commit and its date, the "
+                                  "family the page omits and its launch, the capture")
+    anchor: str = Field(default="", description="estimate: the dated price it derives from: a row of this catalog "
+                        "('GT4.4XLARGE96 on_demand') or a dated price elsewhere ('Aliyun ecs.gn8is.2xlarge ¥14.42/h, "
+                        "2026-09-15'); its date is the estimate's")
 
     @model_validator(mode="after")
     def _unit_matches_billing(self) -> PriceRow:
@@ -157,14 +195,26 @@ class PriceRow(_Row):
         if self.on_request and self.confidence != "estimate":
             raise ValueError(f"{self.instance_type}: an on_request row carries an estimate, not a price")
         _honest_dates(f"{self.instance_type} {self.billing}", self.as_of, self.captured)
+        if (self.content_as_of is None) != (self.content_basis is None):
+            raise ValueError(f"{self.instance_type} {self.billing}: content_as_of and content_basis go together "
+                             "(the content's age and what dates it)")
+        if self.content_basis in APPROX_BASES and not self.content_evidence.strip():
+            raise ValueError(f"{self.instance_type} {self.billing}: a content age from a {self.content_basis} needs "
+                             "content_evidence (the commit, or the family the page omits and its launch)")
         return self
 
     @property
     def dated(self) -> date:
-        """The date the price is known at: the source's own, else when it was captured (freshness counts from it)."""
-        out = self.as_of or self.captured
+        """The date freshness counts from: the content's age, else the source's own date, else when an undated page
+        was read."""
+        out = self.content_as_of or self.as_of or self.captured
         assert out is not None  # the validator requires one
         return out
+
+    @property
+    def content_approx(self) -> bool:
+        """The content's age is known to about a year (a commit or the page's families), not to the day."""
+        return self.content_basis in APPROX_BASES
 
 
 class BillingRule(_Row):

@@ -224,7 +224,10 @@ def build_app() -> typer.Typer:
 
     from service.cli.catalog_cmd import build_catalog_app
     from service.cli.extras import register_extras
+    from service.cli.sessions_cmd import build_sessions_app
 
     app.add_typer(build_catalog_app(), name="catalog", help="List, show and validate the sourced catalog.")
+    app.add_typer(build_sessions_app(), name="sessions",
+                  help="The session store's upkeep: prune old sessions, move sessions to a rotated API key, stats.")
     register_extras(app)
     return app

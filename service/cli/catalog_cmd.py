@@ -54,6 +54,12 @@ def build_catalog_app() -> typer.Typer:
         inst = find_instance(name, cat.instances)
         if inst is not None:
             out = instance_row(inst, cat).model_dump(mode="json")
+            if not json_out:  # each price on its own line: the figure, its date as a reader reads it, its confidence
+                from service.cli.render import print_prices
+
+                print_mapping({k: v for k, v in out.items() if k != "prices"})
+                print_prices(out["prices"])
+                return
         else:
             try:
                 g, note = resolve_gpu(name, cat.gpus)
@@ -65,15 +71,38 @@ def build_catalog_app() -> typer.Typer:
         emit_json(out) if json_out else print_mapping(out)
 
     @cat_app.command()
-    def validate() -> None:
-        """Validate every knowledge file; each problem names file, row and field."""
+    def validate(
+        prices: Annotated[Path | None, typer.Option(help="also check your own price sheet (CSV with the columns of "
+                                                    "knowledge/catalog/prices.csv): each row needs a date, a source "
+                                                    "and a price that can be true")] = None,
+    ) -> None:
+        """Validate every knowledge file; each problem names file, row and field. The shipped prices' provenance too:
+        public sources, official prices dated by their own page, estimates dated by their anchor."""
+        from service.catalog.loader import load_catalog
+        from service.catalog.provenance import (
+            price_problems,
+            reference_problems,
+            source_problems,
+            unsized_problems,
+        )
+        from service.catalog.unsized import UNSIZED_FILE, read_unsized
         from service.errors import CatalogError
+        from service.settings import get_settings
 
         try:
-            cat = load()
+            shipped = load_catalog(get_settings().knowledge_dir)
+            cat = load(prices)
         except CatalogError as exc:
             typer.echo(f"error: {exc.message}\n{exc.fix}", err=True)
             raise typer.Exit(2) from exc
+        problems = price_problems(shipped.prices) + source_problems(shipped.instances, shipped.billing_rules,
+                                                                    shipped.families)
+        unsized_file = get_settings().knowledge_dir / UNSIZED_FILE
+        unsized = read_unsized(unsized_file) if unsized_file.is_file() else ()
+        problems += unsized_problems(unsized, shipped.models) + reference_problems(shipped.reference_prices)
+        if problems:
+            typer.echo("error: " + "\n".join(problems), err=True)
+            raise typer.Exit(2)
         by_conf: dict[str, int] = {}
         for p in cat.prices:
             by_conf[p.confidence] = by_conf.get(p.confidence, 0) + 1
@@ -81,7 +110,8 @@ def build_catalog_app() -> typer.Typer:
         for r in cat.instances:
             per_cloud[r.cloud] = per_cloud.get(r.cloud, 0) + 1
         typer.echo(f"ok: {len(cat.gpus)} GPUs, {len(cat.models)} models, instances {per_cloud}, "
-                   f"prices {len(cat.prices)} by confidence {by_conf}")
+                   f"prices {len(cat.prices)} by confidence {by_conf}, families {len(cat.families)}, "
+                   f"known but not sized {len(unsized)}, other clouds' reference prices {len(cat.reference_prices)}")
 
     from service.catalog.sync_cli import register as register_sync  # the SDKs load only when sync runs
 

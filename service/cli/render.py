@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.cli.layout import NBSP, Out
-from service.labels import confidence_label, strip_internal
+from service.labels import confidence_label, host_text, price_when, strip_internal
 from service.planner.catalog_view import BILLINGS, CatalogInstance, InstancePrice
 from service.planner.costing import QUOTE_LINKS
 from service.planner.plan import Candidate, PlanResult
@@ -27,6 +27,16 @@ def keep(text: str) -> str:
 def fig(value: float, unit: str, spec: str) -> str:
     """A figure and its unit, never apart: '35.9 GiB'."""
     return f"{value:{spec}}{NBSP}{unit}"
+
+
+def short(text: str, most: int = 24) -> str:
+    """A short phrase kept on one line ('captured 2026-12-01'); a sentence wraps between its words."""
+    return keep(text) if len(text) <= most else text
+
+
+def host(vcpus: int | None, memory_gib: float | None, sep: str = " / ") -> str:
+    """'96 vCPU / 384 GiB' (or what is not published), each half whole."""
+    return sep.join(keep(x) for x in host_text(vcpus, memory_gib, "en").split(" / "))
 
 
 def notes(out: Out, mark: str, items: list[str]) -> None:
@@ -69,8 +79,7 @@ def _price_text(c: Candidate) -> str:
                and q.high_cny is not None else "no estimate")
         return f"价格需询价 (price on request), {est}"
     p = c.cost.price
-    when = p.as_of or f"undated, {keep(f'captured {p.captured}')}"
-    return f"¥{p.price_cny:g}/{p.unit} · {when} · {p.confidence}"
+    return f"¥{p.price_cny:g}/{p.unit} · {price_when(p, 'en')} · {p.confidence}"
 
 
 def _cost_text(c: Candidate) -> str:
@@ -89,8 +98,7 @@ def _plan_rows(result: PlanResult, top: int) -> list[list[str]]:
         nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
         cost = (f"{c.cost.total_cny:,.0f}\n{c.cost.billing}" if c.cost is not None else "price on request")
         rows.append([str(i), f"{c.inst.cloud}\n{c.inst.instance_type}",
-                     keep(f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}") + f"\n{fig(c.inst.vcpus, 'vCPU', 'd')} / "
-                     f"{fig(c.inst.memory_gib, 'GiB', 'g')}",
+                     keep(f"{c.inst.gpu_count:g}× {c.gpu.id}{nodes}") + f"\n{host(c.inst.vcpus, c.inst.memory_gib)}",
                      c.strategy.label(), f"{c.memory.per_gpu_gib:.1f}/{c.inst.gpu_memory_gib:g}", f"{c.hours:,.1f}",
                      cost, _price_text(c), _verdict(c.within_budget), _verdict(c.meets_deadline)])
     return rows
@@ -101,7 +109,7 @@ def _plan_block(out: Out, n: int, c: Candidate) -> None:
     nodes = f" ×{c.strategy.nodes} nodes" if c.strategy.nodes > 1 else ""
     head = f"{n}".ljust(3)
     out.line(f"[bold]{c.inst.cloud} {c.inst.instance_type}[/] · {keep(f'{c.inst.gpu_count:g}× {c.gpu.id}{nodes}')} · "
-             f"{keep(f'{c.inst.vcpus} vCPU')} / {keep(f'{c.inst.memory_gib:g} GiB')}", head, " " * 3)
+             f"{host(c.inst.vcpus, c.inst.memory_gib)}", head, " " * 3)
     out.line(c.strategy.label(), "   ")
     verdicts = [f"{what} {_verdict(v)}" for what, v in (("budget", c.within_budget), ("deadline", c.meets_deadline))
                 if v is not None]
@@ -192,15 +200,15 @@ def _catalog_row(r: CatalogInstance, shown: list[str], sources: dict[str, int]) 
     net = " · ".join(x for x in (f"{r.network_gbps:g} Gb/s" if r.network_gbps else "", "RDMA" if r.rdma else "") if x)
     return [f"{r.cloud}\n{r.instance_type}",
             keep(f"{r.gpu_count:g}x {r.gpu}") + f"\n{keep(f'{r.gpu_memory_gib:g} GiB each')}\n"
-            f"{fig(r.vcpus, 'vCPU', 'd')} · {fig(r.memory_gib, 'GiB', 'g')}" + (f"\n{keep(net)}" if net else ""),
+            f"{host(r.vcpus, r.memory_gib, ' · ')}" + (f"\n{keep(net)}" if net else ""),
             *[_price_cell(r.price(b), sources, r.price_on_request and i == 0) for i, b in enumerate(shown)]]
 
 
 def _catalog_block(out: Out, r: CatalogInstance, shown: list[str], sources: dict[str, int]) -> None:
     net = [x for x in (f"{r.network_gbps:g} Gb/s" if r.network_gbps else "", "RDMA" if r.rdma else "") if x]
     out.line(f"[bold]{r.cloud} {r.instance_type}[/] · " + " · ".join(keep(x) for x in (
-        f"{r.gpu_count:g}x {r.gpu}", f"{r.gpu_memory_gib:g} GiB each", f"{r.vcpus} vCPU", f"{r.memory_gib:g} GiB",
-        *net)), "", "  ")
+        f"{r.gpu_count:g}x {r.gpu}", f"{r.gpu_memory_gib:g} GiB each")) + f" · {host(r.vcpus, r.memory_gib, ' · ')}"
+             + "".join(f" · {keep(x)}" for x in net), "", "  ")
     for i, b in enumerate(shown):
         cell = _price_cell(r.price(b), sources, r.price_on_request and i == 0)
         if cell != "—":
@@ -221,7 +229,7 @@ def _price_cell(p: InstancePrice | None, sources: dict[str, int], on_request: bo
     per_tflops = f"\n¥{p.per_tflops_hour_cny:g}/TFLOPS-h" if p.per_tflops_hour_cny is not None else ""
     stale = " stale" if p.stale else ""
     return (f"¥{_cny(p.price_cny)}/{_UNIT[p.unit]}\n¥{p.per_gpu_hour_cny:,.2f}/GPU-h{per_tflops}\n"
-            f"{keep(p.date_en)} · {keep(confidence_label(p.confidence, 'en') + stale)} \\[{n}]")
+            f"{short(p.date_en)} · {keep(confidence_label(p.confidence, 'en') + stale)} \\[{n}]")
 
 
 def print_mapping(obj: dict[str, Any]) -> None:
@@ -230,3 +238,16 @@ def print_mapping(obj: dict[str, Any]) -> None:
     if not out.table(["field", "value"], rows):
         for k, v in obj.items():
             out.line(f"[bold]{_escape(str(k))}[/]: {_escape(str(v))}", "", "  ")
+
+
+def print_prices(prices: list[dict[str, Any]]) -> None:
+    """One instance's prices, a line each: billing, the figure, its date as a reader reads it (the content's age, when
+    it was read, and whether it may have changed), its confidence and, under it, its source (a link kept whole)."""
+    out = output()
+    for p in prices:
+        price = (f"¥{p['price_low_cny']:,.2f}-{p['price_cny']:,.2f}" if p.get("price_low_cny")
+                 else f"¥{p['price_cny']:,.2f}")
+        flags = " · price on request (reference)" if p.get("on_request") else " · promotion" if p.get("promo") else ""
+        out.line(_escape(f"{_BILLING_EN[p['billing']]}: {keep(price + '/' + p['unit'])} · {p['date_en']} · "
+                         f"{confidence_label(p['confidence'], 'en')}{flags}"), "", "  ")
+        out.line(_escape(strip_internal(p["source"])), "  ", "  ")

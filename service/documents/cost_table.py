@@ -5,6 +5,7 @@ from __future__ import annotations
 from service.documents import fmt
 from service.documents.fmt import BILLING, CLOUD, label, tr
 from service.documents.plan_view import CLOUD_ORDER, CandidateView, Lang, PlanInput, PlanView, read_plan
+from service.labels import host_text
 
 BILLING_ORDER = ("on_demand", "monthly", "spot")
 
@@ -43,7 +44,7 @@ def comparison_table(view: PlanView, lang: Lang) -> str:
         [tr(lang, "实例规格", "Instance"), *[c.instance_type for c in picks]],
         ["GPU", *[fmt.gpus(c, lang) for c in picks]],
         [tr(lang, "每节点 vCPU / 内存", "vCPU / RAM per node"),
-         *[f"{c.vcpus} vCPU / {fmt.num(c.memory_gib)} GiB" for c in picks]],
+         *[host_text(c.vcpus, c.memory_gib, lang) for c in picks]],
         [tr(lang, "训练策略", "Strategy"), *[c.strategy.label for c in picks]],
         [tr(lang, "训练时长（小时）", "Training hours"), *[fmt.num(c.training_hours) for c in picks]],
         [tr(lang, "推荐计费方式", "Billing chosen"), *[label(BILLING, c.billing, lang) for c in picks]],

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from service.documents import safe
 from service.documents.errors import DocumentInputError
 from service.labels import mfu_basis, public_links, public_source, strip_internal
 from service.planner.training_types import TrainingPlan
@@ -36,11 +37,15 @@ class PriceView(_View):
     note: str = ""
     note_zh: str = ""  # the catalog's Chinese note, for Chinese documents
     stale: bool = False
+    content_as_of: str | None = None  # the content's age (a ~2021 list page): freshness counts from it
+    content_basis: str | None = None
+    newer: dict[str, object] | None = None  # a newer dated price of the same instance, shown beside it
 
     def date(self, lang: str) -> str:
-        from service.labels import price_date
+        """The content's age and when it was read; older than price_max_age_days, that it may have changed."""
+        from service.labels import newer_price_text, price_when
 
-        return price_date(self.as_of, self.captured, lang)
+        return price_when(self, lang) + newer_price_text(self, lang)
 
 
 class CostView(_View):
@@ -109,8 +114,8 @@ class CandidateView(_View):
     gpu_name: str
     gpu_count: float
     nodes: int = 1
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     rdma: bool = False
     sale_status: str = ""
     instance_source: str = ""
@@ -320,9 +325,14 @@ def read_plan(plan: PlanInput, lang: str = "en") -> PlanView:
     """Validate a training plan (the contract or its JSON); a malformed one raises DocumentInputError listing the
     bad fields."""
     try:
-        return PlanView.model_validate(_localized(_priced_only(_contract_json(plan)), lang))
+        view = PlanView.model_validate(_localized(_priced_only(_contract_json(plan)), lang))
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",
                                  "Pass the training plan (TrainingPlan) or its JSON, the dict from "
                                  "service.planner.report.plan_to_dict(plan(...)).") from exc
+    # The model's id and name land in scripts, YAML and Markdown: a name that is not a plausible model id (a user's
+    # unknown model, named as typed) is refused here, before any document is written (service/documents/safe.py).
+    safe.model_id(view.model.id, "model")
+    safe.display_name(view.model.name, "model")
+    return view

@@ -47,10 +47,11 @@ def _setup_lines(c: CandidateView, lang: Lang) -> list[str]:
                         f"{s.nodes} node(s); the table shows per-GPU values after sharding"))
     if s.offload != "none":
         lines.append(tr(lang, f"CPU offload：{label(OFFLOAD, s.offload, lang)}；主机内存需求合计 "
-                              f"{fmt.num(c.host_ram_needed_gib)} GiB（全部节点合计），每节点内存 {fmt.num(c.memory_gib)} GiB",
+                              f"{fmt.num(c.host_ram_needed_gib)} GiB（全部节点合计），每节点内存 "
+                              f"{fmt.num(c.memory_gib) + ' GiB' if c.memory_gib is not None else '未公开'}",
                         f"CPU offload: {label(OFFLOAD, s.offload, lang)}; host RAM needed "
                         f"{fmt.num(c.host_ram_needed_gib)} GiB across all nodes; each node has "
-                        f"{fmt.num(c.memory_gib)} GiB"))
+                        f"{fmt.num(c.memory_gib) + ' GiB' if c.memory_gib is not None else 'an unpublished amount'}"))
     return lines
 
 

@@ -46,7 +46,7 @@ class AssistantTarget:
 
 
 class HttpTarget:
-    """A running API: POST /v1/chat with {message, session_id}; the body is the same AskResult JSON."""
+    """A running API: POST /v1/chat with {message, session_id, detail: full}; the body is the same AskResult JSON."""
 
     def __init__(self, base_url: str, api_key: str = "", timeout_s: float = 180.0, client: Any | None = None) -> None:
         import httpx
@@ -59,7 +59,7 @@ class HttpTarget:
     def ask(self, message: str, session_id: str | None) -> dict[str, Any]:
         import httpx
 
-        body: dict[str, Any] = {"message": message}
+        body: dict[str, Any] = {"message": message, "detail": "full"}  # the whole plan, as in process
         if session_id is not None:
             body["session_id"] = session_id
         try:

@@ -55,8 +55,8 @@ class BriefInstance(BaseModel):
     gpu: str
     gpu_count: float
     gpu_memory_gib: float
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     network_gbps: float | None
     rdma: bool
     fp8: bool

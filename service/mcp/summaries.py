@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.labels import price_date
+from service.labels import host_text, price_when
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 from service.questions.summary_text import figure, plural, yuan
@@ -49,7 +49,7 @@ _BILLING_WORDS = {"on_demand": "on-demand", "monthly": "monthly", "spot": "spot"
 
 def _instance_line(r: dict[str, Any], billing: str | None) -> str:
     shape = (f"{r['instance_type']} ({r['cloud']}, {r['gpu_count']:g}x {r['gpu']} {r['gpu_memory_gib']:g} GiB, "
-             f"{r['vcpus']} vCPU / {r['memory_gib']:g} GiB" + (", RDMA" if r["rdma"] else "") + ")")
+             f"{host_text(r.get('vcpus'), r.get('memory_gib'), 'en')}" + (", RDMA" if r["rdma"] else "") + ")")
     if r["price_on_request"]:
         return f"{shape}: price on request ({r['quote_link']})"
     prices = r["prices"]
@@ -81,7 +81,7 @@ def plan_serving(p: ServingPlan) -> str:
         c = by_type[itype]
         s = c.sizing
         price = c.price
-        dated = (f" (price {price_date(price.as_of, price.captured, 'en')}, {price.confidence})"
+        dated = (f" (price {price_when(price, 'en')}, {price.confidence})"
                  if price is not None else "")
         cost = ("price on request" if c.cost_per_month_cny is None else
                 f"{yuan(c.cost_per_hour_cny, ',.2f')}/hour, {_cny(c.cost_per_month_cny)}/month {c.billing}{dated}, "

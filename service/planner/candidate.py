@@ -50,9 +50,12 @@ class Candidate:
         i, g = self.inst, self.gpu
         gpus = max(1.0, i.gpu_count)
         link = f"NVLink {g.nvlink_gb_s:g} GB/s" if g.nvlink_gb_s else f"PCIe Gen{g.pcie_gen}"
-        return {"vcpu_per_gpu": round(i.vcpus / gpus, 1), "vcpu_ok": i.vcpus >= VCPU_PER_GPU * gpus,
+        # None where the instance's vCPU or RAM is not published (unknown, never guessed)
+        return {"vcpu_per_gpu": None if i.vcpus is None else round(i.vcpus / gpus, 1),
+                "vcpu_ok": None if i.vcpus is None else i.vcpus >= VCPU_PER_GPU * gpus,
                 "ram_recommended_gib": round(RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib),
-                "ram_ok": i.memory_gib >= RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib,
+                "ram_ok": None if i.memory_gib is None else
+                i.memory_gib >= RAM_PER_GPU_MEMORY * i.gpu_count * i.gpu_memory_gib,
                 "interconnect": link, "rdma": i.rdma, "nodes": self.strategy.nodes}
 
     def verdict(self) -> Verdict:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from service.catalog.loader import Catalog
 from service.catalog.queries import best_price, gpu_family, normalize, prices_for, resolve_gpu
 from service.catalog.schema import Billing, Cloud, GpuSpec, InstanceRow, PriceRow
-from service.labels import price_date
+from service.labels import price_is_old, price_when
 from service.planner.costing import HOURS_PER_MONTH, QUOTE_LINKS
 
 Sort = Literal["price", "price-per-gpu", "price-per-tflops"]
@@ -66,14 +66,22 @@ class InstancePrice(PriceRow):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def date_en(self) -> str:
-        """The source's own date, or "page undated · captured 2026-12-01"."""
-        return price_date(_iso(self.as_of), _iso(self.captured), "en")
+        """The price's date as a reader reads it: the content's age and when it was read ("list price from a ~2021
+        price page; it may have changed, check the cloud's official price calculator · captured 2026-12-01"), or
+        the source's own date."""
+        return price_when(self, "en")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def date_zh(self) -> str:
-        """The source's own date, or "页面未注明日期 · 抓取于 2026-12-01"."""
-        return price_date(_iso(self.as_of), _iso(self.captured), "zh")
+        """The same in Chinese ("刊例价来自约 2021 年的价格页，可能已调整，请以官网价格计算器为准 · 抓取于 2026-12-01")."""
+        return price_when(self, "zh")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def old(self) -> bool:
+        """Older than price_max_age_days by its content's age: it may have changed."""
+        return price_is_old(self)
 
 
 class CatalogInstance(InstanceRow):
@@ -104,10 +112,6 @@ class CatalogInstance(InstanceRow):
     def sort_price(self, billing: str | None) -> InstancePrice | None:
         """The price the row is sorted on: `billing`'s, else on-demand, else monthly, else spot."""
         return next((p for b in ((billing,) if billing else SORT_BILLINGS) if (p := self.priced(b))), None)
-
-
-def _iso(d: object) -> str | None:
-    return None if d is None else str(d)
 
 
 def _per_gpu_hour(p: PriceRow, inst: InstanceRow) -> float | None:

@@ -6,9 +6,10 @@ import math
 from dataclasses import dataclass
 from datetime import date
 
-from service.catalog.queries import best_price
+from service.catalog.queries import best_price, newer_price
+from service.catalog.reference import ReferencePrice, reference_line
 from service.catalog.schema import InstanceRow, PriceRow
-from service.labels import price_date, public_source, strip_internal
+from service.labels import newer_price_text, price_when, public_source, strip_internal
 from service.sizing.compute import SPOT_RERUN_OVERHEAD
 from service.sizing.host import Note
 
@@ -32,22 +33,32 @@ class CostLine:
     total_cny: float  # the whole job
     monthly_cny: float  # what one month of this billing costs while the job runs
     months: int  # billed months (monthly billing)
+    newer: PriceRow | None = None  # a newer dated price of the same instance (a 2026 capture), shown beside it
 
     def as_dict(self) -> dict[str, object]:
         return {"billing": self.billing, "total_cny": round(self.total_cny, 2),
                 "monthly_cny": round(self.monthly_cny, 2), "months": self.months,
-                "price": price_dict(self.price)}
+                "price": price_dict(self.price, self.newer)}
 
 
 def _iso(d: date | None) -> str | None:
     return d.isoformat() if d else None
 
 
-def price_dict(p: PriceRow) -> dict[str, object]:
+def newer_dict(n: PriceRow | None) -> dict[str, object] | None:
+    """A newer dated price shown beside the one used: its figure, date, kind and source."""
+    return None if n is None else {"price_cny": n.price_cny, "unit": n.unit, "as_of": _iso(n.as_of),
+                                   "content_as_of": _iso(n.content_as_of), "captured": _iso(n.captured),
+                                   "confidence": n.confidence, "promo": n.promo, "source": n.source}
+
+
+def price_dict(p: PriceRow, newer: PriceRow | None = None) -> dict[str, object]:
     return {"price_cny": p.price_cny, "unit": p.unit, "region": p.region, "source": p.source,
             "as_of": p.as_of.isoformat() if p.as_of else None,
             "captured": p.captured.isoformat() if p.captured else None, "confidence": p.confidence, "note": p.note, "note_zh": p.note_zh,
-            "price_low_cny": p.price_low_cny, "promo": p.promo, "on_request": p.on_request, "stale": p.stale}
+            "price_low_cny": p.price_low_cny, "promo": p.promo, "on_request": p.on_request, "stale": p.stale,
+            "content_as_of": _iso(p.content_as_of), "content_basis": p.content_basis, "newer": newer_dict(newer),
+            "date_en": price_when(p, "en"), "date_zh": price_when(p, "zh")}
 
 
 @dataclass(frozen=True)
@@ -94,11 +105,11 @@ def quote_notes(q: Quote, inst: InstanceRow) -> list[Note]:
     lo, hi = r.price_low_cny or r.price_cny, r.price_cny
     return [Note("price_on_request",
                  f"Price on request: {inst.family} has no public price. Estimate only: ¥{lo:,.2f}-{hi:,.2f} per "
-                 f"instance-hour from a market reference of {price_date(_iso(r.as_of), _iso(r.captured), 'en')} "
+                 f"instance-hour from a market reference of {price_when(r, 'en')} "
                  f"({r.note}); this job "
                  f"≈ ¥{q.low_cny:,.0f}-{q.high_cny:,.0f}. Ask {who} sales for a quote ({q.link}) or pass it with --prices.",
                  f"价格需询价：{inst.family} 没有公开价格。仅为估算：每实例小时 ¥{lo:,.2f}-{hi:,.2f}，依据 "
-                 f"{price_date(_iso(r.as_of), _iso(r.captured), 'zh')} 的市场参考（{r.note_zh or r.note}）；本任务约 ¥{q.low_cny:,.0f}-"
+                 f"{price_when(r, 'zh')} 的市场参考（{r.note_zh or r.note}）；本任务约 ¥{q.low_cny:,.0f}-"
                  f"{q.high_cny:,.0f}。请联系{who_zh}销售获取报价（{q.link}），或提供您的报价单（--prices）。")]
 
 
@@ -108,11 +119,12 @@ def cost_lines(inst: InstanceRow, nodes: int, hours: float, prices: tuple[PriceR
     od = _priced(best_price(inst.instance_type, "on_demand", prices))
     if od is not None:
         lines["on_demand"] = CostLine("on_demand", od, od.price_cny * hours * nodes,
-                                      od.price_cny * min(hours, HOURS_PER_MONTH) * nodes, 0)
+                                      od.price_cny * min(hours, HOURS_PER_MONTH) * nodes, 0, newer_price(od, prices))
     mo = _priced(best_price(inst.instance_type, "monthly", prices))
     if mo is not None:
         months = max(1, math.ceil(hours / HOURS_PER_MONTH))
-        lines["monthly"] = CostLine("monthly", mo, mo.price_cny * months * nodes, mo.price_cny * nodes, months)
+        lines["monthly"] = CostLine("monthly", mo, mo.price_cny * months * nodes, mo.price_cny * nodes, months,
+                                    newer_price(mo, prices))
     sp = _priced(best_price(inst.instance_type, "spot", prices))
     if sp is not None:
         run_hours = hours * (1 + SPOT_RERUN_OVERHEAD)
@@ -144,9 +156,15 @@ def price_notes(line: CostLine, cloud: str, today: date, max_age_days: int) -> l
         notes.append(Note("price_stale_sync", f"This price was not returned by the last catalog sync; confirm it at "
                           f"{link}.", f"最近一次目录同步未返回该价格，请在 {link} 确认。"))
     if age > max_age_days:
-        when, when_zh = price_date(_iso(p.as_of), _iso(p.captured), "en"), price_date(_iso(p.as_of), _iso(p.captured), "zh")
-        notes.append(Note("price_old", f"Price of {when} ({age} days old): confirm it at {link}.",
-                          f"价格日期：{when_zh}（已 {age} 天），请在 {link} 核实最新报价。"))
+        when = price_when(p, "en", max_age_days=max_age_days, today=today)
+        when_zh = price_when(p, "zh", max_age_days=max_age_days, today=today)
+        notes.append(Note("price_old", f"Price: {when} ({age} days old by its content); confirm it at {link}.",
+                          f"价格：{when_zh}（按内容已约 {age} 天），请在 {link} 核实最新报价。"))
+    if line.newer is not None:
+        n = newer_dict(line.newer)
+        notes.append(Note("price_newer", f"Price used ¥{p.price_cny:,.2f}/{p.unit}{newer_price_text({'newer': n}, 'en')}.",
+                          f"采用价格 ¥{p.price_cny:,.2f}/{'小时' if p.unit == 'hour' else '月'}"
+                          f"{newer_price_text({'newer': n}, 'zh')}。", "info"))
     if p.confidence == "estimate":
         how = strip_internal(p.note)
         how_zh = strip_internal(str(getattr(p, "note_zh", "") or ""))  # the derivation in Chinese, when the data has it
@@ -173,3 +191,11 @@ def budget_verdict(line: CostLine, budget: float | None, period: str) -> bool | 
 
 def deadline_verdict(hours: float, deadline: float | None) -> bool | None:
     return None if deadline is None else hours <= deadline
+
+
+def reference_notes(gpu_id: str, gpu_label: str, rows: tuple[ReferencePrice, ...] | list[ReferencePrice]) -> list[Note]:
+    """Other clouds' list price for the same GPU, one comparison line (a reference, never planned on); none when no
+    other cloud's price for it is known."""
+    en = reference_line(gpu_id, gpu_label, rows, "en")
+    return [Note("price_reference", en, reference_line(gpu_id, gpu_label, rows, "zh"), "info")] if en else []
+

@@ -23,6 +23,7 @@ from service.planner.costing import (
     price_notes,
     quote,
     quote_notes,
+    reference_notes,
 )
 from service.planner.resolve import Job, resolve_job
 from service.planner.room import room_hint
@@ -82,6 +83,7 @@ def _candidate(job: Job, w: Workload, cat: Catalog, inst: InstanceRow, gpu: GpuS
         warnings = quote_notes(q, inst)
     else:
         warnings = [*bill_notes, *price_notes(line, inst.cloud, today, max_age)]
+    warnings += reference_notes(gpu.id, gpu.id, cat.reference_prices)
     warnings += gpu_notes(gpu, s.gpus_per_node, s.nodes, inst.rdma)
     warnings += host_notes(inst.vcpus, inst.memory_gib, inst.gpu_count, inst.gpu_memory_gib)
     if inst.is_slice:
@@ -165,8 +167,9 @@ def _prefer_published(ranked: list[Candidate]) -> list[Candidate]:
     out: list[Candidate] = []
     group: list[Candidate] = []
     for c in ranked:
+        # the cost the ranking compared (a tight fit's premium included), so a tight fit never jumps a cheaper one
         if group and not (c.priced and group[0].priced and c.ok == group[0].ok
-                          and c.total_cny <= group[0].total_cny * (1 + ESTIMATE_TIE)):
+                          and ranking_cost(c) <= ranking_cost(group[0]) * (1 + ESTIMATE_TIE)):
             out += sorted(group, key=lambda x: _PRICE_TRUST[x.cost.price.confidence] if x.cost else 3)
             group = []
         group.append(c)

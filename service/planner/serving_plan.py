@@ -23,14 +23,17 @@ from datetime import date
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow, ModelSpec
+from service.labels import price_when
 from service.planner.costing import (
     HOURS_PER_MONTH,
     QUOTE_LINKS,
     choose_billing,
     cost_lines,
+    newer_dict,
     price_notes,
     quote,
     quote_notes,
+    reference_notes,
 )
 from service.planner.generic import is_estimated
 from service.planner.serving_launch import launch
@@ -104,6 +107,7 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
     lines = cost_lines(inst, nodes, HOURS_PER_MONTH, cat.prices)
     line, bill_notes = choose_billing(lines, w.billing)
     warnings = [*bill_notes, *_serving_notes(w, gpu, inst, s)]
+    warnings += reference_notes(gpu.id, gpu.id, cat.reference_prices)  # other clouds, a reference only
     if replicas > s.replicas:
         spare = replicas - s.replicas
         warnings.append(Note("spare_replicas", f"{spare} replica(s) beyond what the load needs run on GPUs this "
@@ -133,7 +137,9 @@ def _option(w: ServingWorkload, cat: Catalog, m: ModelSpec, inst: InstanceRow, g
         price = PriceRef(price_cny=p.price_cny, unit=p.unit, billing=line.billing, region=p.region, source=p.source,
                          as_of=p.as_of.isoformat() if p.as_of else None,
                          captured=p.captured.isoformat() if p.captured else None, confidence=p.confidence,
-                         promo=p.promo)
+                         promo=p.promo, content_as_of=p.content_as_of.isoformat() if p.content_as_of else None,
+                         content_basis=p.content_basis, newer=newer_dict(line.newer),
+                         date_en=price_when(p, "en"), date_zh=price_when(p, "zh"))
     return ServingOption(
         cloud=inst.cloud, instance_type=inst.instance_type, family=inst.family, gpu=gpu.id,
         gpu_count=inst.gpu_count, nodes=nodes, replicas=replicas, gpus_per_replica=s.gpus_per_replica,

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from service.catalog.schema import PriceConfidence
 from service.serving_workload import ServingWorkload
 
 
@@ -21,6 +22,22 @@ class NoteOut(_Out):
     message_zh: str
 
 
+class NewerPrice(_Out):
+    """A newer dated price of the same instance and billing (a third party's 2026 capture, a promotion), shown beside
+    the price used, never instead of it."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
+
+    price_cny: float
+    unit: Literal["hour", "month"]
+    as_of: str | None = Field(description="the date the source states, YYYY-MM-DD")
+    content_as_of: str | None = Field(default=None, description="the content's age, YYYY-MM-DD")
+    captured: str | None = Field(default=None, description="when an undated source was read, YYYY-MM-DD")
+    confidence: PriceConfidence
+    promo: bool = Field(description="a promotional price")
+    source: str
+
+
 class PriceRef(_Out):
     price_cny: float
     unit: Literal["hour", "month"]
@@ -31,6 +48,14 @@ class PriceRef(_Out):
     captured: str | None = Field(default=None, description="when an undated source was read, YYYY-MM-DD")
     confidence: str
     promo: bool = False
+    content_as_of: str | None = Field(default=None, description="the content's age, YYYY-MM-DD: freshness counts "
+                                      "from it")
+    content_basis: Literal["stated", "commit", "newest_family", "capture", "anchor"] | None = None
+    newer: NewerPrice | None = Field(default=None, description="a newer dated price of the same instance, shown "
+                                     "beside this one")
+    date_en: str | None = Field(default=None, description="the date as a reader reads it: the content's age, when "
+                                "it was read and, when old, that it may have changed")
+    date_zh: str | None = Field(default=None, description="the same in Chinese")
 
 
 class Launch(_Out):
@@ -124,8 +149,8 @@ class ServingOption(_Out):
     replicas: int = Field(description="replicas running on them (every GPU used)")
     gpus_per_replica: int
     total_gpus: int
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     sale_status: str
     sizing: ServingSizing
     billing: str = Field(description="the chosen billing mode, or on_request")

@@ -226,7 +226,8 @@ def choose(job: Job, w: Workload, gpu: GpuSpec, inst: InstanceRow) -> list[Fit] 
         for setup, mem, need in variants:
             if need > usable_gpu:
                 continue
-            if mem.host_ram_gib / nodes <= HOST_RAM_USABLE * inst.memory_gib:
+            # host RAM not published (a family known only from sightings): not held against the fit; the plan says so
+            if inst.memory_gib is None or mem.host_ram_gib / nodes <= HOST_RAM_USABLE * inst.memory_gib:
                 fits.append(Fit(Strategy(setup, per_node, nodes, fraction), mem, OFFLOAD_SLOWDOWN[setup.offload]))
                 break
             host_short = min(host_short, mem.host_ram_gib / nodes)

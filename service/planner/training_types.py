@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.catalog.schema import Billing, Cloud, FactConfidence, PriceConfidence, SaleStatus
-from service.planner.serving_types import NoteOut
+from service.planner.serving_types import NewerPrice, NoteOut
 from service.sizing.types import Method, Offload, Precision
 from service.workload import Workload
 
@@ -45,6 +45,16 @@ class PlanPrice(_Out):
     promo: bool = Field(description="a promotional price")
     on_request: bool = Field(description="a market reference for a price-on-request family, never the price")
     stale: bool = Field(description="not returned by the last catalog sync")
+    content_as_of: str | None = Field(default=None, description="the content's age, YYYY-MM-DD: freshness counts "
+                                      "from it (a ~2021 list page read in 2026 is old)")
+    content_basis: Literal["stated", "commit", "newest_family", "capture", "anchor"] | None = Field(
+        default=None, description="what dates the content: the source's own date, its commit in the cloud's "
+        "documentation repository, the newest family the page lists, a dated capture, an estimate's anchor")
+    newer: NewerPrice | None = Field(default=None, description="a newer dated price of the same instance, shown "
+                                     "beside this one")
+    date_en: str | None = Field(default=None, description="the date as a reader reads it: the content's age, when "
+                                "it was read and, when old, that it may have changed")
+    date_zh: str | None = Field(default=None, description="the same in Chinese")
 
 
 class BillingCost(_Out):
@@ -146,10 +156,10 @@ class MemoryVerdict(_Out):
 class HostCheck(_Out):
     """The host rules (>= 8 vCPU per GPU, RAM >= 2x GPU memory) and the GPU interconnect."""
 
-    vcpu_per_gpu: float
-    vcpu_ok: bool
+    vcpu_per_gpu: float | None = Field(description="null: the instance's vCPU count is not published")
+    vcpu_ok: bool | None = Field(description="null: not published, not checked")
     ram_recommended_gib: int
-    ram_ok: bool
+    ram_ok: bool | None = Field(description="null: the instance's RAM is not published, not checked")
     interconnect: str = Field(description="NVLink GB/s or the PCIe generation")
     rdma: bool
     nodes: int
@@ -165,8 +175,8 @@ class TrainingCandidate(_Out):
     gpu_name: str
     gpu_count: float = Field(description="GPUs per node (a fraction for vGPU slices)")
     nodes: int
-    vcpus: int = Field(description="per node")
-    memory_gib: float = Field(description="host RAM per node")
+    vcpus: int | None = Field(description="per node; null: not published")
+    memory_gib: float | None = Field(description="host RAM per node; null: not published")
     rdma: bool
     sale_status: SaleStatus
     instance_source: str

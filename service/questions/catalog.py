@@ -10,9 +10,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from service.frame import Frame
-from service.labels import confidence_label, per_unit, price_date
+from service.labels import confidence_label, newer_price_text, per_unit, price_when, unpublished
 from service.planner.questions.catalog import ASKS, catalog_answer
 from service.planner.questions.facts import FACTS, catalog_fact
+from service.planner.serving_types import NewerPrice
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part
 from service.questions.view import gpus_named, is_memory_class
@@ -40,6 +41,11 @@ class CatalogArgs(BaseModel):
     rdma: bool | None = None
     fp8: bool | None = None
     fact: Literal[FACTS] | None = Field(default=None, description="ask=fact: the fact")  # type: ignore[valid-type]
+    units: int = Field(default=1, ge=1, le=1000, description="breakeven: the machines they run")
+    total_gpus: int | None = Field(default=None, ge=1, le=4096, description="breakeven: the cards they run, when "
+                                   "said as cards ('8x A100')")
+    hours_per_month: float | None = Field(default=None, gt=0, le=744, description="breakeven: the hours a month "
+                                          "they run (730: around the clock)")
     place: str | None = Field(default=None, max_length=24, description="ask=fact regions: the city asked about "
                               "(a lexicon region code)")
     exact: bool = Field(default=False, description="ask=fact: the variant named (A100 80G)")
@@ -59,6 +65,9 @@ class PriceLine(Part):
     confidence: str
     on_request: bool = False
     promo: bool = False
+    content_as_of: str | None = None
+    content_basis: str | None = None
+    newer: NewerPrice | None = None
 
 
 class CatalogRow(Part):
@@ -68,8 +77,8 @@ class CatalogRow(Part):
     gpu: str
     gpu_count: float
     gpu_memory_gib: float
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     network_gbps: float | None = None
     rdma: bool
     regions: str = ""
@@ -87,6 +96,12 @@ class BreakEvenPair(Part):
     hourly_cny: float
     monthly_cny: float
     break_even_hours: float
+    units: int | None = None
+    hours_per_month: float | None = None
+    on_demand_month_cny: float | None = None
+    monthly_month_cny: float | None = None
+    saving_month_cny: float | None = None
+    winner: Literal["monthly", "on_demand"] | None = None
 
 
 class BillingRuleLine(Part):
@@ -140,8 +155,8 @@ class FamilyLine(Part):
     cards: list[float]
     rdma: bool
     network_gbps: float | None = None
-    vcpus: int
-    memory_gib: float
+    vcpus: int | None = None  # None: not published
+    memory_gib: float | None = None  # None: not published
     per_gpu_hour_cny: float | None = None
     worth: bool | None = None
 
@@ -172,6 +187,8 @@ class CatalogAnswer(AnswerBase):
     cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
     regions: list[str] = Field(default_factory=list)
     fact: dict[str, Any] | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
+    family_info: dict[str, Any] | None = Field(default=None, description="a family the cloud's documents name with "
+                                               "no size or price published (knowledge/catalog/families.csv)")
 
     def facts(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -184,7 +201,9 @@ class CatalogAnswer(AnswerBase):
             mo = top.prices.get("monthly")
             if mo is not None:
                 out["cny_per_month"] = mo.price_cny
-            out.update({"vcpu": float(top.vcpus), "ram_gib": top.memory_gib, "count": float(top.gpu_count)})
+            out.update({"count": float(top.gpu_count)})
+            if top.vcpus is not None and top.memory_gib is not None:  # not published: no figure
+                out.update({"vcpu": float(top.vcpus), "ram_gib": top.memory_gib})
         if self.breakeven and self.breakeven.pairs:
             out["break_even_hours"] = self.breakeven.pairs[0].break_even_hours
         return out
@@ -199,7 +218,8 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
     out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
                          family=args.family, clouds=list(args.clouds), billing=args.billing,
                          min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8,
-                         families=list(args.families))
+                         families=list(args.families), units=args.units, total_gpus=args.total_gpus,
+                         hours_per_month=args.hours_per_month)
     return CatalogAnswer.model_validate(out)
 
 
@@ -210,6 +230,10 @@ _ASK_OF_FACT = {"spot": "spot", "break_even": "breakeven", "billing": "breakeven
 def _ask(f: Frame, gpus: list[str], clouds: list[str], prev: CatalogArgs | None) -> CatalogAsk:
     """The catalog's look-up for the fact the frame asks (service/reader/catalog_asks.py reads it)."""
     fact, families = f.fact, [n for n in f.names if "." not in n]
+    if len(f.names) >= 2 and fact in (None, "side_by_side", "price", "family"):
+        return "families"  # 'GN10X.18XLARGE320 和 GN10Xp.20XLARGE320 哪个便宜': the two side by side
+    if fact == "instances" and not gpus and (f.constraints.needs or f.setup.hardware.gpu_count):
+        return "cheapest"  # 'which instances have 8 cards and RDMA, cheapest first'
     if fact == "side_by_side":
         return "families" if len(f.names) >= 2 else "side_by_side" if len(gpus) >= 2 else "price"
     if fact in _ASK_OF_FACT:
@@ -232,10 +256,17 @@ def _route(a: Ask) -> CatalogArgs:
     if a.prev is not None and a.prev.type == "catalog":
         prev = CatalogArgs.model_validate({k: v for k, v in a.prev.args.items() if k in CatalogArgs.model_fields})
     gpus = [g for g in gpus_named(f) if not is_memory_class(g)]
-    clouds = [c for c in f.constraints.clouds if c in ("tencent", "jdcloud")]
+    clouds = [c for c in (*f.constraints.clouds, *(s.hardware.cloud for s in f.setups))
+              if c in ("tencent", "jdcloud")]
+    clouds = list(dict.fromkeys(clouds))
     ask = _ask(f, gpus, clouds, prev)
-    instance = next((n for n in f.names if "." in n), None)  # an instance type: GT4.4XLARGE96, p.n1v100.10xlarge
-    family = next((n for n in f.names if "." not in n), None)
+    hw = f.setup.hardware
+    if f.asked in ("winner", "savings") and (f.compared == "billing" or f.fact in ("break_even", "billing")
+                                            or f.constraints.usage_hours_per_month):
+        ask = "breakeven"  # 'two GN7 around the clock: monthly saves how much', '300 hours: hourly or monthly?'
+    names = [*f.names, *(n for n in (hw.instance,) if n and n not in f.names)]
+    instance = next((n for n in names if "." in n), None)  # an instance type: GT4.4XLARGE96, p.n1v100.10xlarge
+    family = next((n for n in names if "." not in n), None)
     base = prev.model_dump(exclude_unset=True, exclude={"ask", "families", "gpus"}) if prev is not None else {}
     out: dict[str, object] = {**base, "ask": ask, "question": "catalog", "asked": f.asked}
     out.update({k: v for k, v in (("gpu", gpus[0] if gpus else None), ("instance", instance),
@@ -257,6 +288,12 @@ def _route(a: Ask) -> CatalogArgs:
     elif ask == "fact":
         out.update({"fact": f.fact, "exact": f.setup.hardware.gpu_memory_gb is not None,
                     "place": f.region if f.fact == "regions" else None})
+    if ask in ("price", "instances", "breakeven", "spot") and family and hw.gpu_count and not instance:
+        out["min_cards"] = hw.gpu_count  # 'gn10xp 8卡那个': the family's size with that many cards
+    if ask == "breakeven":
+        hours = f.constraints.usage_hours_per_month or (730.0 if f.asked == "savings" else None)
+        out.update({"hours_per_month": hours, "units": hw.nodes or 1,
+                    "total_gpus": hw.gpu_count if not hw.nodes else None})
     return CatalogArgs.model_validate(out)
 
 
@@ -271,10 +308,10 @@ def _lang(ph: Phrases) -> str:
 def _p(p: dict[str, Any], ph: Phrases) -> str:
     """'¥28.64/小时（页面未注明日期 · 抓取于 2026-12-01 · 官方）'."""
     lang = _lang(ph)
-    when = price_date(p.get("as_of"), p.get("captured"), lang)
+    when = price_when(p, lang)
     price = (f"¥{p['price_low_cny']:,.2f}–{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
     return str(ph["cat_price"]).format(price=price, unit=per_unit(p["unit"], lang), date=when,
-                                       confidence=confidence_label(p["confidence"], lang))
+                                       confidence=confidence_label(p["confidence"], lang)) + newer_price_text(p, lang)
 
 
 def _row_line(r: dict[str, Any], ph: Phrases) -> str:
@@ -284,7 +321,9 @@ def _row_line(r: dict[str, Any], ph: Phrases) -> str:
         str(ph["cat_price_reference"]).format(price=_p(refs[0], ph)) if refs else "")
     return str(ph["cat_row"]).format(cloud=_cloud(r["cloud"], ph), instance=r["instance_type"],
                                      count=f"{r['gpu_count']:g}", gpu=r["gpu"], mem=f"{r['gpu_memory_gib']:g}",
-                                     vcpus=r["vcpus"], ram=f"{r['memory_gib']:g}",
+                                     vcpus=r["vcpus"] if r["vcpus"] is not None else unpublished(_lang(ph)),
+                                     ram=f"{r['memory_gib']:g}" if r["memory_gib"] is not None
+                                     else unpublished(_lang(ph)),
                                      net=f"{r['network_gbps']:g} Gbps" if r.get("network_gbps") else "—",
                                      rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
 
@@ -295,12 +334,16 @@ def _family_line(f: dict[str, Any], ph: Phrases) -> str:
     return str(ph["cat_family_item"]).format(
         family=f["family"], cloud=_cloud(f["cloud"], ph), gpus="/".join(f["gpus"]), mem=f"{f['gpu_memory_gib']:g}",
         cards=cards, rdma=ph["cat_rdma"] if f["rdma"] else "",
-        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—", vcpus=f["vcpus"],
-        ram=f"{f['memory_gib']:g}", per=per)
+        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—",
+        vcpus=f["vcpus"] if f["vcpus"] is not None else unpublished(_lang(ph)),
+        ram=f"{f['memory_gib']:g}" if f["memory_gib"] is not None else unpublished(_lang(ph)), per=per)
 
 
 def _first(art: dict[str, Any], ph: Phrases) -> str:
     ask, rows = art["ask"], art.get("rows") or []
+    if art.get("family_info"):  # named by the cloud's documents, nothing else published: say so, with the source
+        fi = art["family_info"]
+        return f"{fi['note_zh'] if _lang(ph) == 'zh' else fi['note']} {fi['source']}"
     subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
     where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
     if not rows and ask not in ("offer", "side_by_side", "families", "fact"):
@@ -416,7 +459,7 @@ def _summary(o: CatalogAnswer) -> str:
         return fact_summary(o.fact or {}, o.gpu)
     head = f"{o.ask}: {o.answer or 'none'}; {o.matched} rows"
     rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
-        f"{b} ¥{p.price_cny:g}/{p.unit} ({price_date(p.as_of, p.captured, 'en')}, {p.confidence})"
+        f"{b} ¥{p.price_cny:g}/{p.unit} ({price_when(p, 'en')}, {p.confidence})"
         for b, p in r.prices.items()) for r in o.rows[:5])
     return f"{head}. {rows}"[:2000]
 

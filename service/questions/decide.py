@@ -75,6 +75,10 @@ def question_type(frame: Frame) -> str:
         return "diagnose"  # '一个epoch要20小时正常吗' read as a time question about a run that happened
     if asked == "time" and measured_baseline(frame):
         return "savings"  # a ratio: the measured run scaled to the other setup
+    if asked in ("winner", "savings") and not has_model(frame) and (
+            frame.compared in ("billing", "instance") or frame.fact in ("break_even", "spot", "billing")
+            or frame.names or frame.constraints.usage_hours_per_month):
+        return "catalog"  # billing or instances weighed with no job: '包月还是按量', 'GN10X 和 GN10Xp 哪个便宜'
     if asked == "winner":
         return "compare"
     if asked == "savings":

@@ -65,8 +65,8 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
             return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
         return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
                                            billing=_name(ph, "billing_names", str(c.billing)))
-    if asked == "host" and answer.host is not None:
-        h = answer.host
+    if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
+        h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
         return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
                                            ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
                                            have_ram=_n(c.memory_gib * c.nodes))
@@ -91,6 +91,11 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
         return None  # it does not start: the verdict is the answer, whatever was asked
+    clouds = answer.workload.clouds
+    if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
+        return _ph(ph, "srv_not_rented").format(  # 'and on JD Cloud?' for a card that cloud does not rent
+            clouds="、".join(_name(ph, "cloud_names", c) for c in clouds) if _zh(ph)
+            else " or ".join(_name(ph, "cloud_names", c) for c in clouds), gpu=inf.gpu_name)
     if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
         return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
     if asked == "cost":
@@ -148,12 +153,30 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     return None
 
 
+def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
+    from service.questions.catalog import CatalogAnswer
+
+    if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
+        return None
+    p = answer.breakeven.pairs[0]
+    if p.winner is None or p.on_demand_month_cny is None or p.monthly_month_cny is None:
+        return None
+    units = f"{p.units} × " if p.units and p.units > 1 else ""
+    fields = {"od": _n(p.on_demand_month_cny), "mo": _n(p.monthly_month_cny), "be": _n(p.break_even_hours),
+              "hours": f"{p.hours_per_month or 0:g}", "save": _n(abs(p.saving_month_cny or 0.0)),
+              "what": f"{_name(ph, 'cloud_names', p.cloud)} {units}{p.instance_type}"}
+    if asked == "savings":
+        key = "bill_saves" if p.winner == "monthly" else "bill_costs_more"
+        return _ph(ph, key).format(**fields)
+    return _ph(ph, "bill_monthly" if p.winner == "monthly" else "bill_on_demand").format(**fields)
+
+
 def lead(answer: AnswerBase, ph: Phrases) -> str | None:
     """The line that answers `answer.asked` first, when the type's own first line answers something else."""
     asked = answer.asked
     if not asked:
         return None
-    for part in (_plan, _serving, _fit):
+    for part in (_plan, _serving, _fit, _catalog):
         line = part(answer, asked, ph)
         if line:
             return line

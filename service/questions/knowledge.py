@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from service.catalog.queries import find_instance, resolve_gpu
 from service.catalog.schema import GpuSpec
 from service.errors import AdvisorError
-from service.labels import price_date
+from service.labels import price_when
 from service.lexicon.data import lexicon
 from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
@@ -60,6 +60,8 @@ class FactRow(Part):
     as_of: str | None = None
     captured: str | None = None
     price_source: str | None = None
+    content_as_of: str | None = None
+    content_basis: str | None = None
 
 
 class BillingRuleRow(Part):
@@ -300,8 +302,7 @@ def render_fact(art: dict[str, Any], ph: Phrases) -> str:
             return str(t["price_yes"]).format(gpu=gpu or r["gpu"], cloud=ph["cloud_names"].get(r["cloud"], r["cloud"]),
                                               instance=r["instance_type"], price=f"{r['price_cny']:,.2f}",
                                               per=f"{r['per_gpu_hour_cny']:,.2f}", count=f"{r['gpu_count']:g}",
-                                              as_of=price_date(r.get("as_of"), r.get("captured"),
-                                                                       "zh" if ph["hours_unit"] == "小时" else "en"))
+                                              as_of=price_when(r, "zh" if ph["hours_unit"] == "小时" else "en"))
         if art["answer"] == "on_request":
             return str(t["price_on_request"]).format(gpu=gpu, instances=_instances(art["on_request"], ph))
         return str(t["price_no"]).format(gpu=gpu, cloud=clouds)

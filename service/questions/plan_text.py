@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from service.catalog.schema import LINK_NAME, SOFTWARE_STACK
-from service.labels import autolink, confidence_label, mfu_basis, per_unit, price_date, public_source
+from service.labels import (
+    autolink,
+    confidence_label,
+    host_text,
+    mfu_basis,
+    per_unit,
+    price_when,
+    public_source,
+    unpublished,
+)
 
 Artifact = dict[str, Any]
 
@@ -48,7 +57,7 @@ def _pick_rows(plan: Artifact, ph: Artifact) -> list[str]:
         nodes = f" × {c['nodes']}" if c["nodes"] > 1 else ""
         rows.append(
             f"| {ph['cloud_names'][cloud]} | {itype}{nodes} | {c['gpu_count']:g} × {c['gpu_name']} | "
-            f"{c['vcpus']} / {c['memory_gib']:g} GiB | {_label(c, ph)} | "
+            f"{host_text(c['vcpus'], c['memory_gib'], _lang(ph))} | {_label(c, ph)} | "
             f"{c['memory_per_gpu_gib']} / {c['gpu_memory_gib']:g} GiB | {_n(c['training_hours'])} {ph['hours_unit']} | "
             f"{ph['billing_names'].get(c['billing'], c['billing'])} | {_money(c['total_cost_cny'], ph)} |")
     return rows
@@ -89,7 +98,7 @@ def _cost(c: Artifact, ph: Artifact) -> list[str]:
     for billing, line in lines.items():
         p = line["price"]
         fields = {"billing": ph["billing_names"][billing], "price": _price(p, ph),
-                  "source": public_source(p["source"], p["confidence"], _lang(ph)), "as_of": price_date(p.get("as_of"), p.get("captured"), _lang(ph)),
+                  "source": public_source(p["source"], p["confidence"], _lang(ph)), "as_of": price_when(p, _lang(ph)),
                   "confidence": confidence_label(p["confidence"], _lang(ph))}
         # compared with the mode the plan chose (or on-demand when it chose monthly): what the reader would pay
         cheaper = lines.get(c["billing"] if c["billing"] != "monthly" else "on_demand")
@@ -152,9 +161,13 @@ def _host(c: Artifact, ph: Artifact) -> list[str]:
     if not h:
         return []
     ok = h["vcpu_ok"] and h["ram_ok"]
-    out = [str(ph["host_line"]).format(instance=c["instance_type"], vcpus=c["vcpus"], ram=f"{c['memory_gib']:g}",
-                                       vpg=f"{h['vcpu_per_gpu']:g}", need=h["ram_recommended_gib"],
-                                       verdict=ph["host_ok"] if ok else ph["host_low"])]
+    gone = unpublished(_lang(ph))  # a family known only from sightings: its host is not published
+    out = [str(ph["host_line"]).format(instance=c["instance_type"], vcpus=gone if c["vcpus"] is None else c["vcpus"],
+                                       ram=gone if c["memory_gib"] is None else f"{c['memory_gib']:g}",
+                                       vpg=gone if h["vcpu_per_gpu"] is None else f"{h['vcpu_per_gpu']:g}",
+                                       need=h["ram_recommended_gib"],
+                                       verdict=gone if None in (h["vcpu_ok"], h["ram_ok"]) else
+                                       ph["host_ok"] if ok else ph["host_low"])]
     if h["nodes"] > 1:
         key = "net_multi_rdma" if h["rdma"] else "net_multi_tcp"
         out.append(str(ph[key]).format(nodes=h["nodes"], link=h["interconnect"]))
@@ -229,12 +242,14 @@ def gpu_fact(g: Artifact, ph: Artifact) -> str:
 def instance_fact(i: Artifact, ph: Artifact) -> str:
     lang = _lang(ph)
     prices = "; ".join(f"{ph['billing_names'][p['billing']]} ¥{p['price_cny']:,.2f}{per_unit(p['unit'], lang)} "
-                       f"({confidence_label(p['confidence'], lang)}, {price_date(p.get('as_of'), p.get('captured'), lang)})"
+                       f"({confidence_label(p['confidence'], lang)}, {price_when(p, lang)})"
                        for p in i["prices"]
                        if not p["region"])
     return str(ph["instance_fact"]).format(instance=i["instance_type"], cloud=ph["cloud_names"][i["cloud"]],
-                                      gpus=f"{i['gpu_count']:g} × {i['gpu']}", vcpus=i["vcpus"],
-                                      ram=f"{i['memory_gib']:g}", prices=prices or "—")
+                                      gpus=f"{i['gpu_count']:g} × {i['gpu']}",
+                                      vcpus=i["vcpus"] if i["vcpus"] is not None else unpublished(lang),
+                                      ram=f"{i['memory_gib']:g}" if i["memory_gib"] is not None else unpublished(lang),
+                                      prices=prices or "—")
 
 
 def render_scope(ph: Artifact, other_clouds: list[str], lang: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from service.labels import price_date
+from service.labels import price_when
 from service.planner.lenient import catalog_for
 from service.planner.questions.fit import gpu_for
 from service.planner.serving_inference import InferenceResult, inference
@@ -326,7 +326,7 @@ def summary(o: ServingAnswer) -> str:
         by_type = {c.instance_type: c for c in plan.candidates}
         for cloud, itype in plan.picks.items():
             c = by_type[itype]
-            dated = (f" (price {price_date(c.price.as_of, c.price.captured, 'en')}, {c.price.confidence})"
+            dated = (f" (price {price_when(c.price, 'en')}, {c.price.confidence})"
                      if c.price is not None else "")
             cost = ("price on request" if c.cost_per_month_cny is None else
                     f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, "

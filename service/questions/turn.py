@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
+from service.catalog.unsized import unsized_index
 from service.errors import AdvisorError, InvalidInputError, validation_line
 from service.frame import Frame
 from service.questions import knowledge
@@ -116,17 +117,23 @@ class Names:
 
     def __init__(self, catalog: Catalog) -> None:
         self.models = {k: m.id for k, m in model_index(catalog.models).items()}
+        # releases known but not sized ('DeepSeek-V4-Flash'): read as themselves, refused with the reason downstream
+        self.models.update({k: r.id for k, r in unsized_index().items() if k not in self.models})
         self.gpus = {k: g.id for k, (g, _) in gpu_index(catalog.gpus).items()}
         self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
         self.instance_gpus = {r.instance_type: (r.gpu, r.gpu_count) for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
         families = frozenset({r.family.lower() for r in catalog.instances} |
-                             {r.instance_type.lower() for r in catalog.instances})
+                             {r.instance_type.lower() for r in catalog.instances} |
+                             {f.family.lower() for f in catalog.families})  # named only ('PNV5是什么卡')
         # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
-        names = sorted({re.escape(r.family) for r in catalog.instances}, key=len, reverse=True)
+        names = sorted({re.escape(r.family) for r in catalog.instances} | {re.escape(f.family) for f in catalog.families},
+                       key=len, reverse=True)
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
+        spelled = {f.family.lower(): f.family for f in catalog.families} | {r.family.lower(): r.family
+                                                                            for r in catalog.instances}
         self.reader = Reader(self.models, self.gpus, question_type,
-                             catalog=CatalogNames(families, dict(self.instances)))
+                             catalog=CatalogNames(families, dict(self.instances), spelled))
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""

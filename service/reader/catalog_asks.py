@@ -46,21 +46,22 @@ _SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink",
                "cuda", "rdma")
 
 
-def catalog_names(text: str, families: frozenset[str], instances: Mapping[str, str]) -> tuple[str, ...]:
-    """The catalog's instance types (as the catalog writes them) and families (as written) the text names, in
-    order, each once. `families` are the catalog's families and types in lower case; `instances` maps a
-    normalised instance type to the catalog's spelling."""
+def catalog_names(text: str, families: Mapping[str, str], instances: Mapping[str, str]) -> tuple[str, ...]:
+    """The catalog's instance types and families the text names, as the catalog writes them, in order, each once
+    ('gn10xp 8卡那个' -> GN10Xp). `families` maps a family in lower case to its spelling; `instances` a normalised
+    instance type to the catalog's spelling."""
     found: list[tuple[int, str]] = []
     for m in _TOKEN.finditer(text):
         hit = instances.get(normalize(m.group(0)))
         if hit is not None:
             found.append((m.start(), hit))
-    for m in _FAMILY.finditer(text):
-        word = m.group(0)
+    for m in _TOKEN.finditer(text):
+        word = m.group(0).rstrip(".-")
         low = word.lower()
-        if (low in families or low.split(".", 1)[0] in families) and not any(
-                h.startswith(word) and abs(at - m.start()) < 2 for at, h in found):
-            found.append((m.start(), word))
+        if not any(ch.isdigit() for ch in low) or any(at <= m.start() < at + len(h) for at, h in found):
+            continue
+        if low in families:
+            found.append((m.start(), families[low]))
     return tuple(dict.fromkeys(name for _, name in sorted(found)))
 
 
@@ -92,6 +93,35 @@ def catalog_fact(text: str, gpus: Sequence[str], names: Sequence[str], clouds: S
     if _LIST.search(text):
         return "sells"
     return fact  # a cloud named alone ('那京东云呢') asks what the question before it asked
+
+
+_AROUND_THE_CLOCK = _c(r"24\s*[x×*/]\s*7|24\s*小时(?:不停|不间断|开着|运行)|24h\s*不停|全天候|一直开着|一直跑|常驻|"
+                      r"(?<![A-Za-z])(?:around the clock|round the clock|24/7|always on|non-?stop)(?![A-Za-z])")
+_USAGE = _c(r"(?:每月|每个月|一个月|月均|(?<![A-Za-z])(?:per|a|each)\s+month)[^\d。.!?？\n]{0,8}?(?P<a>\d{1,3}(?:\.\d+)?)\s*"
+            r"(?:个)?\s*(?:小时|h(?:ours?|rs?)?)(?![A-Za-z])"
+            r"|(?P<b>\d{1,3}(?:\.\d+)?)\s*(?:个)?\s*(?:小时|h(?:ours?|rs?)?)\s*(?:/|每|a|per|一个)\s*(?:月|month)")
+_MACHINES = _c(r"(?<![\d.A-Za-z])(?P<n>\d{1,3}|[两二三四五六七八九十]|two|three|four|five|six|seven|eight|ten)\s*(?:台|个实例|(?:x\s*)?(?:machines?|instances?|servers?|boxes)"
+               r"(?![A-Za-z]))")
+_CN = {"两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "two": 2, "three": 3,
+       "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "ten": 10}
+
+
+def usage_hours(text: str) -> float | None:
+    """The hours a month a machine runs: '每月只用100小时', '~400h/month', 'around the clock' (730)."""
+    m = _USAGE.search(text)
+    if m is not None:
+        value = float(m.group("a") or m.group("b"))
+        return value if 0 < value <= 744 else None
+    return 730.0 if _AROUND_THE_CLOCK.search(text) else None
+
+
+def machines(text: str) -> int | None:
+    """Machines (instances) said as such: '两台GN7', '4 台 GN10Xp', 'two machines'."""
+    m = _MACHINES.search(text)
+    if m is None:
+        return None
+    raw = m.group("n")
+    return int(raw) if raw.isdigit() else _CN.get(raw.lower())
 
 
 def needs(text: str) -> tuple[str, ...]:

@@ -98,6 +98,8 @@ _COUNT: list[tuple[re.Pattern[str], Finder]] = [
     (_c(rf"(?<![\d.]){NOT_IN_EXP}(?P<n>\d{{1,4}})[- ](?:gpu|card)s?\b"), _n),
     (_c(rf"{_G}+\s*[x×*]\s*" + NA), _n),
     (_c(r"(?:gpu[_\s]*(?:count|num)|num[_\s]*gpus|卡数|GPU数量?|显卡数量?)\s*(?:[:=：]|为|是)?\s*" + NA), _n),
+    # a follow-up that counts the card already named: 'what about two of them?', '4 of those'
+    (_c(N + r"\s+of\s+(?:them|those|these|it)(?![A-Za-z])"), _n),
 ]
 
 

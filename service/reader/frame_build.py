@@ -41,6 +41,7 @@ class CatalogNames:
 
     families: frozenset[str] = frozenset()
     instances: Mapping[str, str] = field(default_factory=dict)
+    spelled: Mapping[str, str] = field(default_factory=dict)  # a family in lower case -> as the catalog writes it
 
 
 def _model_refs(slots: Mapping[str, Any], parsed: ParsedMessage) -> tuple[ModelRef, ...]:
@@ -76,7 +77,7 @@ def _setup(slots: Mapping[str, Any], parsed: ParsedMessage) -> Setup:
     clouds = slots.get("clouds") or []
     hw = Hardware(gpu=gpus[0] if gpus else None, gpu_memory_gb=slots.get("gpu_memory_gb"),
                   gpu_count=parsed.subject.gpu_count or slots.get("gpu_count"),
-                  cloud=clouds[0] if len(clouds) == 1 else None)
+                  cloud=clouds[0] if len(clouds) == 1 else None, nodes=catalog_asks.machines(parsed.marked))
     return Setup(models=_model_refs(slots, parsed), method=slots.get("method"), objective=slots.get("stage"),
                  knobs=knobs, hardware=hw, outcome=_outcome(slots))
 
@@ -188,7 +189,7 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
     compared, options = _compared(parsed, text)
     gpus = list(parsed.subject.gpus)
     clouds = [c for c in slots.get("clouds") or [] if c in ("tencent", "jdcloud")]
-    names = catalog_asks.catalog_names(text, catalog.families, catalog.instances)
+    names = catalog_asks.catalog_names(text, catalog.spelled, catalog.instances)
     names = tuple(n for n in names if n.upper() not in {g.split("-")[0].upper() for g in gpus})
     fact = catalog_asks.catalog_fact(text, gpus, names, clouds, billings_mentioned(text), slots.get("fact"))
     if fact not in FACTS:
@@ -213,7 +214,8 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
                               billing=slots.get("billing"), objective=objective,
                               gpu_include=tuple(stated.get("gpu_include") or ()),  # type: ignore[arg-type]
                               gpu_exclude=tuple(stated.get("gpu_exclude") or ()),  # type: ignore[arg-type]
-                              needs=catalog_asks.needs(text) if fact == "cheapest" else ())
+                              needs=catalog_asks.needs(text) if fact == "cheapest" else (),
+                              usage_hours_per_month=catalog_asks.usage_hours(text))
     if compared is None and len(methods_mentioned(text)) >= 2:
         compared, options = "method", tuple(methods_mentioned(text))
     lex = lexicon()

@@ -101,6 +101,7 @@ def _observed(setups: list[SetupDraft], asked: SetupDraft) -> dict[str, object] 
         kind = o.kind if o is not None else None
         if o is not None and kind is None and o.status == "oom":
             kind = "oom"
+        kind = {"scaling": "slow", "error": None}.get(kind, kind) if kind else None  # the slots' older vocabulary
         if o is not None and kind is not None:
             out: dict[str, object] = {"kind": kind}
             out.update({k: v for k, v in (("hours", o.hours), ("memory_gb", o.memory_gb), ("util_pct", o.util_pct),

@@ -90,9 +90,12 @@ class FrameReader(Protocol):
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading: ...
 
 
-def _continues(text: str, x: Mapping[str, float]) -> bool:
-    """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own."""
-    return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow")) and not x.get("s:model")
+def _continues(text: str, x: Mapping[str, float], parsed: ParsedMessage) -> bool:
+    """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own (the conversation's
+    model, in the features, is not its own)."""
+    own = {**parsed.question_slots, **parsed.slots}
+    named = any(k in own for k in ("model", "params_b")) or "model_mention" in parsed.extra
+    return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow") or _CONTINUES.search(text)) and not named
 
 
 class Reader:
@@ -142,10 +145,10 @@ class Reader:
         """(P(task), P(asked), the features) of the last message, with the previous turn's frame as the model
         reads it (or, with no earlier text, as the previous turn's type implies)."""
         prev: dict[str, str] | None = None
-        if prev_type in TYPE_FRAME and not turns:
+        if prev_type in TYPE_FRAME:  # the type the previous turn was answered as: surer than re-reading its text
             task, asked = TYPE_FRAME[prev_type]
             prev = {"task": task, "asked": asked}
-        if turns:
+        elif turns:
             x0 = message_features(turns[-1], turns[:-1], self.parse, None, self.families)
             pt0, pa0 = self.model.task.probabilities(x0), self.model.asked.probabilities(x0)
             prev = {"task": max(pt0, key=lambda k: pt0[k]), "asked": max(pa0, key=lambda k: pa0[k])}
@@ -156,11 +159,16 @@ class Reader:
         p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
         parsed, slots = conversation_slots(text, turns, self.parse)
         own = question_slots(parsed)
+        bare = prev_type is not None and _continues(text, x, parsed)
+        follows = (prev_type is not None or bool(turns)) and continues(text, parsed, x, bare)
+        if (turns or prev_type) and not follows:
+            # a new question in a conversation ('H800一小时多少钱' after a plan): read on its own, nothing carried
+            p_task, p_asked, x = self.frame_probabilities(text, (), None)
+            slots = own
         task = max(p_task, key=lambda k: p_task[k])
         asked = max(p_asked, key=lambda k: p_asked[k])
         frame = build_frame(parsed, own, task, asked, self.catalog, text)
         probs, pairs = type_scores(p_task, p_asked, x, frame, self.decide)
-        bare = prev_type is not None and _continues(text, x)
         if prev_type in probs and bare:
             # a follow-up that changes a field ('那京东云呢', 'what about fp8') asks the same question again
             probs = {t: (1 - FOLLOW_WEIGHT) * p + (FOLLOW_WEIGHT if t == prev_type else 0.0) for t, p in probs.items()}
@@ -172,9 +180,7 @@ class Reader:
         if (frame.task, frame.asked) != (task, asked):  # the finders are surer: the type follows them
             top, sure, second, p2 = self.decide(frame), True, top, 0.0
             probs = {top: 1.0, **{k: v for k, v in probs.items() if k != top}}
-        frame = frame.model_copy(update={"unknowns": unknowns_for(top, own),
-                                         "continues": (prev_type is not None or bool(turns))
-                                         and continues(text, parsed, x, bare)})
+        frame = frame.model_copy(update={"unknowns": unknowns_for(top, own), "continues": follows})
         return Reading(text=text, language=parsed.language, parsed=parsed,
                        slots=with_defaults(for_type(slots, top), top), scores=probs, type=top,
                        confidence="sure" if sure else "unsure", alternative=None if sure or p2 < ALSO else second,
@@ -182,8 +188,8 @@ class Reader:
                        bare=bare)
 
 
-_CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
-                        r"instead|same)\b|\binstead\??\s*$", re.IGNORECASE)
+_CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再|用)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
+                        r"instead|same|with|using|use|or)\b|\binstead\??\s*$", re.IGNORECASE)
 
 
 def continues(text: str, parsed: ParsedMessage, x: Mapping[str, float], bare: bool) -> bool:

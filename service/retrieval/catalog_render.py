@@ -13,7 +13,7 @@ import yaml
 
 from service.catalog.loader import Catalog
 from service.catalog.schema import GpuSpec, InstanceRow, PriceRow
-from service.labels import price_date
+from service.labels import price_when, unpublished
 
 QUOTE_LINKS = {
     "tencent": "https://buy.cloud.tencent.com/price/cvm/calculator",
@@ -124,8 +124,9 @@ def _sizes_section(rows: Sequence[InstanceRow], lang: str) -> str:
         net = _num(r.network_gbps) if r.network_gbps is not None else "—"
         stale = " (stale)" if r.stale else ""
         lines.append(
-            f"| {r.instance_type}{stale} | {_gpus(r.gpu_count)} × {r.gpu} | {_num(r.gpu_memory_gib)} | {r.vcpus} "
-            f"| {_num(r.memory_gib)} | {net} | {yes if r.rdma else no} |"
+            f"| {r.instance_type}{stale} | {_gpus(r.gpu_count)} × {r.gpu} | {_num(r.gpu_memory_gib)} | "
+            f"{r.vcpus if r.vcpus is not None else unpublished(lang)} "
+            f"| {_num(r.memory_gib) if r.memory_gib is not None else unpublished(lang)} | {net} | {yes if r.rdma else no} |"
         )
     return "\n".join(lines)
 
@@ -158,8 +159,7 @@ def _price_cell(prices: Sequence[PriceRow], i: int) -> str:
         where = f"{p.region}, " if p.region else ""
         stale = ", stale" if p.stale else ""
         sep = "，" if i == 0 else ", "
-        when = price_date(p.as_of.isoformat() if p.as_of else None, p.captured.isoformat() if p.captured else None,
-                          "zh" if i == 0 else "en")
+        when = price_when(p, "zh" if i == 0 else "en")
         detail = sep.join(x for x in (where.rstrip(", "), CONFIDENCE[p.confidence][i], when) if x) + stale
         value = _num(p.price_cny) if p.price_low_cny is None else f"{_num(p.price_low_cny)}-{_num(p.price_cny)}"
         if p.on_request:  # no public price: the figures are a market reference, never the price

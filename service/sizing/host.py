@@ -27,11 +27,18 @@ class Note:
         return {"code": self.code, "severity": self.severity, "message": self.en, "message_zh": self.zh}
 
 
-def host_notes(vcpus: int, ram_gib: float, gpu_count: float, gpu_memory_gib: float) -> list[Note]:
+def host_notes(vcpus: int | None, ram_gib: float | None, gpu_count: float, gpu_memory_gib: float) -> list[Note]:
+    """Host-resource warnings; a vCPU or RAM figure that is not published (None) says so instead."""
     notes: list[Note] = []
     total_gpu = gpu_count * gpu_memory_gib
     need_ram = RAM_PER_GPU_MEMORY * total_gpu
-    if ram_gib < need_ram:
+    if vcpus is None or ram_gib is None:
+        notes.append(Note(
+            "host_unpublished",
+            "The instance's vCPU and host RAM are not published: confirm them with the cloud before relying on CPU "
+            "offload or data-loader workers.",
+            "该实例的 vCPU 与主机内存未公开：依赖 CPU offload 或数据加载进程数之前，请先向云厂商确认。"))
+    if ram_gib is not None and ram_gib < need_ram:
         notes.append(Note(
             "host_ram_low",
             f"Host RAM {ram_gib:.0f} GiB is below 2x GPU memory ({need_ram:.0f} GiB): keep num_workers and "
@@ -40,7 +47,7 @@ def host_notes(vcpus: int, ram_gib: float, gpu_count: float, gpu_memory_gib: flo
             "谨慎使用 pin_memory，不要把整个数据集读入内存。",
         ))
     gpus = max(1.0, gpu_count)
-    if vcpus < VCPU_PER_GPU * gpus:
+    if vcpus is not None and vcpus < VCPU_PER_GPU * gpus:
         notes.append(Note(
             "vcpu_low",
             f"{vcpus} vCPU for {gpus:g} GPU(s) is under 8 per GPU: data loading may starve the GPUs; "

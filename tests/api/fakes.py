@@ -6,7 +6,15 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from service.assistant.types import AskResult, Citation, Language, SessionInfo, SessionMessage, StreamEvent
+from service.assistant.types import (
+    AskResult,
+    Citation,
+    Language,
+    SessionInfo,
+    SessionMessage,
+    SessionPage,
+    StreamEvent,
+)
 from service.errors import AdvisorError
 from service.retrieval.types import Passage
 
@@ -74,6 +82,9 @@ class FakeAssistant:
             yield StreamEvent(type="token", text=tok)
         yield StreamEvent(type="final", data=self._result(sid).model_dump())
 
+    def check_request_id(self, message: str, session_id: str | None = None, **kwargs: object) -> None:
+        """The fake keeps no request ids: nothing to refuse (the real one: tests/api/test_idempotency.py)."""
+
     def has_session(self, session_id: str, owner: str | None = None) -> bool:
         return self._visible(session_id, owner)
 
@@ -84,6 +95,17 @@ class FakeAssistant:
         if not self._visible(session_id, owner):
             raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
         return []
+
+    def session_page(self, session_id: str, owner: str | None = None, *, limit: int = 50,
+                     before: int | None = None, detail: str = "compact") -> SessionPage:
+        """The turns this fake answered in the session, as messages (a page of them, like the store's)."""
+        if not self._visible(session_id, owner):
+            raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
+        top = min(self.sessions[session_id].turns + 1, before or 2**62)
+        numbers = list(range(max(1, top - limit), top))
+        messages = [SessionMessage(role=role, content=f"turn {n}", turn=n, created_at="t")
+                    for n in numbers for role in ("user", "assistant")]
+        return SessionPage(messages=messages, next_before=numbers[0] if numbers and numbers[0] > 1 else None)
 
     def rename_session(self, session_id: str, title: str, owner: str | None = None) -> SessionInfo:
         info = self.sessions[session_id].model_copy(update={"title": title})

@@ -107,5 +107,5 @@ def test_a_store_from_before_keeps_its_sessions_readable(settings: Settings, cat
         store = real.app.state.resources.assistant.get().sessions  # type: ignore[attr-defined]
         assert store.feedback_counts() == {"unknown": {"up": 1, "down": 0}}
     version = sqlite3.connect(path).execute("SELECT value FROM advisor_meta WHERE key='schema_version'").fetchone()
-    assert version == ("2",)
+    assert version == ("3",)
 

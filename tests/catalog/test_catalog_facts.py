@@ -55,8 +55,8 @@ def test_every_instance_has_a_price_or_is_on_request(catalog) -> None:
     # A row with no price row at all is "price on request" (the H800 HCC family): the planner still sizes it.
     priced = {p.instance_type for p in catalog.prices if not p.on_request}
     unpriced = {r.instance_type for r in catalog.instances} - priced
-    assert unpriced == {"HCCPNV5", "HCCPNV4sn", "HCCG5vm", "GN7vw.LARGE16", "GN7vw.2XLARGE32", "GN7vw.4XLARGE64",
-                        "cps.gpu.1", "cps.gpu.2"}
+    assert unpriced == {"HCCPNV5", "HCCPNV4sn", "HCCPNV4h", "HCCG5v.24XLARGE384", "HCCG5vm", "BMGNV4", "BMG5v",
+                        "BMG5t", "GN7vw.LARGE16", "GN7vw.2XLARGE32", "GN7vw.4XLARGE64", "cps.gpu.1", "cps.gpu.2"}
 
 
 def test_a10_has_no_fp8(catalog) -> None:

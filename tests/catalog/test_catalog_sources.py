@@ -1,5 +1,5 @@
-"""Sources users can open: every catalog source is a public URL or knowledge/sources.md#KEY; nothing points at
-internal notes; sources.md lists each source once."""
+"""Sources users can open: every catalog source is one public URL (issue 39: a repository path or a key in
+sources.md is not a source a user can open); nothing points at internal notes; sources.md lists each source once."""
 
 from __future__ import annotations
 
@@ -19,14 +19,11 @@ def _all_sources(catalog: Catalog) -> list[tuple[str, str]]:
             + [(f"rule {b.family}", b.source) for b in catalog.billing_rules])
 
 
-def test_every_row_source_is_a_public_url_or_a_key_in_sources_md(catalog: Catalog) -> None:
+def test_every_row_source_is_a_public_url_listed_in_sources_md(catalog: Catalog) -> None:
     for what, src in _all_sources(catalog):
-        m = KEY.match(src)
-        if m:
-            assert f'<a id="{m.group(1)}"></a>' in SOURCES_MD, (what, src)
-        else:
-            assert re.fullmatch(r"https?://\S+", src), (what, src)  # one address, no prose
-            assert src in SOURCES_MD, (what, src)  # listed once with its title and date
+        assert not KEY.match(src), (what, src)  # our own file is not where a user can check a price
+        assert re.fullmatch(r"https?://\S+", src), (what, src)  # one address, no prose
+        assert src in SOURCES_MD, (what, src)  # listed once with its title and date
 
 
 def test_nothing_points_at_internal_notes() -> None:

@@ -75,14 +75,12 @@ def test_documents_set_on_request_candidates_aside_with_a_note(catalog) -> None:
     assert any(n.code == "price_on_request" and "价格需询价" in n.message_zh for n in view.notes)
 
 
-def test_a_published_price_wins_a_near_tie_with_an_estimate(catalog) -> None:
-    # The guide's example on A100 40GB: GT4 at its ¥28.64/GPU-h list price and an 8 x A100 HCC node at its
-    # estimated on-demand price (monthly ÷ 720 × 1.4) cost within 3 %: the published price ranks first. (On all
-    # GPUs the A10 now leads: every option is within its estimate's expected error of the card, so none pays the
-    # tight premium over another.)
+def test_a_published_price_ranks_before_a_node_with_no_public_price(catalog) -> None:
+    # On A100 40GB: GT4 at its list price, and an 8 x A100 HCC node whose only price was a non-public sheet (issue
+    # 39): now "price on request" beside a market reference, sized like any other and ranked after the priced one.
     r = run(catalog, model="Qwen2-7B", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
     top, hcc = r.candidates[0], next(c for c in r.candidates if c.inst.instance_type == "HCCPNV4h")
     assert top.inst.family == "GT4" and top.cost is not None and top.cost.price.confidence == "official"
     assert r.candidates.index(hcc) > r.candidates.index(top)
-    assert hcc.cost is not None and hcc.cost.price.confidence == "estimate"
-    assert hcc.total_cny < top.total_cny <= hcc.total_cny * 1.03
+    assert hcc.cost is None and hcc.quote is not None and hcc.quote.reference is not None
+    assert hcc.quote.reference.anchor == "GT4.41XLARGE948 on_demand"

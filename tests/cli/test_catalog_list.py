@@ -8,6 +8,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import typer
@@ -66,10 +67,15 @@ def test_the_table_at_80_and_100_columns(app: typer.Typer, at80: io.StringIO, ar
         assert "price on request" in text and "https://buy.cloud.tencent.com" in text
 
 
-def test_an_undated_page_says_when_it_was_captured(app: typer.Typer, at80: io.StringIO) -> None:
+def test_an_undated_page_says_its_age_and_when_it_was_captured(app: typer.Typer, at80: io.StringIO) -> None:
+    # issue 39: the 价格总览 page's prices are about 2021 (it lists GT4, not PNV4), read 2026-12-01
     run(app, "--gpu", "A100", "--cloud", "tencent", "--billing", "on_demand")
-    flat = " ".join(at80.getvalue().split())
-    assert "page undated · captured 2026-12-01 · official" in flat
+    lines = at80.getvalue().splitlines()
+    head = next((line for line in lines if "on-demand ¥" in line), "")  # a table: read the price column alone
+    col = head.index("on-demand ¥") if head else 0
+    flat = " ".join(" ".join(line[col:] for line in lines).split())
+    assert ("list price from a ~2021 price page; it may have changed, check the cloud's official price calculator "
+            "· captured 2026-12-01 · official") in flat
 
 
 @pytest.mark.parametrize(("args", "named"), [
@@ -82,3 +88,16 @@ def test_an_undated_page_says_when_it_was_captured(app: typer.Typer, at80: io.St
 def test_bad_values_are_one_line_naming_the_option(app: typer.Typer, args: list[str], named: str) -> None:
     result = CliRunner().invoke(app, ["catalog", "list", *args])
     assert result.exit_code == 2 and named in result.output
+
+
+@pytest.mark.parametrize(("instance", "year"), [("GN7.2XLARGE32", 2021), ("GT4.4XLARGE96", 2021),
+                                                ("p.n1v100.2xlarge", 2018)])
+def test_catalog_show_says_an_old_list_price_s_age(cli: Any, instance: str, year: int) -> None:
+    # issue 39: `catalog show` of an instance whose only official price is on an old list page
+    out = json.loads(cli("catalog", "show", instance, "--json").stdout)
+    listed = next(p for p in out["prices"] if p["billing"] == "on_demand" and p["confidence"] == "official")
+    assert listed["date_en"].startswith(f"list price from a ~{year} price page; it may have changed, check the "
+                                        "cloud's official price calculator")
+    assert listed["date_zh"].startswith(f"刊例价来自约 {year} 年的价格页，可能已调整，请以官网价格计算器为准")
+    plain = " ".join(cli("catalog", "show", instance).stdout.split())
+    assert f"list price from a ~{year} price page" in plain

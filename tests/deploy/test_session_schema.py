@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.assistant.db import PostgresDatabase
+from service.assistant.postgres import PostgresDatabase
 from service.assistant.sessions import SessionStore, TurnRecord
 from tests.deploy.postgres import PgServer, find_pg_bin, start_postgres
 
@@ -54,6 +54,6 @@ def test_a_v1_store_on_postgres_is_rekeyed_and_keeps_everything(postgres: PgServ
         assert not store.exists(sid, "client:carol")
         store.append(sid, "client:carol", TurnRecord(user="我的问题", assistant="回答"))
         assert [len(store.turns(sid, who)) for who in ("client:first", "client:carol")] == [1, 1]
-        assert db.execute("SELECT value FROM advisor_meta WHERE key='schema_version'") == [("2",)]
+        assert db.execute("SELECT value FROM advisor_meta WHERE key='schema_version'") == [("3",)]
     finally:
         db.close()

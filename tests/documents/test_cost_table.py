@@ -8,7 +8,7 @@ import pytest
 
 from service.documents import fmt
 from service.documents.cost_table import render_cost_table
-from service.labels import price_date
+from service.labels import price_when
 
 
 @pytest.mark.parametrize("lang, header", [("zh", "价格来源"), ("en", "Price source")])
@@ -20,7 +20,7 @@ def test_one_row_per_candidate(plans: dict[str, Any], lang: str, header: str) ->
     assert len(lines) == 2 + len(priced)
     for line, c in zip(lines[2:], priced, strict=True):
         assert c["instance_type"] in line and fmt.cny(c["total_cost_cny"]) in line
-        shown = price_date(c["price"]["as_of"], c["price"].get("captured"), lang)  # or 'page undated · captured'
+        shown = price_when(c["price"], lang)  # the content's age and when it was read (issue 39)
         assert shown in line and fmt.num(c["training_hours"]) in line
 
 

@@ -13,7 +13,7 @@ from service.catalog.loader import Catalog
 from service.documents import fmt
 from service.documents.errors import DocumentInputError
 from service.documents.request import render_request_docx, render_request_markdown
-from service.labels import mfu_basis, price_date, public_source
+from service.labels import mfu_basis, price_when, public_source
 from service.planner.strategy import OFFLOAD_SLOWDOWN
 
 from .conftest import pick
@@ -50,7 +50,7 @@ def test_figures_equal_the_plan(plan_name: str, plans: dict[str, Any]) -> None:
     assert f"**{top['memory']['per_gpu_gib']:.2f} GiB**" in md
     assert f"**{fmt.num(top['training_hours'])} 小时**" in md
     # the price's source as a reader sees it: public addresses, none of our working notes
-    assert public_source(top["price"]["source"], top["price"]["confidence"], "zh") in md and price_date(top["price"]["as_of"], top["price"].get("captured"), "zh") in md
+    assert public_source(top["price"]["source"], top["price"]["confidence"], "zh") in md and price_when(top["price"], "zh") in md
     assert "shared/" not in md and not re.search(r"\bid \d{6,}", md)
     for cloud in p["picks"]:  # the comparison table carries every cloud's pick and its total
         c = pick(p, cloud)
@@ -169,13 +169,22 @@ def test_cloud_without_a_pick_is_named(plans: dict[str, Any]) -> None:
 def test_the_document_says_why_the_pick_beats_the_cheaper_option(catalog: Catalog, lang: str) -> None:
     # Regression: the approval document said the pick ranks first ("cheapest") and then listed a cheaper option
     # without the reason the page gives (the plan's pick_reasons: here the cheaper one is tight on memory)
+    # a cheaper option that is tight on memory, set explicitly (the shipped prices move with their sources, issue 39)
+    from dataclasses import replace
+
+    from service.catalog.schema import PriceRow
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
     from service.workload import Workload
 
     from .conftest import TODAY
 
-    p = plan_to_dict(plan(Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000), catalog, today=TODAY))
+    tight = PriceRow(instance_type="GNV4v.3XLARGE58", billing="on_demand", price_cny=5.74, unit="hour",
+                     source="https://example.com/test", as_of=TODAY, confidence="estimate", anchor="a test figure")
+    catalog = replace(catalog, prices=tuple(x for x in catalog.prices if not (
+        x.instance_type == "GNV4v.3XLARGE58" and x.billing == "on_demand")) + (tight,))
+    p = plan_to_dict(plan(Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000), catalog,
+                          today=TODAY))
     why = p["pick_reasons"]["tencent"]
     assert why["instance_type"] == p["picks"]["tencent"] and p["alternatives"]["cheaper"] == why["cheapest"]
     reason = why["message_zh"] if lang == "zh" else why["message"]

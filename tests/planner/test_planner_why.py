@@ -24,11 +24,24 @@ def option(name: str, cny: float, hours: float, confidence: str = "official", *,
                            cost=SimpleNamespace(price=SimpleNamespace(confidence=confidence)))
 
 
-def test_the_guide_example_says_the_cheaper_option_is_tight_on_memory(catalog) -> None:
-    # QLoRA: the cheapest A10 is within its estimate's expected error of the card (the verdict's band, from the
-    # class's measured runs); the pick fits clear of it. (The LoRA guide example is tight on every A10 and
-    # A100 40GB now: its class reads ±14 %, more than their 9 % margins.)
-    d = plan_to_dict(plan(Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000), catalog,
+def _with_estimate(catalog: Any, instance: str, cny_per_hour: float) -> Any:
+    """The shipped catalog with one instance's on-demand price replaced by an estimate (the situation a test needs,
+    set explicitly: the shipped prices move with their sources, issue 39)."""
+    from dataclasses import replace
+
+    from service.catalog.schema import PriceRow
+
+    row = PriceRow(instance_type=instance, billing="on_demand", price_cny=cny_per_hour, unit="hour",
+                   source="https://example.com/test", as_of=TODAY, confidence="estimate", anchor="a test figure")
+    kept = tuple(p for p in catalog.prices if not (p.instance_type == instance and p.billing == "on_demand"))
+    return replace(catalog, prices=kept + (row,))
+
+
+def test_a_cheaper_option_tight_on_memory_is_named(catalog) -> None:
+    # QLoRA: a half A10 slice (GNV4v.3XLARGE58, 12 GB) made the cheapest is within its estimate's expected
+    # error of the card (the verdict's band, from the class's measured runs); the pick fits clear of it
+    cat = _with_estimate(catalog, "GNV4v.3XLARGE58", 5.74)
+    d = plan_to_dict(plan(Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000), cat,
                           today=TODAY))
     reason = d["pick_reasons"]["tencent"]
     assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "cheaper_tight"
@@ -40,8 +53,12 @@ def test_the_guide_example_says_the_cheaper_option_is_tight_on_memory(catalog) -
 
 
 def test_a_published_price_beats_an_estimate_within_three_percent(catalog) -> None:
-    w = Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
-    d = plan_to_dict(plan(w, catalog, today=TODAY))
+    # an 8 x A100 HCC node estimated 2 % under GT4's list price: the published price ranks first, and says why.
+    # QLoRA: a LoRA run there reads tight (9 % margin against the multi-GPU LoRA classes' ±19.8 % since a third
+    # LoRA source was held out), which is the cheaper_tight reason, not this one
+    cat = _with_estimate(catalog, "HCCPNV4h", 226.0)
+    w = Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
+    d = plan_to_dict(plan(w, cat, today=TODAY))
     reason = d["pick_reasons"]["tencent"]
     assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "published_price"
     by_type = {c["instance_type"]: c for c in d["candidates"]}

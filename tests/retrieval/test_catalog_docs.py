@@ -18,8 +18,10 @@ def test_one_document_per_family_and_language(config: RetrievalConfig) -> None:
     for word in ("腾讯云", "显卡", "显存", "按量计费", "包月", "价格", "PNV4.7XLARGE116", QUOTE_LINKS["tencent"]):
         assert word in zh
     en = (out / "tencent-pnv4.en.md").read_text(encoding="utf-8")
-    assert "| PNV4.7XLARGE116 | 10.5 (estimate, 2026-01-01) | 4750 (estimate, 2026-01-01) |" in en  # one column per billing
-    assert "| PNV4.7XLARGE116 | 10.5（估算，2026-01-01） | 4750（估算，2026-01-01） |" in zh
+    # one column per billing, each price with its date (and, older than price_max_age_days, that it may have changed)
+    old_en, old_zh = "; it may have changed, check the cloud's official price calculator", "，可能已调整，请以官网价格计算器为准"
+    assert f"| PNV4.7XLARGE116 | 10.5 (estimate, 2026-01-01{old_en}) | 4750 (estimate, 2026-01-01{old_en}) |" in en
+    assert f"| PNV4.7XLARGE116 | 10.5（估算，2026-01-01{old_zh}） | 4750（估算，2026-01-01{old_zh}） |" in zh
     assert "FP8: no" in en and "NVLink: none (PCIe Gen4)" in en
     assert "midpoint of the A10 range" in en  # price provenance note
     assert QUOTE_LINKS["jdcloud"] in (out / "jdcloud-p.n1p40.en.md").read_text(encoding="utf-8")

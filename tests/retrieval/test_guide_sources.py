@@ -75,7 +75,8 @@ def test_the_checks_catch_what_they_guard_against() -> None:
     assert _problem("shared/reference/gpus.md#1-main-table") == "internal notes"
     assert _problem("knowledge/catalog/nope.csv") == "no such file in the repository"
     assert _problem("knowledge/sources.md#NOT-A-KEY") == "no such key in knowledge/sources.md"
-    assert _problem("knowledge/sources.md#PNV5B") is None
+    assert _problem("knowledge/sources.md#PNV5B") == "no such key in knowledge/sources.md"  # removed (issue 39)
+    assert _problem("knowledge/sources.md") is None
     assert _problem("https://arxiv.org/abs/2205.05198") is None
     assert NOTE_NAME.search("(QLoRA paper; sizing.md A5)") and NOTE_NAME.search("| clouds.md §6 |")
     assert not NOTE_NAME.search("knowledge/sources.md#PNV5B") and not NOTE_NAME.search("docs/catalog-sync.md")

@@ -18,6 +18,10 @@ class FakeSessionNotFound(AdvisorError):
     code = "session_not_found"
 
 
+class FakeSessionFull(AdvisorError):
+    code = "session_full"
+
+
 def candidate(cloud: str, itype: str, gpu: str, count: int, hours: float, cost: float, **extra: Any) -> dict[str, Any]:
     return {"cloud": cloud, "instance_type": itype, "gpu": gpu, "gpu_count": float(count), "nodes": 1, "vcpus": 16,
             "memory_gib": 96.0, "strategy": {"label": "LoRA r8 + BF16"}, "memory_per_gpu_gib": 30.12,
@@ -66,6 +70,7 @@ class FakeAssistant:
     answer_zh: str = ANSWER_ZH
     serving_plan: dict[str, Any] | None = None  # set: every answer is this serving answer (SERVING_ZH's text)
     sessions: dict[str, int] = field(default_factory=dict)  # session id -> turns
+    max_turns: int = 0  # a session holding this many turns refuses the next (0: no cap)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
     ratings: list[tuple[str, int, str, str, str]] = field(default_factory=list)  # (session, turn, rating, rater, src)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -79,6 +84,8 @@ class FakeAssistant:
             raise self.fail_with
         if session_id is not None and session_id not in self.sessions:
             raise FakeSessionNotFound(f"Unknown session '{session_id}'.")
+        if session_id is not None and self.max_turns and self.sessions[session_id] >= self.max_turns:
+            raise FakeSessionFull(f"Session '{session_id}' has {self.max_turns} turns.", "Start a new chat.")
         sid = session_id or uuid.uuid4().hex
         self.sessions[sid] = self.sessions.get(sid, 0) + 1
         zh = bool(re.search(r"[\u4e00-\u9fff]", message))

@@ -175,6 +175,19 @@ def test_unknown_session_starts_a_new_one(slack: SlackHarness, assistant: FakeAs
     assert len(slack.stub.to("chat.stopStream")) == 2
 
 
+def test_a_full_session_goes_on_in_a_new_one_for_the_thread(slack: SlackHarness, assistant: FakeAssistant) -> None:
+    assistant.max_turns = 2
+    slack.event(mention(ts="10.1"))
+    slack.event(mention("<@UBOT> 预算改成每月¥2000", ts="10.2", thread_ts="10.1"))
+    slack.event(mention("<@UBOT> 换成京东云", ts="10.3", thread_ts="10.1"))  # the thread's session is full
+    slack.event(mention("<@UBOT> 预算改成每月¥4000", ts="10.4", thread_ts="10.1"))
+    first = assistant.asked[0][1], assistant.asked[1][1]
+    assert first[0] is None and first[1] is not None
+    assert assistant.asked[2] == ("换成京东云", first[1]) and assistant.asked[3] == ("换成京东云", None)
+    assert assistant.asked[4][1] not in (None, first[1])  # the thread goes on in its new session
+    assert len(slack.stub.to("chat.stopStream")) == 4 and slack.stub.to("chat.postMessage") == []
+
+
 def test_assistant_failure_gives_a_friendly_message_and_logs_the_traceback(
         slack: SlackHarness, assistant: FakeAssistant, caplog: pytest.LogCaptureFixture) -> None:
     assistant.fail_with = RuntimeError("model exploded")

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import ConfigDict
 
 from service.api.deps import CatalogDep
+from service.labels import price_when
 from service.planner.catalog_view import CatalogInstance, CatalogQuery, catalog_rows
 
 router = APIRouter(prefix="/catalog", tags=["catalog"])
@@ -31,7 +32,9 @@ def list_gpus(catalog: CatalogDep) -> list[dict[str, Any]]:
                 cheapest[r.cloud] = {"instance_type": r.instance_type, "cny_per_gpu_hour": round(per_gpu, 2),
                                      "source": p.source, "as_of": p.as_of.isoformat() if p.as_of else None,
                                      "captured": p.captured.isoformat() if p.captured else None,
-                                     "confidence": p.confidence}
+                                     "confidence": p.confidence,
+                                     "content_as_of": p.content_as_of.isoformat() if p.content_as_of else None,
+                                     "date_en": price_when(p, "en"), "date_zh": price_when(p, "zh")}
         out.append({**g.model_dump(mode="json"), "sold_as": sorted(r.instance_type for r in rows),
                     "cheapest_on_demand": cheapest})
     return out

@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from service.api.deps import AssistantDep, OwnerDep, RequestIdDep, SettingsDep
 from service.api.schemas import ChatRequest
-from service.assistant.types import AskResult, AssistantProtocol, StreamEvent
+from service.assistant.types import AskResult, AssistantProtocol, Detail, StreamEvent
 from service.edge.errors import check_message, error_body, unknown_session
 from service.errors import AdvisorError
 from service.workload import Workload
@@ -20,6 +20,9 @@ from service.workload import Workload
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
 
+DETAIL_DOC = ("compact (the default): a plan's chosen candidates (each cloud's pick, the cheaper and faster "
+              "alternatives, the fastest within budget), the cost of their chosen billing, 3 rejected options and no "
+              "frontier; n_candidates counts them all. full: the whole plan (as POST /v1/plan gives it)")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 SSE_DOC: dict[int | str, dict[str, Any]] = {
     200: {
@@ -46,10 +49,12 @@ def error_event(exc: Exception) -> StreamEvent:
 
 
 def event_stream(assistant: AssistantProtocol, message: str, session_id: str | None, owner: str | None = None,
-                 request_id: str | None = None, workload: Workload | None = None) -> Iterator[str]:
+                 request_id: str | None = None, workload: Workload | None = None,
+                 detail: Detail = "compact") -> Iterator[str]:
     """The turn's events as SSE. When the client goes away (the page's Stop button), closing this generator closes
     the assistant's stream, which stores the turn so far marked stopped: history and turn count stay in step."""
-    events = assistant.stream(message, session_id, owner=owner, request_id=request_id, workload=workload)
+    events = assistant.stream(message, session_id, owner=owner, request_id=request_id, workload=workload,
+                              detail=detail)
     try:
         for event in events:
             yield sse(event.type, event.model_dump(mode="json"))
@@ -76,16 +81,23 @@ def chat(
     owner: OwnerDep,
     request_id: RequestIdDep,
     stream: bool = Query(default=False, description="stream server-sent events instead of one JSON object"),
+    detail: Detail | None = Query(default=None, description=DETAIL_DOC),
 ) -> Any:
     """Ask the assistant; the answer carries the engine's recommendation, citations and the session id.
     Turns to one session are answered one at a time, in order; a retry with the same Idempotency-Key (or
-    X-Request-Id) gets the stored answer instead of a second turn."""
+    X-Request-Id) and the same body gets the stored answer instead of a second turn; the same key with another
+    message, workload or session is a 409 `idempotency_conflict` naming the key. A plan answer is compact unless
+    `detail=full` (query or body): its chosen candidates, as the turn is stored."""
     message = check_message(body.message, settings.max_message_chars)
     session_id = checked_session(assistant, body.session_id, owner)
+    level: Detail = body.detail or detail or "compact"
+    # a key reused with another body is a 409 before anything is answered or streamed (the turn checks again)
+    assistant.check_request_id(message, session_id, owner=owner, request_id=request_id, workload=body.workload)
     if stream:
         return StreamingResponse(
-            event_stream(assistant, message, session_id, owner, request_id, body.workload),
+            event_stream(assistant, message, session_id, owner, request_id, body.workload, level),
             media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
-    return assistant.ask(message, session_id, owner=owner, request_id=request_id, workload=body.workload)
+    return assistant.ask(message, session_id, owner=owner, request_id=request_id, workload=body.workload,
+                         detail=level)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from service.catalog.loader import Catalog
-from service.catalog.queries import best_price, find_instance, gpu_family, resolve_gpu
+from service.catalog.queries import best_price, find_instance, gpu_family, newer_price, resolve_gpu
 from service.catalog.schema import GpuSpec, InstanceRow, PriceRow
 from service.errors import AdvisorError, InvalidInputError
-from service.planner.costing import QUOTE_LINKS
+from service.planner.costing import QUOTE_LINKS, newer_dict
 
 Ask = Literal["price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side", "families"]
 ASKS: tuple[str, ...] = ("price", "instances", "family", "cheapest", "breakeven", "spot", "offer", "side_by_side")
@@ -39,7 +39,7 @@ def _gpu(cat: Catalog, name: str | None) -> GpuSpec | None:
         return None
 
 
-def _price(p: PriceRow | None, inst: InstanceRow) -> dict[str, Any] | None:
+def _price(p: PriceRow | None, inst: InstanceRow, prices: tuple[PriceRow, ...] = ()) -> dict[str, Any] | None:
     if p is None:
         return None
     per_gpu = p.price_cny / inst.gpu_count if p.unit == "hour" else p.price_cny / inst.gpu_count / HOURS_PER_MONTH
@@ -47,13 +47,16 @@ def _price(p: PriceRow | None, inst: InstanceRow) -> dict[str, Any] | None:
             "price_low_cny": p.price_low_cny, "source": p.source,
             "as_of": p.as_of.isoformat() if p.as_of else None,
             "captured": p.captured.isoformat() if p.captured else None, "confidence": p.confidence,
-            "on_request": p.on_request, "promo": p.promo}
+            "on_request": p.on_request, "promo": p.promo,
+            "content_as_of": p.content_as_of.isoformat() if p.content_as_of else None,
+            "content_basis": p.content_basis, "newer": newer_dict(newer_price(p, prices)) if prices else None}
 
 
 def row(cat: Catalog, inst: InstanceRow) -> dict[str, Any]:
-    """An instance with its GPU's specs and its price under each billing rule the catalog has."""
+    """An instance with its GPU's specs and its price under each billing rule the catalog has (and, beside each, a
+    newer dated price of it where one exists)."""
     g = _gpu(cat, inst.gpu)
-    prices = {b: _price(best_price(inst.instance_type, b, cat.prices), inst) for b in BILLINGS}
+    prices = {b: _price(best_price(inst.instance_type, b, cat.prices), inst, cat.prices) for b in BILLINGS}
     return {"cloud": inst.cloud, "instance_type": inst.instance_type, "family": inst.family, "gpu": inst.gpu,
             "gpu_count": inst.gpu_count, "gpu_memory_gib": inst.gpu_memory_gib, "vcpus": inst.vcpus,
             "memory_gib": inst.memory_gib, "network_gbps": inst.network_gbps, "rdma": inst.rdma,
@@ -86,16 +89,27 @@ def _family_rows(cat: Catalog, family: str, clouds: list[str]) -> list[InstanceR
     return [r for r in _live(cat, clouds) if r.family.lower() == fam]
 
 
-def _breakeven(rows: list[dict[str, Any]], cat: Catalog) -> dict[str, Any]:
+def _breakeven(rows: list[dict[str, Any]], cat: Catalog, units: int = 1,
+               hours_per_month: float | None = None, total_gpus: int | None = None) -> dict[str, Any]:
     """Monthly against on-demand: the hours a month above which a month's subscription costs less, per instance
-    with both prices, and the families' billing rules."""
+    with both prices, and the families' billing rules. With the hours a month they run (`hours_per_month`, 730 for
+    around the clock) and the machines they run (`units`), each pair's month under both rules and the saving."""
     pairs = []
     for r in rows:
         od, mo = r["prices"].get("on_demand"), r["prices"].get("monthly")
         if od and mo and not od["on_request"] and not mo["on_request"] and od["unit"] == "hour":
-            pairs.append({"instance_type": r["instance_type"], "cloud": r["cloud"], "hourly_cny": od["price_cny"],
-                          "monthly_cny": mo["price_cny"],
-                          "break_even_hours": round(mo["price_cny"] / od["price_cny"], 1)})
+            pair: dict[str, Any] = {"instance_type": r["instance_type"], "cloud": r["cloud"],
+                                    "hourly_cny": od["price_cny"], "monthly_cny": mo["price_cny"],
+                                    "break_even_hours": round(mo["price_cny"] / od["price_cny"], 1)}
+            if hours_per_month is not None:
+                if total_gpus and units == 1:  # '8x A100 (HCCPNV4h)': the machines that many cards take
+                    units = max(1, -(-total_gpus // int(r["gpu_count"] or 1)))
+                hourly_month = round(od["price_cny"] * hours_per_month * units, 2)
+                monthly_month = round(mo["price_cny"] * units, 2)
+                pair.update(units=units, hours_per_month=hours_per_month, on_demand_month_cny=hourly_month,
+                            monthly_month_cny=monthly_month, saving_month_cny=round(hourly_month - monthly_month, 2),
+                            winner="monthly" if monthly_month < hourly_month else "on_demand")
+            pairs.append(pair)
     families = {r["family"] for r in rows}
     rules = [{"cloud": b.cloud, "family": b.family, "low": b.monthly_per_hourly_low, "high": b.monthly_per_hourly_high,
               "source": b.source} for b in cat.billing_rules if b.family in families or not families]
@@ -160,7 +174,8 @@ def _families(cat: Catalog, names: list[str], clouds: list[str]) -> list[dict[st
                     "gpu_memory_gib": max(r["gpu_memory_gib"] for r in rows),
                     "cards": sorted({float(r["gpu_count"]) for r in rows}), "rdma": any(r["rdma"] for r in rows),
                     "network_gbps": max((r["network_gbps"] or 0) for r in rows) or None,
-                    "vcpus": max(r["vcpus"] for r in rows), "memory_gib": max(r["memory_gib"] for r in rows),
+                    "vcpus": max((r["vcpus"] for r in rows if r["vcpus"] is not None), default=None),
+                    "memory_gib": max((r["memory_gib"] for r in rows if r["memory_gib"] is not None), default=None),
                     "per_gpu_hour_cny": min(priced) if priced else None,
                     "worth": _worth(cat, rows).get("worth")})
     return out
@@ -170,7 +185,8 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
                    instance: str | None = None, family: str | None = None, clouds: list[str] | None = None,
                    billing: str | None = None, min_memory_gb: float | None = None, min_cards: int | None = None,
                    rdma: bool | None = None, fp8: bool | None = None,
-                   families: list[str] | None = None) -> dict[str, Any]:
+                   families: list[str] | None = None, units: int = 1, total_gpus: int | None = None,
+                   hours_per_month: float | None = None) -> dict[str, Any]:
     """The answer to one catalog question, from the tables."""
     clouds = [c for c in (clouds or []) if c in CLOUDS]
     if ask == "families":
@@ -195,12 +211,20 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
         base["family"] = family
     elif family:
         rows = [row(cat, r) for r in _family_rows(cat, family, clouds)]
+        known = next((f for c in clouds if (f := cat.family(c, family)) is not None), None) if clouds \
+            else cat.family(None, family)
+        if not rows and known is not None:  # a family the cloud's documents name with no size or price published
+            return {**base, "family": known.family, "clouds": [known.cloud], "rows": [], "matched": 0,
+                    "on_request": [], "answer": "named_only", "family_info": known.model_dump(mode="json")}
         if not rows:
             raise InvalidInputError(f"family: no instance family '{family}' in the catalog.",
                                     "Name one as the cloud writes it, e.g. GN7, GT4, HCCPNV4sn or p.n1v100.")
     else:
         rows = [row(cat, r) for r in _live(cat, clouds) if g is None or gpu_family(r.gpu) == gpu_family(g.id)]
     rows = _sorted(rows)
+    if min_cards and ask in ("price", "instances", "breakeven", "spot") and (inst is None):
+        exact = [r for r in rows if r["gpu_count"] == min_cards]  # 'gn10xp 8卡那个': the family's 8-card size
+        rows = exact or [r for r in rows if r["gpu_count"] >= min_cards] or rows
     if ask == "cheapest":
         rows = [r for r in rows if (min_memory_gb is None or r["gpu_memory_gib"] >= min_memory_gb * 0.93)
                 and (min_cards is None or r["gpu_count"] >= min_cards) and (rdma is None or r["rdma"] == rdma)
@@ -209,7 +233,7 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
         rows.sort(key=lambda r: ((_per_gpu_hour(r) or 0) * (r["gpu_count"] if min_cards else 1), _confidence(r)))
         base.update({"min_memory_gb": min_memory_gb, "min_cards": min_cards, "rdma": rdma, "fp8": fp8})
     if ask == "breakeven":
-        base["breakeven"] = _breakeven(rows, cat)
+        base["breakeven"] = _breakeven(rows, cat, units, hours_per_month, total_gpus)
     if ask == "spot":
         base["spot"] = _spot(rows)
     if ask == "side_by_side":

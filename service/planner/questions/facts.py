@@ -114,7 +114,9 @@ def _price(cat: Catalog, g: GpuSpec | None, clouds: list[str]) -> Artifact:
             per_gpu = p.price_cny / r.gpu_count if p.unit == "hour" else None
             rows.append({**_inst(r), "price_cny": p.price_cny, "unit": p.unit, "per_gpu_hour_cny": per_gpu,
                          "confidence": p.confidence, "as_of": p.as_of.isoformat() if p.as_of else None,
-                         "captured": p.captured.isoformat() if p.captured else None, "price_source": p.source})
+                         "captured": p.captured.isoformat() if p.captured else None, "price_source": p.source,
+                         "content_as_of": p.content_as_of.isoformat() if p.content_as_of else None,
+                         "content_basis": p.content_basis})
     rows.sort(key=lambda x: (x["per_gpu_hour_cny"] or 1e9, x["instance_type"]))
     answer = "yes" if rows else ("on_request" if on_request else "no")
     return {"answer": answer, "rows": rows[:8], "on_request": on_request[:8]}

@@ -103,8 +103,16 @@ def gpu_for(cat: Catalog, name: str) -> tuple[GpuSpec, tuple[str, str] | None]:
     if not same:
         return resolve_gpu(name, cat.gpus)[0], None  # the catalog's 'unknown GPU' error, with suggestions
     rented = {r.gpu for r in cat.instances}
-    g = min(same, key=lambda g: (g.id not in rented, g.form_factor != "consumer", g.id))
-    return g, (f"A {size:g} GB card sized as the {g.id}.", f"{size:g}G 显存按 {g.id} 估算。")
+    ranked = sorted(same, key=lambda g: (g.id not in rented, g.form_factor != "consumer", g.id))
+    g = ranked[0]
+    where = sorted({f"{r.family}" for r in cat.instances if r.gpu == g.id})[:3]
+    others = [x.id for x in ranked[1:4]]
+    en = (f"A {size:g} GB card: the memory is what counts; sized as the {g.id}"
+          + (f" (rented as {', '.join(where)})" if where else "") + (f"; same class: {', '.join(others)}" if others else "")
+          + ".")
+    zh = (f"{size:g}G 显存的卡：看的是显存；按 {g.id} 估算" + (f"（云上实例 {'、'.join(where)}）" if where else "")
+          + (f"，同档还有 {'、'.join(others)}" if others else "") + "。")
+    return g, (en, zh)
 
 
 def feasibility(cat: Catalog, w: Workload, gpu: str, count: int = 1) -> Artifact:

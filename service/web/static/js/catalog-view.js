@@ -77,7 +77,7 @@ function gpuCell(r) {
 
 function hostCell(r) {
   return h("td", { class: "host" },
-    h("div", {}, t("cHost", { cpu: r.vcpus, ram: num(r.memory_gib) })),
+    h("div", {}, r.vcpus == null || r.memory_gib == null ? t("hostUnpublished") : t("cHost", { cpu: r.vcpus, ram: num(r.memory_gib) })),
     r.network_gbps ? h("div", { class: "small muted" }, t("cNet", { n: num(r.network_gbps) })) : null,
     r.rdma ? h("span", { class: "badge" }, "RDMA") : null);
 }

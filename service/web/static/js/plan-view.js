@@ -18,8 +18,11 @@ const METHOD_LABEL = { lora: "LoRA", qlora: "QLoRA", freeze: "Freeze" };
 const methodLabel = (m) => METHOD_LABEL[m] || (m === "full" ? t("mFull") : m === "pretrain" ? t("mPretrain") : m || "");
 const isPick = (plan, c) => Boolean(plan.picks && plan.picks[c.cloud] === c.instance_type);
 
-/** A price's date: the source's own, or for an undated page when it was captured. */
+/** A price's date: the API's (the content's age, when it was read and, when old, that it may have changed), else
+ * the source's own, or for an undated page when it was captured. */
 export function priceDate(p) {
+  const said = zh() ? p.date_zh : p.date_en;
+  if (said) return said;
   if (p.as_of) return p.as_of;
   return p.captured ? t("priceUndated", { date: p.captured }) : "";
 }
@@ -143,7 +146,7 @@ function candidateRow(c, plan, warnId) {
     h("th", { scope: "row" }, h("span", { class: "mono nowrap" }, c.instance_type), " ",
       h("span", { class: "badges" }, badges(c, plan), warningBadge(serious, warnId))),
     h("td", { class: "gpu", title: c.gpu_name || "" }, h("span", { class: "nowrap" }, gpu),
-      h("div", { class: "small muted nowrap" }, `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
+      h("div", { class: "small muted nowrap" }, c.vcpus == null || c.memory_gib == null ? t("hostUnpublished") : `${c.vcpus} vCPU · ${Number(c.memory_gib)} GiB`)),
     h("td", { class: "strategy" }, strategy),
     h("td", { class: "nowrap" }, `${c.memory_per_gpu_gib} / ${Number(c.gpu_memory_gib)} GiB`),
     hoursCell(c.training_hours),
