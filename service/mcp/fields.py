@@ -14,10 +14,10 @@ from collections.abc import Iterable
 
 # Set by the chat's routing from the message, never by a caller: the question type kept for follow-ups, another
 # reading to mention, a workload found in a knowledge question, what the question asked (which the chat's first line
-# answers), and what the message named or left out. (A field
+# answers), what the message named or left out, and the frame's setup (the flat workload fields say it to a caller). (A field
 # with one allowed value, the workload's `kind: training`, is left out too: service/mcp/server.py.)
 HIDDEN = frozenset({"question", "also", "applied", "asked", "engine_asked", "model_named", "gpu_assumed",
-                    "engine_assumed", "mentions_bf16"})
+                    "engine_assumed", "mentions_bf16", "setup"})
 # The instance search's fields: they choose and cost instances, so only the tools that search read them.
 SEARCH = frozenset({"budget_cny", "budget_period", "deadline_hours", "clouds", "gpu_include", "gpu_exclude",
                     "billing", "objective"})
@@ -35,7 +35,9 @@ NOT_TAKEN: dict[str, tuple[frozenset[str], str]] = {
                         "hours; plan checks a budget and a deadline"),
     "find_min_gpus": (SEARCH | {"gpu_count"}, "find_min_gpus counts GPUs of one type; plan searches instances"),
     "capacity": (SEARCH | DATA, "capacity sizes the GPUs' limit, not a job's hours or cost; plan does"),
-    "diagnose": (SEARCH, "diagnose checks the run that happened; plan searches instances"),
+    # the cause model's server inputs: read only with the chat's frame setup (not an MCP field), so never over MCP
+    "diagnose": (SEARCH | {"served", "load"}, "diagnose checks the run that happened; plan searches instances, and "
+                 "a server's run is the `serving` field"),
     "size_inference": (RENTAL, "size_inference sizes one GPU type without renting it; plan_serving rents"),
 }
 

@@ -75,8 +75,9 @@ CONTEXT: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {
                  "estimate")},
     **{(t, "dataset_gb"): ({k: v for k, v in BASE[t].items() if k != "samples"}, 50)
        for t in ("plan", "compare_options", "estimate_savings")},
-    ("plan", "budget_period"): ({"model": "Qwen2-72B", "method": "full", "samples": 5_000_000, "gpu_include": ["A10"],
-                                 "budget_cny": 200_000}, "total"),
+    # a job of many months: ¥20,000 a month holds it, ¥20,000 in all does not
+    ("plan", "budget_period"): ({"model": "Qwen2-7B", "samples": 20_000_000, "gpu_include": ["T4"],
+                                 "budget_cny": 20_000}, "total"),
     ("plan", "lang"): (GUIDE | {"documents": ["request_document"]}, "en"),
     ("capacity", "model"): ({"gpu": "RTX 4090", "target": "context", "model": "Qwen2-7B"}, "Qwen2.5-14B"),
     ("capacity", "params_b"): ({"gpu": "RTX 4090", "target": "context", "params_b": 7}, 13),
@@ -118,6 +119,10 @@ CONTEXT: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {
     ("catalog", "min_cards"): ({"ask": "cheapest"}, 8),
     ("catalog", "rdma"): ({"ask": "cheapest"}, True),
     ("catalog", "fp8"): ({"ask": "cheapest"}, True),
+    ("catalog", "hours_per_month"): ({"ask": "breakeven", "gpu": "A100"}, 200),
+    ("catalog", "total_gpus"): ({"ask": "breakeven", "gpu": "A100", "hours_per_month": 200}, 16),
+    ("catalog", "units"): ({"ask": "breakeven", "gpu": "A100", "hours_per_month": 200}, 4),
+    ("search_catalog", "sort"): ({}, "price"),
     ("catalog", "instance"): ({"ask": "price", "instance": "GT4.8XLARGE192"}, "GT4.4XLARGE96"),
     ("search_catalog", "min_memory_gb"): ({}, 80),
     ("search_catalog", "min_cards"): ({}, 8),
