@@ -164,19 +164,6 @@ def newer_price(used: PriceRow, prices: Iterable[PriceRow]) -> PriceRow | None:
     return max(newer, key=lambda p: p.dated) if newer else None
 
 
-def instances_for(
-    instances: Iterable[InstanceRow],
-    clouds: Iterable[str] = (),
-    gpu_ids: Iterable[str] = (),
-) -> list[InstanceRow]:
-    cloud_set, gpu_set = set(clouds), set(gpu_ids)
-    return [
-        r
-        for r in instances
-        if (not cloud_set or r.cloud in cloud_set) and (not gpu_set or r.gpu in gpu_set)
-    ]
-
-
 def find_instance(name: str, instances: Sequence[InstanceRow]) -> InstanceRow | None:
     key = normalize(name)
     for r in instances:

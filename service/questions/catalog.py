@@ -442,8 +442,24 @@ def _render(answer: CatalogAnswer, ph: Phrases) -> str:
     return "\n".join(lines)
 
 
+def fact_summary(f: dict[str, Any], gpu: str | None) -> str:
+    """A catalog fact in a line: the GPU, the fact, its answer, the instances or the GPUs per cloud."""
+    rows = f.get("rows") or []
+    head = f"{f.get('fact', 'fact')}" + (f" {f.get('gpu') or gpu}" if f.get("gpu") or gpu else "")
+    head += f": {f['answer']}" if f.get("answer") is not None else (": not in the catalog" if not f else "")
+    if f.get("value") is not None:
+        head += f" ({f['value']})"
+    if rows:
+        head += "; " + ", ".join(f"{r['cloud']} {r.get('instance_type') or r.get('family')}" for r in rows[:6])
+    if f.get("cloud_gpus"):
+        head += "; " + "; ".join(f"{c}: {', '.join(g)}" for c, g in f["cloud_gpus"].items())
+    return head[:2000]
+
+
 def _summary(o: CatalogAnswer) -> str:
-    head = f"{o.ask}: {o.answer}; {o.matched} rows"
+    if o.ask == "fact":
+        return fact_summary(o.fact or {}, o.gpu)
+    head = f"{o.ask}: {o.answer or 'none'}; {o.matched} rows"
     rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
         f"{b} ¥{p.price_cny:g}/{p.unit} ({price_when(p, 'en')}, {p.confidence})"
         for b, p in r.prices.items()) for r in o.rows[:5])

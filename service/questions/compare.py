@@ -12,6 +12,7 @@ from service.planner.questions.compare import compare
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import PlanRow
+from service.questions.summary_text import figure, yuan
 from service.questions.view import gpus_named, is_memory_class, subject_gpu, workload_fields
 from service.workload import Workload
 
@@ -82,8 +83,9 @@ def _route(a: Ask) -> CompareArgs | Missing | None:
 
 
 def _summary(o: CompareAnswer) -> str:
-    return f"winner={o.winner} by {o.by}; " + "; ".join(f"{r.option}: {r.hours} h, ¥{r.cost_cny}"
-                                                        for r in o.comparison)
+    winner = o.winner or "none (no option has both figures)"
+    return f"winner={winner} by {o.by}; " + "; ".join(
+        f"{r.option}: {figure(r.hours, 'h', missing='no fitting instance')}, {yuan(r.cost_cny)}" for r in o.comparison)
 
 
 MODULE = QuestionModule(

@@ -23,6 +23,7 @@ from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
 from service.questions.diagnose_route import route
 from service.questions.diagnose_serving import render_serving
+from service.questions.summary_text import figure
 from service.questions.texts import memory_line, method_name
 from service.workload import Workload
 
@@ -219,16 +220,18 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
 def _summary(o: DiagnoseAnswer) -> str:
     if o.serving is not None:
         d = o.serving
-        figs = "; ".join(f"{f.engine} TP{f.tp} on {f.gpus}x {f.gpu}: starts={f.starts}, weights {f.weights_gib_per_gpu} "
-                         f"GiB + KV {f.kv_cache_gib_per_gpu} GiB per GPU, {f.tokens_per_s_single} tok/s single"
-                         for f in d.setups)
-        return f"expected={d.expected}, cause {d.cause}, fix {d.fix} ({d.engine_assumed}): {figs}"
+        figs = "; ".join(f"{f.engine} TP{f.tp} on {f.gpus}x {f.gpu}: starts={f.starts}, weights "
+                         f"{figure(f.weights_gib_per_gpu, 'GiB')} + KV {figure(f.kv_cache_gib_per_gpu, 'GiB')} per GPU, "
+                         f"{figure(f.tokens_per_s_single, 'tok/s')} single" for f in d.setups)
+        assumed = f" ({d.engine_assumed})" if d.engine_assumed else ""
+        return f"expected={d.expected}, cause {d.cause}, fix {d.fix}{assumed}: {figs}"
     top = o.diagnosis.top if o.diagnosis is not None else None
     cause = f" top cause {top.code} ({top.explains.value} {top.explains.unit})" if top and top.explains else ""
+    verdict = "unknown" if o.expected is None else o.expected
     if o.sized:
-        return (f"expected={o.expected}:{cause} engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
-                f"{o.training_hours} h")
-    return f"expected={o.expected} by rule {o.rule} on {o.gpu}"
+        return (f"expected={verdict}:{cause} engine {figure(o.per_gpu_gib, 'GiB')} per GPU on {o.gpu_count}x {o.gpu}, "
+                f"{figure(o.training_hours, 'h', missing='hours not sized')}")
+    return f"expected={verdict} by rule {o.rule or 'of thumb'} on {o.gpu}"
 
 
 MODULE = QuestionModule(

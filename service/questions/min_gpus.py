@@ -12,6 +12,7 @@ from service.planner.questions.fit import min_gpus
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
+from service.questions.summary_text import figure
 from service.questions.view import is_memory_class, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
 
@@ -102,7 +103,13 @@ def _route(a: Ask) -> MinGpusArgs | Missing:
 
 
 def _summary(o: MinGpusAnswer) -> str:
-    return f"gpus_needed={o.gpus_needed}, one-card need {o.single_gpu_gib} GiB"
+    one = f"one card needs {figure(o.single_gpu_gib, 'GiB')}"
+    if o.gpu is None:
+        return f"no GPU named: {one}; least GPU memory {figure(o.min_memory_gib or o.single_gpu_gib, 'GiB')}"
+    if o.gpus_needed is None:
+        return f"no count of {o.gpu} fits; {one}"
+    return (f"gpus_needed={o.gpus_needed} x {o.gpu} at {figure(o.per_gpu_gib, 'GiB')} per GPU of "
+            f"{figure(o.gpu_memory_gib, 'GiB')}; {one}")
 
 
 MODULE = QuestionModule(

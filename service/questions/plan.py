@@ -179,8 +179,9 @@ def summary(o: PlanAnswer) -> str:
             dated = (f" (price {price_when(line.price, 'en')}, {line.price.confidence})"
                      if line is not None else "")
             cost = f"¥{c.total_cost_cny:,.0f} {c.billing}{dated}"
+        budget = "" if c.within_budget is None else f", within_budget={c.within_budget}"
         lines.append(f"{cloud}: {itype} ({c.gpu_count:g}x {c.gpu}, {c.strategy.label}), {c.memory_per_gpu_gib}/"
-                     f"{c.gpu_memory_gib} GiB per GPU, {c.training_hours} h, {cost}, within_budget={c.within_budget}")
+                     f"{c.gpu_memory_gib} GiB per GPU, {c.training_hours} h, {cost}{budget}")
     return "\n".join(lines) or "No candidate."
 
 

@@ -229,17 +229,6 @@ def knowledge_href(chunk_id: str) -> str:
     return f"/knowledge/{path}" + (f"#{anchor}" if anchor else "")
 
 
-def render_knowledge(passages: list[Artifact], facts: list[str], ph: Artifact) -> str:
-    if not passages and not facts:
-        return str(ph["no_passage"])
-    lines = [ph["no_workload"], "", *facts]
-    for p in passages[:3]:
-        text = str(p["text"]).strip()
-        lines += ["", f"**[{p.get('title') or p['id']}]({knowledge_href(str(p['id']))})**", "", text[:900]]
-    lines += [""] + render_citations(passages, ph)
-    return "\n".join(lines).strip()
-
-
 def gpu_fact(g: Artifact, ph: Artifact) -> str:
     vendor = str(g.get("vendor") or "nvidia")
     cuda = (str(ph["cuda_min"]).format(version=g["min_cuda"]) if g.get("min_cuda")

@@ -14,6 +14,7 @@ from service.planner.questions.compare import savings
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
 from service.questions.parts import PlanRow
+from service.questions.summary_text import figure, yuan
 from service.questions.view import workload_fields
 from service.workload import Workload
 
@@ -124,6 +125,6 @@ def _route(a: Ask) -> SavingsArgs | Missing:
 MODULE = QuestionModule(
     name="savings", tool="estimate_savings", title="What a change saves", args=SavingsArgs, answer=SavingsAnswer,
     run=_run, route=_route, render=lambda answer, ph: texts.render_savings(answer.public(), ph),
-    summary=lambda o: f"delta ¥{o.delta_cny}, {o.delta_hours} h", frames=(("train", "savings"),),
+    summary=lambda o: f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}", frames=(("train", "savings"),),
     description="How much a change saves or costs (method, billing, GPU, cloud, epochs): the plan before (the "
                 "workload with `before` applied) and after, and the difference in yuan and hours.")
