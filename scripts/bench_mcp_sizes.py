@@ -1,6 +1,7 @@
-"""Print the size of MCP results an agent pays for: the text and structured content of plan and plan_serving
-(the guide's workload, a 70B chat service), and the tool list's input schemas. Issue target: <= 8,000 characters of
-text and <= 30,000 of structured content per call.
+"""Print the size of what an MCP agent pays for: the `tools/list` answer (paid on every request; issue 40 target
+<= 60,000 characters of JSON, 321,000 before), its input schemas, and the text and structured content of plan and
+plan_serving (the guide's workload, a 70B chat service; targets <= 8,000 characters of text and <= 30,000 of
+structured content per call).
 
     python scripts/bench_mcp_sizes.py
 """
@@ -31,9 +32,12 @@ async def main() -> None:
     cat = load_catalog(ROOT / "knowledge")
     ctx = McpContext(catalog=lambda: cat, guide_dir=ROOT / "knowledge" / "guide", retriever=None)
     async with create_connected_server_and_client_session(build_server(ctx)) as s:
-        tools = (await s.list_tools()).tools
+        listed = await s.list_tools()
+        tools = listed.tools
+        total = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False))
         schemas = sum(len(json.dumps(t.inputSchema, ensure_ascii=False)) for t in tools)
-        print(f"tools/list: {len(tools)} tools, input schemas {schemas:,} characters")
+        print(f"tools/list: {len(tools)} tools, {total:,} characters of JSON (target <= 60,000); input schemas "
+              f"{schemas:,}, output schemas {sum(1 for t in tools if t.outputSchema)}")
         for name, args in CALLS:
             r = await s.call_tool(name, args)
             text = sum(len(c.text) for c in r.content if getattr(c, "type", "") == "text")

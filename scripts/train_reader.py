@@ -3,7 +3,8 @@ question frame, on the working split of evals/questions and on evals/scenarios.y
 cross-validated accuracy and the question type derived from them, on the working split.
 
     python scripts/train_reader.py            # cross-validate, fit, write the model
-    python scripts/train_reader.py --check    # exit 1 when frame_model.json was trained on another training set
+    python scripts/train_reader.py --check    # exit 1 when frame_model.json was trained on another training set, or
+                                              # with other features (tests/reader/test_model_current.py, make unit)
     python scripts/train_reader.py --ablate   # also measure what each family of features adds
 
 Multinomial logistic regression (scikit-learn, L2, classes balanced), folds by source thread; the temperature that
@@ -30,7 +31,7 @@ from service.catalog.queries import gpu_index, model_index, normalize
 from service.evals.dataset import load_scenarios
 from service.evals.questions.dataset import load_split
 from service.evals.questions.frames import gold_draft, load_frames
-from service.questions.decide import question_type
+from service.questions.registry import decide as question_type
 from service.reader import parse_message
 from service.reader.frame_build import CatalogNames
 from service.reader.frame_reader import message_features
@@ -43,6 +44,7 @@ C = 4.0
 FOLDS = 5
 MIN_DF = 2  # an n-gram seen in fewer training messages is left out
 PRUNE = 0.005  # weights smaller than this are not stored
+PROBE_EVERY = 12  # the features of every 12th training message stand for the feature code in `features_hash`
 _SERVE_SLOTS = ("engine", "weights", "concurrency", "request_rate", "kv_dtype", "max_model_len", "ttft_ms")
 
 
@@ -124,6 +126,29 @@ def training_set_hash(data: list[Example]) -> str:
         frame = (e.task, e.asked) if e.framed else ()
         h.update("\x1f".join((*e.turns, e.text, e.type, *frame, e.group)).encode() + b"\x1e")
     return h.hexdigest()
+
+
+def features_hash(data: list[Example], parse: Callable[[str], ParsedMessage]) -> str:
+    """Over the features of a fixed probe of the training messages (every PROBE_EVERY-th, no previous frame):
+    a change to what the reader computes from a message (n-grams, slots, cue families, the catalog's names) changes
+    it, so a model fitted on other features shows as stale."""
+    h = hashlib.sha256()
+    for e in data[::PROBE_EVERY]:
+        x = message_features(e.text, e.turns, parse, None, FAMILIES)
+        h.update("\x1f".join(f"{k}={v:.6g}" for k, v in sorted(x.items())).encode() + b"\x1e")
+    return h.hexdigest()
+
+
+def stale(model: FrameModel) -> list[str]:
+    """What the shipped model was not fitted on: today's training set, today's features (empty: current)."""
+    parse = _parser()
+    data = examples(parse)
+    out = []
+    if model.trained_on != training_set_hash(data):
+        out.append("the training set changed (evals/questions/working, evals/scenarios.yaml)")
+    if model.features_on != features_hash(data, parse):
+        out.append("the features changed (service/reader: n-grams, slots, cue families, or the catalog's names)")
+    return out
 
 
 def featurize(data: list[Example], parse: Callable[[str], ParsedMessage],
@@ -246,9 +271,10 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print the cross-validation misses")
     args = ap.parse_args()
     if args.check:
-        stale = load_frame_model().trained_on != training_set_hash(examples())
-        print("frame_model.json is stale: run python scripts/train_reader.py" if stale else "frame_model.json is current")
-        return 1 if stale else 0
+        why = stale(load_frame_model())
+        print(f"frame_model.json is stale ({'; '.join(why)}): run python scripts/train_reader.py" if why
+              else "frame_model.json is current")
+        return 1 if why else 0
     parse = _parser()
     data = examples(parse)
     if args.ablate:
@@ -275,7 +301,8 @@ def main() -> int:
     t_asked = temperature(cv["pa"], [asked for _, asked in cv["labels"]])
     model = _train(data, parse)
     final = FrameModel(LinearModel(model.task.classes, model.task.weights, t_task),
-                       LinearModel(model.asked.classes, model.asked.weights, t_asked), training_set_hash(data))
+                       LinearModel(model.asked.classes, model.asked.weights, t_asked), training_set_hash(data),
+                       features_hash(data, parse))
     MODEL_FILE.write_text(final.to_json() + "\n", encoding="utf-8")
     n = sum(len(m.weights) for m in (final.task, final.asked))
     print(f"wrote {MODEL_FILE} ({len(data)} examples, {n} weighted features, temperatures {t_task:.2f} / {t_asked:.2f})")

@@ -246,9 +246,3 @@ class ChatCompletionRequest(BaseModel):
         description="the session to continue (or send X-Session-Id): a session id is used as is, any other text "
         "(a name, an email) names a stable session of its own",
     )
-
-    def last_user_text(self) -> str | None:
-        for m in reversed(self.messages):
-            if m.role == "user":
-                return m.text()
-        return None

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
 from service.assistant.sessions import TurnRecord
 from service.assistant.types import Citation, SessionMessage, StreamEvent
@@ -45,10 +45,6 @@ def prose_check(text: str, artifacts: list[Any], known_instances: set[str]) -> l
             flags.append(f"yuan {m.group(0).strip()}")
     return flags
 
-
-
-def current_user(messages: list[BaseMessage]) -> str:
-    return next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
 
 
 def turn_messages(turns: list[TurnRecord]) -> list[SessionMessage]:

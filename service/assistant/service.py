@@ -18,8 +18,8 @@ from typing import Any
 
 from service.assistant import compact, retention
 from service.assistant.compact import Detail
-from service.assistant.db import open_database
 from service.assistant.expand import full_result
+from service.assistant.open_db import open_database
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
 from service.assistant.result import documents_of, workload_of

@@ -42,12 +42,12 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result.model_dump())
             return
-        from rich.console import Console
-        from rich.markdown import Markdown
+        from service.cli.markdown_text import print_markdown
+        from service.cli.render import output
 
-        con = Console()
-        con.print(Markdown(result.answer_markdown))
-        con.print(f"[dim]session {result.session_id} · backend {result.backend}[/]")
+        out = output()
+        print_markdown(out, result.answer_markdown)
+        out.line(f"[dim]session {result.session_id} · backend {result.backend}[/]")
 
     @app.command()
     @guarded

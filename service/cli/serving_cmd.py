@@ -109,55 +109,66 @@ def _write_bundle(plan: Any, folder: Path) -> None:
 
 
 def _print_inference(r: Any) -> None:
-    from rich.console import Console
+    from service.cli.render import NOTE, fig, notes, output
 
-    con = Console()
+    out = output()
     verdict = "[green]starts[/]" if r.starts else "[red]does not start[/]"
     shape = f"TP{r.tensor_parallel}" + (f" x PP{r.pipeline_parallel}" if r.pipeline_parallel > 1 else "")
-    con.print(f"[bold]{r.model.name}[/] on {r.gpus}x {r.gpu} ({shape}, {r.engine}, {r.weights}, KV {r.kv_dtype}): "
-              f"{verdict}")
-    con.print(f"  [dim]{r.engine_assumed}[/]")
-    con.print(f"  weights {r.weights_gib_per_gpu:.2f} GiB/GPU · KV {r.kv_bytes_per_token:,.0f} B/token/GPU · pool "
-              f"{r.kv_cache_gib_per_gpu:.2f} GiB = {r.kv_capacity_tokens:,} tokens · {r.max_concurrency:g}x "
-              f"{r.max_model_len:,}-token sequences")
-    con.print(f"  {r.starts_reason}")
+    out.line(f"[bold]{r.model.name}[/] on {r.gpus}x {r.gpu} ({shape}, {r.engine}, {r.weights}, KV {r.kv_dtype}): "
+             f"{verdict}")
+    out.line(f"[dim]{r.engine_assumed}[/]", NOTE)
+    out.line(f"weights {fig(r.weights_gib_per_gpu, 'GiB/GPU', '.2f')} · KV {fig(r.kv_bytes_per_token, 'B/token/GPU', ',.0f')}"
+             f" · pool {fig(r.kv_cache_gib_per_gpu, 'GiB', '.2f')} = {fig(r.kv_capacity_tokens, 'tokens', ',')} · "
+             f"{r.max_concurrency:g}x {r.max_model_len:,}-token sequences", NOTE)
+    out.line(r.starts_reason, NOTE)
     if r.fix:
-        con.print(f"  [bold]fix:[/] {r.fix}")
-    for n in r.notes:
-        con.print(f"  [dim]note[/] {n}")
+        out.line(f"[bold]fix:[/] {r.fix}", NOTE, NOTE + "  ")
+    notes(out, "[dim]note[/]", list(r.notes))
     if r.output_tokens_per_s is not None:
-        ttft = "queue grows" if r.ttft_ms is None else f"{r.ttft_ms:,.0f} ms"
+        ttft = "queue grows" if r.ttft_ms is None else fig(r.ttft_ms, "ms", ",.0f")
         who = "1 deployment" if r.replicas == 1 else f"{r.replicas} replicas"
-        con.print(f"  {who}: {r.output_tokens_per_s:,.0f} output tok/s · TTFT {ttft} · TPOT "
-                  f"{r.tpot_ms:.1f} ms at {r.input_tokens}+{r.output_tokens} tokens; holds "
-                  f"{r.max_concurrency_at_load:g} such requests per replica")
-        con.print(f"  [dim]{r.headroom}[/]")
-    for a in r.assumptions:
-        con.print(f"  [dim]assumes[/] {a}")
+        out.line(f"{who}: {fig(r.output_tokens_per_s, 'output tok/s', ',.0f')} · TTFT {ttft} · TPOT "
+                 f"{fig(r.tpot_ms, 'ms', '.1f')} at {r.input_tokens}+{r.output_tokens} tokens; holds "
+                 f"{r.max_concurrency_at_load:g} such requests per replica", NOTE, NOTE + "  ")
+        out.line(f"[dim]{r.headroom}[/]", NOTE, NOTE + "  ")
+    notes(out, "[dim]assumes[/]", list(r.assumptions))
     if r.launch is not None:
-        con.print(r.launch.vllm)
+        out.raw(r.launch.vllm)
+
+
+SERVING_COLUMNS = ["#", "instance", "GPUs", "replicas x TP", "out tok/s", "TTFT ms", "TPOT ms", "¥/month", "¥/1M out"]
 
 
 def _print_plan(p: Any, top: int) -> None:
-    from service.cli.render import _console, candidate_table
+    from service.cli.render import fig, keep, notes, output
 
-    con = _console()
-    con.print(f"[bold]{p.model.name}[/] serving · {len(p.candidates)} options · [dim]{p.engine_assumed}[/]")
+    out = output()
+    out.line(f"[bold]{p.model.name}[/] serving · {len(p.candidates)} options · [dim]{p.engine_assumed}[/]")
     if p.infeasible:
-        con.print(f"[red]{p.infeasible}[/]")
+        out.line(f"[red]{p.infeasible}[/]")
+    shown = p.candidates[:top]
     rows = []
-    for i, c in enumerate(p.candidates[:top], 1):
+    for i, c in enumerate(shown, 1):
         s = c.sizing
         rows.append([str(i), f"{c.cloud}\n{c.instance_type}", f"{c.nodes} x {c.gpu_count:g} {c.gpu}",
                      f"{c.replicas} x {c.gpus_per_replica}", f"{s.output_tokens_per_s:,.0f}",
                      "-" if s.ttft_ms is None else f"{s.ttft_ms:,.0f}", f"{s.tpot_ms:.1f}",
                      "on request" if c.cost_per_month_cny is None else f"{c.cost_per_month_cny:,.0f} {c.billing}",
                      "-" if c.cny_per_million_output_tokens is None else f"{c.cny_per_million_output_tokens:,.2f}"])
-    columns = ["#", "instance", "GPUs", "replicas x TP", "out tok/s", "TTFT ms", "TPOT ms", "¥/month", "¥/1M out"]
-    con.print(candidate_table(con, columns, rows, [c.instance_type for c in p.candidates[:top]]))
+    if rows and not out.table(SERVING_COLUMNS, rows):
+        for i, c in enumerate(shown, 1):  # one block per option on a narrow terminal
+            s = c.sizing
+            out.line(f"[bold]{c.cloud} {c.instance_type}[/] · {keep(f'{c.nodes} x {c.gpu_count:g} {c.gpu}')} · "
+                     f"{keep(f'{c.replicas} replica' + ('s' if c.replicas != 1 else '') + f' x TP{c.gpus_per_replica}')}", f"{i}".ljust(3), "   ")
+            ttft = "queue grows" if s.ttft_ms is None else fig(s.ttft_ms, "ms", ",.0f")
+            cost = ("price on request" if c.cost_per_month_cny is None else
+                    keep(f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}"))
+            per = ("" if c.cny_per_million_output_tokens is None else
+                   " · " + keep(f"¥{c.cny_per_million_output_tokens:,.2f} per 1M output tokens"))
+            out.line(f"{fig(s.output_tokens_per_s, 'output tok/s', ',.0f')} · TTFT {ttft} · TPOT "
+                     f"{fig(s.tpot_ms, 'ms', '.1f')} · {cost}{per}", "   ")
     if p.candidates:
-        con.print(p.candidates[0].launch.vllm)
-        con.print(f"[dim]{p.candidates[0].launch.replicas_note}[/]")
-    for a in p.assumptions:
-        con.print(f"  [dim]assumes[/] {a}")
-    con.print(f"[dim]{len(p.rejected)} instances rejected (see --json for reasons)[/]")
+        out.raw(p.candidates[0].launch.vllm)
+        out.line(f"[dim]{p.candidates[0].launch.replicas_note}[/]")
+    notes(out, "[dim]assumes[/]", list(p.assumptions))
+    out.line(f"[dim]{len(p.rejected)} instances rejected (see --json for reasons)[/]")

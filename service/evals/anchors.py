@@ -175,16 +175,6 @@ def measured_engine(a: Anchor, catalog: Catalog) -> float:
     return out.engine
 
 
-def rule_of_thumb(a: Anchor, catalog: Catalog) -> float:
-    """The one-line rules on the same row (service/evals/runs.py `rule_figure`)."""
-    from service.evals.runs import rule_figure
-
-    value = rule_figure(anchor_case(a, catalog))
-    if value is None:
-        raise LookupError("no rule for this row")
-    return value
-
-
 def evaluate_anchor(a: Anchor, catalog: Catalog) -> AnchorResult:
     from dataclasses import replace
 

@@ -347,12 +347,6 @@ class Outcome:
     verdict: str = ""  # fits | tight | does_not_fit (every row with a card)
     error: str = ""
 
-    @property
-    def rel_error(self) -> float | None:
-        if self.engine is None or self.case.measured is None or self.case.basis == "oom":
-            return None
-        return (self.engine - self.case.measured) / self.case.measured
-
 
 def evaluate_case(case: Case) -> Outcome:
     from service.sizing import compute, memory, throughput

@@ -1,25 +1,26 @@
-"""What an MCP tool's structured result holds, and its `outputSchema`.
+"""What an MCP tool's structured result holds. The tools declare no `outputSchema`.
 
-The schema is the tool's result model's own (a question type's Answer, the serving contract, a catalog fact). By
-default the structured result is **compact**: the same shape with its long lists cut to what an agent reads
+Why none: the whole schemas (each result model's nested JSON schema) were 250k of the 321k characters of
+`tools/list`, which an agent pays on every request, and no client we serve reads them: the MCP SDK's client only
+validates structuredContent against a schema when one is given, the LangChain adapters and Claude pass the JSON
+through, and the model reads the result itself. MCP allows structured content without a schema; the text content
+carries the same JSON when it is small (service/mcp/server.py). The shapes are documented where a reader looks them
+up: docs/plan-json.md (the plan contract), docs/mcp.md and the API's OpenAPI schema (the same models).
+
+By default the structured result is **compact**: the same shape with its long lists cut to what an agent reads
 (a plan's candidates to each cloud's pick and the alternatives with the cost of their chosen billing, the
-rejected options cut to three and the cost frontier dropped, a serving plan's options to three per cloud, passages to their first 600 characters); `detail: "full"`
-returns it whole. A compact result still validates against the schema, so clients that check it keep working.
+rejected options cut to three and the cost frontier dropped, a serving plan's options to three per cloud, passages
+to their first 600 characters); `detail: "full"` returns it whole.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 PER_CLOUD = 3
 PASSAGE_CHARS = 600
 REJECTED_SHOWN = 3
 
-
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(mode="serialization")
 
 
 def _training_plan(p: dict[str, Any]) -> dict[str, Any]:

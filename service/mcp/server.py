@@ -25,9 +25,11 @@ from pydantic import AnyUrl, BaseModel, ValidationError
 
 from service.errors import AdvisorError, DependencyUnavailableError, UnknownNameError
 from service.mcp import guide
-from service.mcp.outputs import compact, output_schema
+from service.mcp.fields import HIDDEN, NOT_TAKEN, refused
+from service.mcp.outputs import compact
+from service.mcp.schema import compact as compact_schema
 from service.mcp.summaries import clip
-from service.mcp.tools import McpContext, mcp_tools, tools_by_name
+from service.mcp.tools import MERGED, McpContext, mcp_tools, tools_by_name
 from service.questions.tools import ToolSpec, artifact_of
 
 log = logging.getLogger(__name__)
@@ -42,12 +44,9 @@ INSTRUCTIONS = (
     "never compute or recall your own."
 )
 FIX_ARGS = "Fix the named field and call again (the tool's inputSchema lists every field and its range)."
-# the chat's follow-up fields and the offline reader's routing ('applied': a workload the reader found in a
-# knowledge question): not for a tool caller
-BOOKKEEPING = ("question", "also", "applied")
 TEXT_JSON_LIMIT = 6000  # the structured JSON is repeated as text when it is at most this long
 DETAIL = {"type": "string", "enum": ["summary", "full"], "default": "summary",
-          "description": "summary (default): the compact result; full: every candidate, rejected option and figure"}
+          "description": "full: every candidate, rejected option and figure"}
 ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")
 READ_ONLY = types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                   openWorldHint=False)
@@ -110,15 +109,22 @@ def prune_defs(schema: dict[str, Any]) -> None:
         del schema["$defs"]
 
 
-def input_schema(args: type[BaseModel]) -> dict[str, Any]:
-    """The argument model's JSON schema with no combinator at its root: Anthropic's and OpenAI's APIs refuse a tool
-    whose input schema has a top-level allOf/anyOf/oneOf (and some clients then drop every tool). The workload's
-    rules between fields ('give model or params_b') move into the description; the pydantic model still enforces
-    them on every call, and its error names the field."""
+def input_schema(args: type[BaseModel], tool: str = "") -> dict[str, Any]:
+    """The argument model's JSON schema as the tool takes it: without the fields a caller does not send (the chat's
+    bookkeeping) or the tool does not take (service/mcp/fields.py), said once (service/mcp/schema.py), and with no
+    combinator at its root: Anthropic's and OpenAI's APIs refuse a tool whose input schema has a top-level
+    allOf/anyOf/oneOf (and some clients then drop every tool). The workload's rules between fields ('give model or
+    params_b') move into the description; the pydantic model still enforces them on every call, and its error names
+    the field."""
     schema: dict[str, Any] = slim(args.model_json_schema())
-    for key in BOOKKEEPING:
+    constant = {k for k, v in schema.get("properties", {}).items() if isinstance(v, dict) and "const" in v}
+    dropped = HIDDEN | constant | NOT_TAKEN.get(tool, (frozenset(), ""))[0]
+    for key in dropped:
         schema.get("properties", {}).pop(key, None)
+    if "required" in schema:
+        schema["required"] = [r for r in schema["required"] if r not in dropped]
     prune_defs(schema)
+    schema = compact_schema(schema)
     schema.setdefault("properties", {})["detail"] = DETAIL
     rules = [str(r.get("description", "")) for key in ROOT_COMBINATORS for r in schema.pop(key, [])]
     if rules:
@@ -127,10 +133,14 @@ def input_schema(args: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def listed_fields(spec: ToolSpec) -> frozenset[str]:
+    """The fields a tool's input schema lists (what a call may send)."""
+    return frozenset(input_schema(spec.args, spec.name)["properties"])
+
+
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                      inputSchema=input_schema(spec.args), outputSchema=output_schema(spec.output),
-                      annotations=READ_ONLY)
+                      inputSchema=input_schema(spec.args, spec.name), annotations=READ_ONLY)
 
 
 def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -138,13 +148,18 @@ def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToo
     by_name = tools_by_name()
     spec = by_name.get(name)
     if spec is None:
-        return tool_error("unknown_tool", f"No tool '{name}'.", f"Use one of: {', '.join(by_name)}.")
+        merged = f" Over MCP {name} is {MERGED[name]}." if name in MERGED else ""
+        return tool_error("unknown_tool", f"No tool '{name}'.{merged}", f"Use one of: {', '.join(by_name)}.")
     arguments = dict(arguments)
+    wrong, instead = refused(name, arguments, listed_fields(spec))
+    if wrong:
+        return tool_error("invalid_input", f"{', '.join(wrong)}: {name} does not take "
+                          f"{'this field' if len(wrong) == 1 else 'these fields'}" + (f" ({instead})." if instead
+                                                                                          else "."),
+                          f"Drop {', '.join(wrong)}; the tool's inputSchema lists the fields it takes.")
     detail = arguments.pop("detail", "summary")
     if detail not in ("summary", "full"):
         return tool_error("invalid_input", f"detail: must be 'summary' or 'full' (got {detail!r}).", FIX_ARGS)
-    for key in BOOKKEEPING:
-        arguments.pop(key, None)
     try:
         result = spec.call(ctx.spine(), arguments)
     except ValidationError as exc:
@@ -160,9 +175,9 @@ def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToo
         log.exception("MCP tool %s failed", name)
         return tool_error("internal_error", f"The tool {name} failed unexpectedly.",
                           "Try again; if it persists, see the server log.")
-    refused = getattr(getattr(result, "documents", None), "refused", None)
-    if refused is not None:  # a document asked for was refused (a model name that is not a model id): say so
-        return tool_error("invalid_input", refused.message, refused.fix or FIX_ARGS)
+    document = getattr(getattr(result, "documents", None), "refused", None)
+    if document is not None:  # a document asked for was refused (a model name that is not a model id): say so
+        return tool_error("invalid_input", document.message, document.fix or FIX_ARGS)
     full = json.loads(json.dumps(artifact_of(result), ensure_ascii=False, default=str))  # plain JSON values
     structured = full if detail == "full" else compact(full)
     if name == "search_knowledge" or isinstance(structured.get("passages"), list):

@@ -9,6 +9,7 @@ from typing import Any
 from service.labels import host_text, price_when
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
+from service.questions.summary_text import figure, plural, yuan
 
 MAX_SUMMARY = 2000
 
@@ -19,19 +20,6 @@ def _cny(value: Any) -> str:
 
 def clip(text: str, limit: int = MAX_SUMMARY) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def fact(result: Any) -> str:
-    f = result.public()
-    rows = f.get("rows") or []
-    head = f"{f['fact']}" + (f" {f['gpu']}" if f.get("gpu") else "") + f": {f.get('answer')}"
-    if f.get("value") is not None:
-        head += f" ({f['value']})"
-    if rows:
-        head += "; " + ", ".join(f"{r['cloud']} {r.get('instance_type') or r.get('family')}" for r in rows[:6])
-    if f.get("cloud_gpus"):
-        head += "; " + "; ".join(f"{c}: {', '.join(g)}" for c, g in f["cloud_gpus"].items())
-    return clip(head)
 
 
 def catalog(result: Any) -> str:
@@ -77,9 +65,11 @@ def _instance_line(r: dict[str, Any], billing: str | None) -> str:
 
 
 def _serving_figures(s: Any) -> str:
-    return (f"weights {s.weights_gib_per_gpu:.1f} GiB + KV {s.kv_cache_gib_per_gpu:.1f} GiB per GPU, KV pool "
-            f"{s.kv_capacity_tokens:,} tokens, {s.max_concurrency:g} concurrent at {s.max_model_len} tokens; "
-            f"{s.output_tokens_per_s} output tokens/s, TTFT {s.ttft_ms} ms, TPOT {s.tpot_ms} ms")
+    return (f"weights {figure(s.weights_gib_per_gpu, 'GiB', '.1f')} + KV {figure(s.kv_cache_gib_per_gpu, 'GiB', '.1f')} "
+            f"per GPU, KV pool {figure(s.kv_capacity_tokens, 'tokens', ',')}, {figure(s.max_concurrency, 'sequences')} "
+            f"concurrent at {figure(s.max_model_len, 'tokens', ',')}; "
+            f"{figure(s.output_tokens_per_s, 'output tokens/s', ',.1f')}, "
+            f"TTFT {figure(s.ttft_ms, 'ms', ',.1f', 'not met (the queue grows)')}, TPOT {figure(s.tpot_ms, 'ms', '.1f')}")
 
 
 def plan_serving(p: ServingPlan) -> str:
@@ -94,16 +84,17 @@ def plan_serving(p: ServingPlan) -> str:
         dated = (f" (price {price_when(price, 'en')}, {price.confidence})"
                  if price is not None else "")
         cost = ("price on request" if c.cost_per_month_cny is None else
-                f"¥{c.cost_per_hour_cny:,.2f}/hour, {_cny(c.cost_per_month_cny)}/month {c.billing}{dated}, "
-                f"¥{c.cny_per_million_output_tokens} per million output tokens")
+                f"{yuan(c.cost_per_hour_cny, ',.2f')}/hour, {_cny(c.cost_per_month_cny)}/month {c.billing}{dated}, "
+                f"{yuan(c.cny_per_million_output_tokens, ',.2f', 'no token price')} per million output tokens")
         lines.append(f"{cloud}: {itype} x {c.nodes} ({s.gpus_per_replica}x {c.gpu} per replica x "
-                     f"{c.replicas} replicas), {cost}; {_serving_figures(s)}")
+                     f"{plural(c.replicas, 'replica')}), {cost}; {_serving_figures(s)}")
     return clip("\n".join(lines) or "No candidate.")
 
 
 def size_inference(i: InferenceResult) -> str:
-    head = (f"{i.gpus}x {i.gpu} per replica x {i.replicas} replicas, {i.engine} {i.weights}: starts={i.starts} "
-            f"({i.starts_reason}); weights {i.weights_gib_per_gpu} GiB per GPU")
+    head = (f"{i.gpus}x {i.gpu} per replica x {plural(i.replicas, 'replica')}, {i.engine} {i.weights}: "
+            f"starts={i.starts} ({i.starts_reason})")
     s = i.sizing
     return clip(f"{head}; {_serving_figures(s)}" if s else (
-        f"{head}; KV pool {i.kv_capacity_tokens:,} tokens, longest sequence {i.max_model_len_fits:,} tokens"))
+        f"{head}; weights {figure(i.weights_gib_per_gpu, 'GiB', '.2f')} per GPU, KV pool "
+        f"{figure(i.kv_capacity_tokens, 'tokens', ',')}, longest sequence {figure(i.max_model_len_fits, 'tokens', ',')}"))

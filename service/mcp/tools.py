@@ -1,6 +1,6 @@
 """The MCP tools: the question spine's tools (service/questions/tools.py, derived from the question list: the
-input schema is each module's Args, the output schema its Answer) and four catalog and serving look-ups that are
-not question types (catalog_fact, search_catalog, plan_serving, size_inference).
+input schema is each module's Args, the output schema its Answer) and three catalog and serving look-ups that are
+not question types (search_catalog, plan_serving, size_inference); MERGED names the spine's tools those answer.
 
 A tool answers with a compact text summary (the pick per cloud, price and its date, memory, time, verdicts) and a
 compact structured result (the answer with its long lists cut to what an agent reads: see `compact`); the whole
@@ -10,7 +10,7 @@ result only when the call asks `detail: "full"`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +25,6 @@ from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 from service.questions.base import Context
-from service.questions.knowledge import FactAnswer, FactArgs, run_fact
 from service.questions.tools import ToolSpec, tool_specs
 from service.retrieval.types import Passage
 from service.serving_workload import ServingWorkload
@@ -69,16 +68,6 @@ class CatalogRows(BaseModel):
     rows: list[dict[str, Any]]
 
 
-def _fact(ctx: Context, args: FactArgs) -> FactAnswer:
-    out = run_fact(ctx, args)
-    if out.unknown:
-        raise InvalidInputError(
-            f"gpu: the catalog has no GPU '{args.gpu}' to answer '{args.fact}' about." if args.gpu else
-            f"gpu: the fact '{args.fact}' is about one GPU; none was given.",
-            "Name a GPU from search_catalog (kind gpus), or ask search_knowledge.")
-    return out
-
-
 def _serving_catalog(ctx: Context, w: ServingWorkload) -> tuple[Catalog, list[Any]]:
     """The catalog with a model outside models.yaml sized from its name ('llama70b'), as the chat's serving type."""
     return catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))
@@ -112,10 +101,6 @@ def _spec(name: str, title: str, args: type[BaseModel], output: type[BaseModel],
 
 
 EXTRA: tuple[ToolSpec, ...] = (
-    _spec("catalog_fact", "A fact from the catalog", FactArgs, FactAnswer, _fact, summaries.fact, """
-        One fact answered from the sourced catalog, not from memory: who rents a GPU, its FP8/BF16/FlashAttention
-        support, NVLink, memory, bandwidth, TFLOPS, CUDA minimum, RDMA instances, billing rules, regions, the
-        price, or the GPUs a cloud sells. Each row carries its source."""),
     _spec("search_catalog", "Search the catalog", CatalogSearchArgs, CatalogRows, _search_catalog, summaries.catalog,
           """
         List catalog rows: instance types (GPUs x memory, vCPU, RAM, network, RDMA, FP8) with the price of each
@@ -144,11 +129,35 @@ EXTRA: tuple[ToolSpec, ...] = (
 )
 
 
+# The spine's tools an MCP tool already answers (three overlapped, and an agent paid for each on every request):
+# the name, and what to call instead (an unknown-tool error says it).
+MERGED: dict[str, str] = {
+    "size_serving": "plan_serving (where to rent a serving deployment, GPUs per replica x replicas, cost) or "
+                    "size_inference (one GPU type, rented or not)",
+    "ask_knowledge": "search_knowledge (the guide's passages) and catalog (ask=fact: a catalog fact)",
+    "catalog_fact": "catalog with ask=fact (the same fields: fact, gpu, clouds, exact, family, place)",
+}
+
+
+def _fact_named(spec: ToolSpec) -> ToolSpec:
+    """The catalog tool, refusing a fact about a GPU the catalog does not have (the chat says so in words; a tool
+    caller gets an error naming the field), as catalog_fact did."""
+
+    def run(ctx: Context, args: Any) -> Any:
+        out = spec.run(ctx, args)
+        if getattr(args, "ask", None) == "fact" and getattr(out, "fact", None) is None and args.gpu:
+            raise InvalidInputError(f"gpu: the catalog has no GPU '{args.gpu}' to answer '{args.fact}' about.",
+                                    "Name a GPU from search_catalog (kind gpus), or ask search_knowledge.")
+        return out
+
+    return replace(spec, run=run)
+
+
 @cache
 def mcp_tools() -> tuple[ToolSpec, ...]:
-    """Every MCP tool: the spine's (question types, estimate, search_knowledge), then the catalog and serving
-    look-ups."""
-    return (*tool_specs(), *EXTRA)
+    """Every MCP tool: the spine's (question types, estimate, search_knowledge) but those MERGED, then the catalog
+    and serving look-ups."""
+    return tuple(_fact_named(t) if t.name == "catalog" else t for t in (*tool_specs(), *EXTRA) if t.name not in MERGED)
 
 
 def tools_by_name() -> dict[str, ToolSpec]:

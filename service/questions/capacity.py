@@ -24,6 +24,7 @@ from service.questions.base import (
     workload_of,
 )
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
+from service.questions.summary_text import figure
 from service.questions.texts import memory_terms_line, method_label
 from service.questions.view import subject_count, subject_gpu, workload_fields
 from service.workload import Workload
@@ -235,7 +236,10 @@ def _render(answer: CapacityAnswer, ph: Phrases) -> str:
 
 
 def _summary(o: CapacityAnswer) -> str:
-    return f"{o.target} limit on {o.gpu_count}x {o.gpu}: " + str(o.max_params_b or o.max_seq_len or o.max_micro_batch)
+    limit = {"model_size": figure(o.max_params_b, "B parameters", missing="none fits"),
+             "context": figure(o.max_seq_len, "tokens", ",", missing="none fits"),
+             "batch": figure(o.max_micro_batch, "sequences per micro-batch", missing="none fits")}[o.target]
+    return f"{o.target} limit on {o.gpu_count}x {o.gpu} ({figure(o.gpu_memory_gib, 'GiB')} each): {limit}"
 
 
 MODULE = QuestionModule(

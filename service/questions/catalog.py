@@ -195,6 +195,8 @@ class CatalogAnswer(AnswerBase):
     rdma: bool | None = None
     fp8: bool | None = None
     breakeven: BreakEven | None = None
+    missing: list[str] = Field(default_factory=list, description="families named that the catalog has no public "
+                               "specification for")
     spot: list[SpotLine] = Field(default_factory=list)
     side: list[SideLine] = Field(default_factory=list)
     families: list[FamilyLine] = Field(default_factory=list)
@@ -445,8 +447,26 @@ def _render(answer: CatalogAnswer, ph: Phrases) -> str:
     return "\n".join(lines)
 
 
+def fact_summary(f: FactAnswer | None, gpu: str | None) -> str:
+    """A catalog fact in a line: the GPU, the fact, its answer, the instances or the GPUs per cloud."""
+    named = (f.gpu if f is not None else None) or gpu
+    head = (f.fact if f is not None else "fact") + (f" {named}" if named else "")
+    if f is None:
+        return head + ": not in the catalog"
+    head += f": {f.answer}" if f.answer is not None else ""
+    if f.value is not None:
+        head += f" ({f.value})"
+    if f.rows:
+        head += "; " + ", ".join(f"{r.cloud} {r.instance_type or r.family}" for r in f.rows[:6])
+    if f.cloud_gpus:
+        head += "; " + "; ".join(f"{c}: {', '.join(g)}" for c, g in f.cloud_gpus.items())
+    return head[:2000]
+
+
 def _summary(o: CatalogAnswer) -> str:
-    head = f"{o.ask}: {o.answer}; {o.matched} rows"
+    if o.ask == "fact":
+        return fact_summary(o.fact, o.gpu)
+    head = f"{o.ask}: {o.answer or 'none'}; {o.matched} rows"
     rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
         f"{b} ¥{p.price_cny:g}/{p.unit} ({price_when(p, 'en')}, {p.confidence})"
         for b, p in r.prices.items()) for r in o.rows[:5])

@@ -20,6 +20,7 @@ from service.questions.base import (
     workload_of,
 )
 from service.questions.parts import PlanRow
+from service.questions.summary_text import figure, yuan
 from service.questions.texts import config_line, n1, option_name
 from service.questions.view import gpus_named, is_memory_class, subject_gpu, workload_fields
 from service.workload import Workload
@@ -83,6 +84,8 @@ def _route(a: Ask) -> CompareArgs | Missing | None:
         fields.update({"params_b": REFERENCE_PARAMS_B, "method": fields.get("method") or "lora"})
     for key in _DROP[str(kind)]:
         fields.pop(key, None)
+    if kind != "gpu" and len(gpus) == 1 and not fields.get("gpu_include"):
+        fields["gpu_include"] = gpus  # 'V100 on JD or on Tencent: which is cheaper?': that card on each cloud
     by = "hours" if f.constraints.objective == "fastest" or f.asked == "time" else "cost"
     return CompareArgs.model_validate({**fields, "compare_kind": kind, "options": options, "by": by,
                                        "asked": f.asked})
@@ -122,8 +125,9 @@ def render_compare(answer: CompareAnswer, ph: Phrases) -> str:
 
 
 def _summary(o: CompareAnswer) -> str:
-    return f"winner={o.winner} by {o.by}; " + "; ".join(f"{r.option}: {r.hours} h, ¥{r.cost_cny}"
-                                                        for r in o.comparison)
+    winner = o.winner or "none (no option has both figures)"
+    return f"winner={winner} by {o.by}; " + "; ".join(
+        f"{r.option}: {figure(r.hours, 'h', missing='no fitting instance')}, {yuan(r.cost_cny)}" for r in o.comparison)
 
 
 MODULE = QuestionModule(

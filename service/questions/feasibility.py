@@ -30,6 +30,7 @@ from service.questions.parts import (
     StrategyEcho,
     total_weights_gib,
 )
+from service.questions.summary_text import figure
 from service.questions.texts import assumption_lines, memory_terms_line, method_label, n1, rent_lines
 from service.questions.view import subject_count, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
@@ -139,8 +140,10 @@ def _render(answer: FeasibilityAnswer, ph: Phrases) -> str:
 
 
 def _summary(o: FeasibilityAnswer) -> str:
-    return (f"{o.gpu_count}x {o.gpu}: {o.per_gpu_gib} GiB per GPU of {o.gpu_memory_gib:g}, fits={o.fits}, "
-            f"fewest cards that fit: {o.gpus_needed}")
+    fewest = (f"fewest cards that fit: {o.gpus_needed}" if o.gpus_needed is not None else
+              "no count of this GPU fits")
+    return (f"{o.gpu_count}x {o.gpu}: {figure(o.per_gpu_gib, 'GiB')} per GPU of {figure(o.gpu_memory_gib, 'GiB')}, "
+            f"fits={o.fits}, {fewest}")
 
 
 MODULE = QuestionModule(

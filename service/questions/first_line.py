@@ -9,7 +9,7 @@ typed answer's own figures. None: the answer's own first line is already the ans
 from __future__ import annotations
 
 from service.planner.serving_types import ServingOption, ServingSizing
-from service.planner.training_types import TrainingCandidate
+from service.planner.training_types import TrainingCandidate, TrainingPlan
 from service.questions.base import AnswerBase
 from service.questions.phrases import Phrases
 
@@ -51,12 +51,37 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
             return _ph(ph, "plan_cost_quote", where=where, hours=_n(c.training_hours, 1))
         return _ph(ph, "plan_cost", cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
                    billing=ph.name("billing_names", str(c.billing)))
+    if asked == "plan":
+        return _picks(answer.plan, ph)
     if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
         h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
         return _ph(ph, "plan_host", vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
                    ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
                    have_ram=_n(c.memory_gib * c.nodes))
     return None
+
+
+def _picks(plan: TrainingPlan, ph: Phrases) -> str | None:
+    """The configuration in one line: each cloud's pick, its hours and cost, and whether it meets the deadline and
+    the budget asked."""
+    parts: list[str] = []
+    for cloud, instance in plan.picks.items():
+        c = next((x for x in plan.candidates if x.cloud == cloud and x.instance_type == instance), None)
+        if c is None:
+            continue
+        cost = (_ph(ph, "pick_quote") if c.total_cost_cny is None else
+                _ph(ph, "pick_cost", cny=_n(c.total_cost_cny), billing=ph.name("billing_names", str(c.billing))))
+        verdicts = []
+        if c.meets_deadline is not None and plan.workload.deadline_hours:
+            verdicts.append(_ph(ph, "pick_deadline_ok" if c.meets_deadline else "pick_deadline_no",
+                                hours=f"{plan.workload.deadline_hours:g}"))
+        if c.within_budget is not None and plan.workload.budget_cny:
+            verdicts.append(_ph(ph, "pick_budget_ok" if c.within_budget else "pick_budget_no"))
+        parts.append(_ph(ph, "pick", where=_where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes),
+                         hours=_n(c.training_hours, 1), cost=cost, verdicts="".join(verdicts)))
+    if not parts:
+        return None
+    return _ph(ph, "picks", picks=("；" if ph.zh else "; ").join(parts))
 
 
 def _serving_figures(answer: AnswerBase) -> tuple[ServingSizing | None, ServingOption | None]:
@@ -76,7 +101,14 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     inf = answer.inference
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
-        return None  # it does not start: the verdict is the answer, whatever was asked
+        # it does not start: the verdict, then what would (more cards for the weights, or smaller weights)
+        flags = (inf.fix or "").split()  # the engine's own fix: '--tensor-parallel-size 2'
+        tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
+        need = inf.min_gpus_for_weights or tp
+        if need and need > inf.gpus and inf.weights in ("bf16", "fp16"):
+            return _ph(ph, "srv_no_start", count=inf.gpus, gpu=inf.gpu_name, weights=_n(inf.weights_gib_per_gpu, 1),
+                       need=need)
+        return None
     clouds = answer.workload.clouds
     if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
         names = [ph.name("cloud_names", c) for c in clouds]  # 'and on JD Cloud?' for a card that cloud does not rent
@@ -139,6 +171,8 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
 def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
 
+    if isinstance(answer, CatalogAnswer) and answer.missing:
+        return _ph(ph, "cat_missing", names=("、" if ph.zh else ", ").join(answer.missing))
     if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
         return None
     p = answer.breakeven.pairs[0]

@@ -382,7 +382,7 @@ def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
 
 
 def _summary(o: KnowledgeAnswer) -> str:
-    head = f"{o.fact.fact}: {o.fact.answer}; " if o.fact is not None else ""
+    head = f"{o.fact.fact}: {o.fact.answer or 'unknown'}; " if o.fact is not None else ""
     return head + "; ".join(f"[{p.id}] {p.title}" for p in o.passages[:4]) if (head or o.passages) else \
         f"No passage found{': ' + o.unavailable if o.unavailable else ''}."
 

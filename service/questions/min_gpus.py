@@ -20,6 +20,7 @@ from service.questions.base import (
     workload_of,
 )
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
+from service.questions.summary_text import figure
 from service.questions.texts import assumption_lines, memory_terms_line, method_label, rent_lines
 from service.questions.view import is_memory_class, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
@@ -153,7 +154,13 @@ def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
 
 
 def _summary(o: MinGpusAnswer) -> str:
-    return f"gpus_needed={o.gpus_needed}, one-card need {o.single_gpu_gib} GiB"
+    one = f"one card needs {figure(o.single_gpu_gib, 'GiB')}"
+    if o.gpu is None:
+        return f"no GPU named: {one}; least GPU memory {figure(o.min_memory_gib or o.single_gpu_gib, 'GiB')}"
+    if o.gpus_needed is None:
+        return f"no count of {o.gpu} fits; {one}"
+    return (f"gpus_needed={o.gpus_needed} x {o.gpu} at {figure(o.per_gpu_gib, 'GiB')} per GPU of "
+            f"{figure(o.gpu_memory_gib, 'GiB')}; {one}")
 
 
 MODULE = QuestionModule(

@@ -15,7 +15,7 @@ from service.planner.training_types import TrainingPlan
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
-from service.questions.view import unsized_model, workload_fields
+from service.questions.view import is_memory_class, unsized_model, workload_fields
 from service.workload import Workload
 
 PLAN_CANDIDATES = 10
@@ -139,6 +139,8 @@ def _route(a: Ask) -> PlanArgs | Missing:
         return Missing("model")
     if f.setup.hardware.gpu_count:
         fields["gpu_count"] = f.setup.hardware.gpu_count  # '8卡A800，要多久': the count they name
+    if f.setup.hardware.gpu and not fields.get("gpu_include") and not is_memory_class(f.setup.hardware.gpu):
+        fields["gpu_include"] = [f.setup.hardware.gpu]  # '2机16卡A800 大概几天': planned on the card they name
     docs = list(f.documents)
     return PlanArgs.model_validate({**fields, **({"documents": docs, "lang": a.lang} if docs else {}),
                                     "asked": f.asked})
@@ -174,8 +176,9 @@ def summary(o: PlanAnswer) -> str:
             dated = (f" (price {price_when(line.price, 'en')}, {line.price.confidence})"
                      if line is not None else "")
             cost = f"¥{c.total_cost_cny:,.0f} {c.billing}{dated}"
+        budget = "" if c.within_budget is None else f", within_budget={c.within_budget}"
         lines.append(f"{cloud}: {itype} ({c.gpu_count:g}x {c.gpu}, {c.strategy.label}), {c.memory_per_gpu_gib}/"
-                     f"{c.gpu_memory_gib} GiB per GPU, {c.training_hours} h, {cost}, within_budget={c.within_budget}")
+                     f"{c.gpu_memory_gib} GiB per GPU, {c.training_hours} h, {cost}{budget}")
     return "\n".join(lines) or "No candidate."
 
 

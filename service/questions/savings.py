@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from service.errors import InvalidInputError, validation_line
+from service.frame import measured_baseline
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
 from service.questions.base import (
@@ -20,8 +21,8 @@ from service.questions.base import (
     QuestionModule,
     workload_of,
 )
-from service.questions.decide import measured_baseline
 from service.questions.parts import PlanRow
+from service.questions.summary_text import figure, yuan
 from service.questions.texts import config_line, n1
 from service.questions.view import workload_fields
 from service.workload import Workload
@@ -79,6 +80,9 @@ _CHANGEABLE = ("method", "quant_bits", "gpu_include", "gpu_count", "billing", "c
                "precision", "zero_stage", "lora_rank", "micro_batch")
 
 
+_LISTS = ("gpu_include", "clouds")  # a list field unset on one side is empty, never None
+
+
 def _setup_fields(a: Ask, i: int) -> dict[str, object]:
     s = a.frame.setups[i]
     out = workload_fields(a.frame, s)
@@ -96,7 +100,8 @@ def _before(a: Ask, after: dict[str, object]) -> dict[str, object]:
     base = next((i for i, s in enumerate(f.setups) if s.role == "baseline" and i != f.asked_setup), None)
     if base is not None:
         old = _setup_fields(a, base)
-        return {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
+        changed = {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
+        return {k: ([] if v is None and k in _LISTS else v) for k, v in changed.items()}
     prev = a.prev.workload if a.prev is not None else None
     if prev is not None:
         was = prev.model_dump()
@@ -156,6 +161,7 @@ def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
 MODULE = QuestionModule(
     name="savings", tool="estimate_savings", title="What a change saves", args=SavingsArgs, answer=SavingsAnswer,
     run=_run, route=_route, render=render_savings,
-    summary=lambda o: f"delta ¥{o.delta_cny}, {o.delta_hours} h", frames=(("train", "savings"),),
+    summary=lambda o: f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}",
+    frames=(("train", "savings"),),
     description="How much a change saves or costs (method, billing, GPU, cloud, epochs): the plan before (the "
                 "workload with `before` applied) and after, and the difference in yuan and hours.")

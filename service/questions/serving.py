@@ -17,6 +17,7 @@ from service.planner.serving_plan import plan_serving
 from service.planner.serving_types import ServingOption, ServingPlan, ServingSizing
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, Said
+from service.questions.summary_text import figure, plural, yuan
 from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
@@ -307,15 +308,17 @@ def summary(o: ServingAnswer) -> str:
     s = o.figures()
     inf = o.inference
     head = (f"{s.total_gpus or s.gpus_per_replica}x {s.gpu} ({s.gpus_per_replica} per replica x "
-            f"{s.replicas} replicas), starts={s.starts}")
+            f"{plural(s.replicas or 1, 'replica')}), starts={s.starts}")
     if inf is not None:
         head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
                  f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
         head += f"; fix {inf.fix}" if inf.fix and not inf.starts else ""
     label = inf.engine_assumed if inf is not None else (o.plan.engine_assumed if o.plan is not None else "")
     head += f" [{label}]" if label else ""
-    head += (f"; KV pool {s.kv_capacity_tokens} tokens, max concurrency {s.max_concurrency}, "
-             f"{s.output_tokens_per_s} output tokens/s, TTFT {s.ttft_ms} ms, TPOT {s.tpot_ms} ms")
+    head += (f"; KV pool {figure(s.kv_capacity_tokens, 'tokens', ',')}, max concurrency "
+             f"{figure(s.max_concurrency, 'sequences')}, {figure(s.output_tokens_per_s, 'output tokens/s', ',.0f')}, "
+             f"TTFT {figure(s.ttft_ms, 'ms', ',.0f', 'not met (the queue grows)')}, "
+             f"TPOT {figure(s.tpot_ms, 'ms', '.1f')}")
     lines = [head]
     plan = o.plan
     if plan is not None:
@@ -325,11 +328,11 @@ def summary(o: ServingAnswer) -> str:
             dated = (f" (price {price_when(c.price, 'en')}, {c.price.confidence})"
                      if c.price is not None else "")
             cost = ("price on request" if c.cost_per_month_cny is None else
-                    f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, ¥{c.cny_per_million_output_tokens} per "
-                    "million output tokens")
+                    f"¥{c.cost_per_month_cny:,.0f}/month {c.billing}{dated}, "
+                    f"{yuan(c.cny_per_million_output_tokens, ',.2f', 'no token price')} per million output tokens")
             lines.append(f"{cloud}: {itype} x {c.nodes} ({c.gpu_count:g}x {c.gpu}), {cost}")
         lines += list(plan.no_fit.values())
-        lines += [f"{v.weights}: {v.cloud} {v.instance_type} x {v.nodes}, ¥{v.cost_per_month_cny}/month"
+        lines += [f"{v.weights}: {v.cloud} {v.instance_type} x {v.nodes}, {yuan(v.cost_per_month_cny)}/month"
                   + (" (weight-only W8A16 Marlin)" if v.weight_only else "") for v in plan.variants]
         if not plan.candidates:
             lines.append(f"no rentable option: {plan.infeasible}")

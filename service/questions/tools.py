@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from service.errors import AdvisorError, DependencyUnavailableError
 from service.questions.base import AnswerBase, Context, QuestionModule, tool_error
 from service.questions.parts import PassageRef
 from service.questions.registry import MODULES
+from service.questions.summary_text import figure
 from service.workload import MAX_NAME_CHARS, Workload
 
 
@@ -47,8 +48,18 @@ class EstimateArgs(Workload):
 
     gpu: str = Field(min_length=1, max_length=MAX_NAME_CHARS,
                      description="the GPU, any in the catalog: 4090, 3090, L20, L40S, A10, A100 80G, A800, H800, H20")
-    gpus: int = Field(default=1, ge=1, le=4096, description="GPUs to shard over")
+    gpus: int = Field(default=1, ge=1, le=4096, description="GPUs to shard over (gpu_count says the same)")
     offload: Literal["none", "optimizer", "all"] = Field(default="none", description="DeepSpeed CPU offload")
+
+    @model_validator(mode="after")
+    def _one_count(self) -> EstimateArgs:
+        """The workload's gpu_count is the count to size on (it was ignored: 4 sized as 1); given with a different
+        gpus, the two disagree."""
+        if self.gpu_count is not None and "gpus" in self.model_fields_set and self.gpus != self.gpu_count:
+            raise ValueError(f"gpus={self.gpus} and gpu_count={self.gpu_count} disagree; give one of them")
+        if self.gpu_count is not None:
+            self.gpus = self.gpu_count
+        return self
 
 
 class EstimateResult(BaseModel):
@@ -90,6 +101,15 @@ def _estimate(ctx: Context, args: EstimateArgs) -> EstimateResult:
         estimate(EstimateRequest(w, args.gpu, args.gpus, args.offload), cat), said))
 
 
+def _estimate_summary(e: EstimateResult) -> str:
+    """The setup, memory per GPU against the card's, the verdict (fits, tight, does not fit) and the hours."""
+    extra = e.model_extra or {}
+    verdict = (extra.get("memory_verdict") or {}).get("status") or ("fits" if e.fits else "does_not_fit")
+    return (f"{e.gpus}x {e.gpu}: {figure((extra.get('memory') or {}).get('per_gpu_gib'), 'GiB')} per GPU of "
+            f"{figure(e.gpu_memory_gib, 'GiB')}, {str(verdict).replace('_', ' ')} (fits={e.fits}), "
+            f"{figure(e.training_hours, 'h', ',.2f')}")
+
+
 def _search(ctx: Context, args: SearchArgs) -> SearchResult:
     if ctx.retriever is None:
         raise DependencyUnavailableError("Knowledge search is not configured on this server.",
@@ -117,9 +137,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
     questions = [_question_spec(m) for m in MODULES if m.tool and m.run is not None and m.args is not None]
     extra = [
         ToolSpec("estimate", "Size one setup", " ".join(["Size", "one", "explicit", "setup", "(model", "x", "method", "x", "GPU", "x", "count,", "optional", "CPU", "offload)", "without", "searching", "the", "catalog:", "memory", "per", "GPU", "(weights,", "gradients,", "optimizer,", "activations,", "overhead),", "fit,", "throughput", "and", "hours.", "Use", "plan", "to", "choose", "instances", "and", "check_feasibility", "for", "a", "yes/no", "with", "what", "would", "fit."]),
-                 EstimateArgs, EstimateResult, _estimate,
-                 lambda e: (f"{e.gpus}x {e.gpu}: {getattr(e, 'memory', {}).get('per_gpu_gib')} GiB per GPU of "
-                            f"{e.gpu_memory_gib:g} GiB, fits={e.fits}, {e.training_hours} h")),
+                 EstimateArgs, EstimateResult, _estimate, _estimate_summary),
         ToolSpec("search_knowledge", "Search the guide", " ".join(["Search", "the", "selection", "guide,", "its", "errata", "and", "the", "catalog", "documents;", "returns", "passages", "with", "their", "ids", "and", "sources.", "Call", "it", "for", "'why'", "/", "'what", "is'", "questions", "(FP8,", "NVLink,", "ZeRO,", "billing", "rules,", "instance", "families)", "and", "to", "cite", "sources.", "No", "figures", "for", "a", "workload:", "use", "plan", "or", "the", "question", "tools."]),
                  SearchArgs, SearchResult, _search,
                  lambda r: "\n\n".join(f"[{p.id}] {p.title}\n{p.text[:600]}" for p in r.passages) or "No passage found."),

@@ -1,6 +1,7 @@
 """The classifier's features: cue families (what the words signal, written from what the words mean, not from
 any one phrasing), the slots the finders found, and the previous turn's question type. Each feature is a number
-in [0, 1]; the classifier (service/reader/classify.py) weighs them per question type.
+in [0, 1]; the frame reader (service/reader/frame_reader.py) adds them to the learned model's features
+(service/reader/learned.py).
 """
 
 from __future__ import annotations
@@ -88,84 +89,8 @@ _ML = _c(rf"模型|大模型|显卡|显存|算力|卡|推理|量化|并发|吞�
          rf"throughput|latency|tokens?|qwen\w*|llama\w*|glm\w*|deepseek\w*|mistral\w*|gemma\w*|yi|baichuan\w*){_E}")
 _DOMAIN = _c(rf"显卡|显存|算力|gpu|cuda|模型|大模型|训练|推理|部署|微调|参数|token|{_W}(?:llm|model|gpus?|vram|nvidia|"
              rf"cloud|inference|compute|tflops|transformer){_E}|云服务器|实例|机型|服务器")
-SLOT_FEATURES = ("model", "params_b", "gpu", "gpu_count_multi", "gpu_memory_gb", "method", "full", "pretrain",
-                 "data", "budget", "deadline", "seq_len", "serving_load", "engine", "weights", "kv_dtype",
-                 "observed_oom", "observed_hours", "observed_memory", "observed_util", "observed_host", "observed_slow",
-                 "two_gpus", "two_clouds", "two_methods", "target_model", "target_context", "target_batch", "stage",
-                 "fact_named", "cloud", "observed_any", "no_train", "gpu_filter", "statement", "off_domain")
-# Expert prior: how strongly a feature speaks for a type (logit units), written from what the cue means. The
-# classifier is trained towards these weights (L2 around the prior, not around zero), so a cue the training
-# questions rarely show still counts, and the data corrects the rest.
-PRIOR: dict[str, dict[str, float]] = {
-    "serve": {"serving": 2.0, "plan": -0.5},
-    "engine": {"serving": 1.5},
-    "serve_load": {"serving": 1.5},
-    "quantized": {"serving": 0.5},
-    "train": {"serving": -1.0, "plan": 0.3, "feasibility": 0.3, "min_gpus": 0.3, "capacity": 0.3, "diagnose": 0.3},
-    "oom": {"diagnose": 1.5},
-    "observed_oom": {"diagnose": 1.0},
-    "observed_hours": {"diagnose": 2.0},
-    "observed_memory": {"diagnose": 2.0},
-    "observed_util": {"diagnose": 2.5},
-    "observed_host": {"diagnose": 2.5},
-    "observed_slow": {"diagnose": 2.0},
-    "observed_any": {"diagnose": 1.0},  # a figure the user saw (on a server too): what happened, asked about
-    "observed_asked": {"diagnose": 1.5},
-    # deploy / serve / 上线 with nothing about models, GPUs or inference ('部署一个wordpress博客', 'deploy a website on
-    # AWS', '上线新的CRM系统'): not a model server, so not ours to size
-    "serve_off_ml": {"out_of_scope": 3.0, "serving": -2.0},
-    # only a cloud we do not cover, and no model or GPU ('阿里云控制台怎么创建ECS实例'): say which clouds we answer for
-    "other_cloud_only": {"out_of_scope": 2.5},  # 'why does it take 20G?', '88 hours, normal?': the observation is the question
-    "normal_q": {"diagnose": 2.0},
-    "why": {"diagnose": 1.0, "knowledge": 0.5},
-    "fix": {"diagnose": 1.0},
-    "can": {"feasibility": 1.5},
-    "how_many": {"min_gpus": 2.0},
-    "how_much_mem": {"min_gpus": 1.5},
-    "least": {"min_gpus": 0.7},
-    "largest": {"capacity": 1.0},
-    "target_model": {"capacity": 2.0},
-    "target_context": {"capacity": 2.0},
-    "target_batch": {"capacity": 2.0},
-    "compare": {"compare": 1.5},
-    "two_gpus": {"compare": 1.0},
-    "two_clouds": {"compare": 1.0},
-    "two_methods": {"compare": 0.7, "savings": 0.3},
-    "value": {"compare": 0.5, "savings": 0.3, "plan": 0.3},
-    "save": {"savings": 2.5},
-    "plan": {"plan": 1.0},
-    "data": {"plan": 1.0},
-    "budget": {"plan": 1.5},
-    "deadline": {"plan": 1.0},
-    "fact": {"knowledge": 1.0},
-    "fact_named": {"knowledge": 0.5},
-    "howto": {"knowledge": 1.5},
-    "oos": {"out_of_scope": 3.5},
-    "other_cloud": {"out_of_scope": 1.0},
-    "greeting": {"out_of_scope": 2.0},
-    "model": {"knowledge": -0.7, "out_of_scope": -2.0},
-    "params_b": {"knowledge": -0.5, "out_of_scope": -2.0},
-    "gpu": {"out_of_scope": -1.5, "plan": -0.3},
-    "gpu_count_multi": {"plan": -0.3},
-    "gpu_memory_gb": {"feasibility": 0.5, "out_of_scope": -1.5},
-    "serving_load": {"serving": 1.5},
-    "weights": {"serving": 0.5},
-    "no_train": {"serving": 1.0},
-    "gpu_filter": {"plan": 1.5},
-    "off_domain": {"out_of_scope": 4.0},
-    "statement": {"plan": 1.0},
-    "kv_dtype": {"serving": 1.5},
-    "bias": {"knowledge": 0.5},
-    **{f"follow_{t}": {t: 3.0} for t in ("plan", "feasibility", "min_gpus", "compare", "savings", "serving",
-                                          "diagnose", "capacity")},
-}
 TYPES = ("plan", "feasibility", "min_gpus", "compare", "savings", "serving", "diagnose", "capacity", "knowledge",
          "out_of_scope")
-PREV = tuple(f"prev_{t}" for t in TYPES)
-# a follow-up ('那京东云呢', '两张呢', 'what about H20') after a turn of type t: it keeps the type
-FOLLOW = tuple(f"follow_{t}" for t in TYPES)
-FEATURES: tuple[str, ...] = (*CUES, *SLOT_FEATURES, *PREV, *FOLLOW, "observed_asked", "serve_off_ml", "other_cloud_only",
-                             "short", "bias")
 
 
 def slot_features(slots: Mapping[str, Any], named: Mapping[str, int]) -> dict[str, float]:

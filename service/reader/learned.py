@@ -10,7 +10,8 @@ Features, all numbers in [0, 1]:
 
 Each part is a multinomial logistic regression trained by scripts/train_reader.py on the working split of
 evals/questions (the frozen test split is never read), calibrated by a temperature fitted on held-out folds, and
-stored sparse in service/reader/frame_model.json. Pure Python at run time: a sparse dot product and a softmax.
+stored sparse in service/reader/frame_model.json (one feature a line, so a retrain can be reviewed). Pure Python at
+run time: a sparse dot product and a softmax.
 """
 
 from __future__ import annotations
@@ -125,21 +126,42 @@ class LinearModel:
 
 @dataclass(frozen=True)
 class FrameModel:
-    """The reader's learned parts and the training set they were fitted on (sha256, so a stale model shows)."""
+    """The reader's learned parts, the training set they were fitted on and the features they were fitted with
+    (sha256 each, so a stale model shows: scripts/train_reader.py --check)."""
 
     task: LinearModel
     asked: LinearModel
     trained_on: str = ""
+    features_on: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"trained_on": self.trained_on, "task": self.task.to_dict(), "asked": self.asked.to_dict()},
-                          ensure_ascii=False, separators=(",", ":"))
+        """Reviewable: keys sorted, one feature a line (`"g:能跑": [[0,0.1234],[3,-0.5]]`, class index and weight
+        rounded to 4 places), so a retrain's diff shows which features moved."""
+        parts = {"asked": self.asked.to_dict(), "features_on": self.features_on, "task": self.task.to_dict(),
+                 "trained_on": self.trained_on}
+        lines = ["{"]
+        for i, (key, value) in enumerate(parts.items()):
+            comma = "," if i < len(parts) - 1 else ""
+            if not isinstance(value, dict):
+                lines.append(f"  {_j(key)}: {_j(value)}{comma}")
+                continue
+            weights = value["weights"]
+            lines += [f"  {_j(key)}: {{", f'    "classes": {_j(value["classes"])},',
+                      f'    "temperature": {_j(value["temperature"])},', '    "weights": {']
+            lines += [f"      {_j(f)}: {json.dumps(ws, separators=(',', ':'))}" + ("," if n < len(weights) - 1 else "")
+                      for n, (f, ws) in enumerate(weights.items())]
+            lines += ["    }", f"  }}{comma}"]
+        return "\n".join([*lines, "}"])
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def load_frame_model(path: Path = MODEL_FILE) -> FrameModel:
     data = json.loads(path.read_text(encoding="utf-8"))
     return FrameModel(LinearModel.from_dict(data["task"]), LinearModel.from_dict(data["asked"]),
-                      str(data.get("trained_on", "")))
+                      str(data.get("trained_on", "")), str(data.get("features_on", "")))
 
 
 @lru_cache(maxsize=1)

@@ -98,11 +98,6 @@ def _tokens(domain_words: tuple[str, ...], text: str) -> tuple[str, ...]:
     return tuple(t for t in tokens if t not in STOPWORDS)
 
 
-def domain_words_from_catalog(names: Iterable[str]) -> list[str]:
-    """GPU ids, aliases and instance types, as they appear in documents."""
-    return sorted({n for n in names if n})
-
-
 class Bm25Index:
     """bm25s over pre-tokenized chunks; scores every chunk so filters can mask before ranking."""
 

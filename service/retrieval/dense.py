@@ -201,15 +201,19 @@ class DenseIndex:
             log.warning("vector index %s unusable, rebuilding: %s", pointer["generation"], reason)
             self.status = DenseStatus("degraded", 0, len(self.chunks), reason)
             return False
-        self._swap(store, str(pointer["generation"]))
+        partial = str(pointer.get("signature", "")).endswith(":partial")
+        self._swap(store, str(pointer["generation"]), int(pointer.get("chunks", 0)) if partial else None)
         return True
 
-    def _swap(self, store: VectorStore, generation: str) -> None:
+    def _swap(self, store: VectorStore, generation: str, partial: int | None = None) -> None:
+        """Search `store` from now on. `partial`: it holds that many of the chunks (the guide's part, swapped in
+        while the rest embeds), so /readyz says `rebuilding partial/total`, never `ready` between the phases."""
         self.embedder.load()
         self.embedder.embed_queries(["warm-up"])  # the first real query pays no first-call cost
         old, self._store, self._generation = self._store, store, generation
         self._stamp = self.gens.pointer_stamp()
-        self.status = DenseStatus("ready", len(self.chunks), len(self.chunks))
+        n = len(self.chunks)
+        self.status = DenseStatus("ready", n if partial is None else partial, n, rebuilding=partial is not None)
         if old is not None and old is not store:
             old.close()
 
@@ -304,7 +308,7 @@ class DenseIndex:
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "build_s": round(time.perf_counter() - started, 1),
         })
-        self._swap(store, generation)
+        self._swap(store, generation, count if sig.endswith(":partial") else None)
         self.gens.collect_garbage({generation, before} - {""})
         return generation
 

@@ -1,7 +1,7 @@
 """The tools through the SDK's client (in memory): the list (derived from the question list: each question type's
-Args is its input schema and its Answer its output schema), the guide's workload planned on both clouds, the
-questions' verdicts, structured output checked against each tool's outputSchema, compact by default and whole on
-request, and errors that name the field."""
+Args is its input schema, less what the tool does not take; no output schemas: service/mcp/outputs.py), the
+guide's workload planned on both clouds, the questions' verdicts, structured output that is the answer model's,
+compact by default and whole on request, and errors that name the field."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from mcp import types
 from service.catalog.loader import Catalog
 from service.errors import DependencyUnavailableError
 from service.mcp.args import InferenceArgs
-from service.mcp.tools import mcp_tools
+from service.mcp.fields import HIDDEN, NOT_TAKEN
+from service.mcp.tools import MERGED, mcp_tools
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingPlan
 from service.planner.training_types import TrainingPlan
@@ -28,8 +29,8 @@ from tests.mcp.conftest import GUIDE_WORKLOAD, LORA_14B_ON_4090, in_memory, make
 pytestmark = [pytest.mark.slow]
 
 Call = Callable[[str, dict[str, Any]], types.CallToolResult]
-NAMES = [*(m.tool for m in MODULES if m.tool), "estimate", "search_knowledge", "catalog_fact", "search_catalog",
-         "plan_serving", "size_inference"]
+NAMES = [*(m.tool for m in MODULES if m.tool and m.tool not in MERGED), "estimate", "search_knowledge",
+         "search_catalog", "plan_serving", "size_inference"]
 
 
 def test_lists_every_tool_with_schemas(context: Any) -> None:
@@ -37,25 +38,20 @@ def test_lists_every_tool_with_schemas(context: Any) -> None:
     assert [t.name for t in listed] == NAMES == [t.name for t in mcp_tools()]
     by_name = {t.name: t for t in listed}
     # each input schema is its argument model's (the plan's: the API's workload, POST /v1/plan, plus the documents
-    # asked for), less the chat's follow-up bookkeeping, plus `detail`
+    # asked for), less the chat's follow-up bookkeeping, the workload's constant `kind` and the fields the tool does
+    # not take, plus `detail`
     for name, model in (("plan", PlanArgs), ("estimate", EstimateArgs), ("plan_serving", ServingWorkload),
                         ("size_inference", InferenceArgs)):
-        fields = set(model.model_json_schema()["properties"]) - {"question", "also"}
+        fields = set(model.model_json_schema()["properties"]) - HIDDEN - {"kind"} - NOT_TAKEN.get(name, (frozenset(), ""))[0]
         assert set(by_name[name].inputSchema["properties"]) == fields | {"detail"}
         assert by_name[name].inputSchema["additionalProperties"] is False
-    for m in MODULES:  # every question type's tool answers with its Answer model
-        if m.tool:
-            assert by_name[m.tool].outputSchema == m.answer.model_json_schema(mode="serialization"), m.name
     # its rules between fields are said in the description, not as a root allOf: Anthropic's and OpenAI's APIs
     # refuse a tool input schema with allOf/anyOf/oneOf at the top level
     assert "give model or params_b" in by_name["plan"].inputSchema["description"]
     assert "give concurrency or request_rate, not both" in by_name["plan_serving"].inputSchema["description"]
-    # the serving tools answer with the typed serving contract itself
-    assert by_name["plan_serving"].outputSchema == ServingPlan.model_json_schema(mode="serialization")
-    assert by_name["size_inference"].outputSchema == InferenceResult.model_json_schema(mode="serialization")
     for t in listed:
         assert not {"allOf", "anyOf", "oneOf", "not", "if", "enum"} & set(t.inputSchema), t.name
-        assert t.inputSchema["type"] == "object" and t.outputSchema and t.outputSchema["type"] == "object"
+        assert t.inputSchema["type"] == "object" and t.outputSchema is None
         assert t.description and t.annotations and t.annotations.readOnlyHint
 
 
@@ -79,18 +75,22 @@ def test_plan_results_are_agent_sized_and_whole_on_request(mcp_call: Call) -> No
     assert text <= 8000 and len(json.dumps(r.structuredContent, ensure_ascii=False)) <= 30000
     full = mcp_call("plan", {**GUIDE_WORKLOAD, "detail": "full"}).structuredContent
     assert full is not None and len(full["plan"]["candidates"]) > len(r.structuredContent["plan"]["candidates"])
-    for name, args in (("size_serving", {"model": "Qwen2.5-72B", "request_rate": 15}),
+    for name, args in (("size_inference", {"model": "Qwen2.5-72B", "gpu": "H800", "request_rate": 15}),
                        ("plan_serving", {"model": "Qwen2.5-72B", "request_rate": 15})):
         s = mcp_call(name, args)
         assert sum(len(c.text) for c in s.content if isinstance(c, types.TextContent)) <= 8000, name
         assert len(json.dumps(s.structuredContent, ensure_ascii=False)) <= 30000, name
 
 
-def test_plan_output_schema_is_the_plan_answer(context: Any, mcp_call: Call) -> None:
-    listed = {t.name: t for t in in_memory(context, lambda s: s.list_tools()).tools}
-    assert listed["plan"].outputSchema == PlanAnswer.model_json_schema(mode="serialization")
+def test_plan_structured_output_is_the_plan_answer(mcp_call: Call) -> None:
+    full = mcp_call("plan", {**GUIDE_WORKLOAD, "detail": "full"}).structuredContent
+    assert PlanAnswer.model_validate(full).kind == "plan"
     plan = mcp_call("plan", GUIDE_WORKLOAD).structuredContent["plan"]
     assert TrainingPlan.model_validate(plan).kind == plan["kind"] == "training"
+    serving = mcp_call("plan_serving", {"model": "Qwen2.5-7B", "detail": "full"}).structuredContent
+    assert ServingPlan.model_validate(serving).kind == "serving"
+    inference = mcp_call("size_inference", {"model": "Qwen2.5-7B", "gpu": "A10", "detail": "full"}).structuredContent
+    assert InferenceResult.model_validate(inference).starts
 
 
 def test_14b_lora_does_not_fit_one_4090(mcp_call: Call) -> None:
@@ -109,12 +109,13 @@ CALLS: list[tuple[str, dict[str, Any], str, Any]] = [
     ("find_min_gpus", {"model": "Qwen2-72B", "method": "full", "gpu": "A800"}, "fits", True),
     ("find_min_gpus", {"model": "Qwen2-7B", "method": "qlora"}, "gpu", None),  # no GPU: the least memory
     ("find_min_gpus", {"params_b": 72, "method_assumed": True}, "other_methods", None),  # full and QLoRA counts too
-    ("compare_options", {**GUIDE_WORKLOAD, "compare_kind": "cloud", "options": ["tencent", "jdcloud"]}, "by", "cost"),
+    ("compare_options", {"model": "Qwen2-7B", "samples": 100000, "compare_kind": "cloud",
+                         "options": ["tencent", "jdcloud"]}, "by", "cost"),
     ("estimate_savings", {"model": "Qwen2-7B", "samples": 100000, "before": {"method": "full"}}, "by", "cost"),
     ("capacity", {"gpu": "RTX 4090"}, "target", "model_size"),  # per method: full, LoRA, QLoRA
     ("capacity", {"gpu": "A100 80G", "target": "context", "model": "Qwen2-7B"}, "target", "context"),
     ("diagnose", {"model": "Qwen2-7B", "gpu": "A100 80G", "observation": {"kind": "oom"}}, "expected", False),
-    ("catalog_fact", {"fact": "supports_fp8", "gpu": "A10"}, "answer", "no"),  # the guide's error, corrected
+    ("catalog", {"ask": "fact", "fact": "supports_fp8", "gpu": "A10"}, "answer", "no"),  # the guide's error, corrected
     ("search_catalog", {"kind": "prices", "gpu": "A100", "billing": "on_demand"}, "kind", "prices"),
     ("search_catalog", {"kind": "gpus", "gpu": "H800"}, "kind", "gpus"),
     ("search_knowledge", {"query": "A10 支持 FP8 吗", "k": 1}, "query", "A10 支持 FP8 吗"),
@@ -155,7 +156,7 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
     # a required field missing
     ("check_feasibility", {"model": "Qwen2.5-14B"}, ["gpu: Field required"]),
     # a field the tool does not take
-    ("plan", {**GUIDE_WORKLOAD, "budget": 3000}, ["budget: Extra inputs are not permitted"]),
+    ("plan", {**GUIDE_WORKLOAD, "budget": 3000}, ["budget: plan does not take this field"]),
     # a number out of range
     ("plan", {**GUIDE_WORKLOAD, "samples": -5}, ["samples: Input should be greater than 0"]),
     # neither model nor params_b: a rule between fields
@@ -170,11 +171,11 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
     ("estimate_savings", {"model": "Qwen2-7B", "before": {"methd": "full"}}, ["before:", "methd"]),
     # a diagnosis needs what was seen
     ("diagnose", {"model": "Qwen2-7B", "gpu": "A10"}, ["observation: Field required"]),
-    ("catalog_fact", {"fact": "memory", "gpu": "Gaudi2"}, ["gpu:", "Gaudi2", "search_knowledge"]),
+    ("catalog", {"ask": "fact", "fact": "memory", "gpu": "Gaudi2"}, ["gpu:", "Gaudi2", "search_knowledge"]),
     ("search_catalog", {"instance_type": "GT4.4XLARGE9"}, ["Unknown instance type", "GT4.4XLARGE96"]),
     ("no_such_tool", {}, ["No tool 'no_such_tool'", "plan"]),
     # serving: a training field, both loads, the GPU required to size one GPU type, an encoder
-    ("plan_serving", {"model": "Qwen2.5-7B", "method": "lora"}, ["method: Extra inputs are not permitted"]),
+    ("plan_serving", {"model": "Qwen2.5-7B", "method": "lora"}, ["method: plan_serving does not take this field"]),
     ("plan_serving", {"model": "Qwen2.5-7B", "concurrency": 4, "request_rate": 2}, ["arguments:", "not both"]),
     ("size_inference", {"model": "Qwen2.5-7B"}, ["gpu: Field required"]),
     ("size_inference", {"model": "Qwen2.5-7B", "gpu": "RTX 9090"}, ["Unknown GPU 'RTX 9090'", "Did you mean"]),

@@ -207,6 +207,28 @@ def test_the_guide_is_searchable_while_the_catalog_documents_embed(config: Retri
     retriever.close()
 
 
+def test_between_the_guides_part_and_the_catalogs_the_index_is_never_said_ready(
+        config: RetrievalConfig, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Regression (issue 40, the race in tests/retrieval/test_startup.py): the guide's part, swapped in, set the
+    # status to plain `ready` until the catalog's part reported progress, so /readyz said ready mid-build
+    chunks = refresh_corpus(config)[0].chunks
+    dense = DenseIndex(config, HashEmbedder())
+    seen: list[str] = []
+    opened = dense.gens.open
+
+    def open_(generation: str, embedder: object, *, create: bool = False) -> object:
+        if create:  # a new generation starts: what /readyz says at that moment
+            seen.append(dense.status.label())
+        return opened(generation, embedder, create=create)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dense.gens, "open", open_)
+    dense.ensure(chunks)
+    guide = sum(1 for c in chunks if not c.source.startswith("catalog/"))
+    assert seen == [f"building 0/{len(chunks)}", f"rebuilding {guide}/{len(chunks)}"]
+    assert dense.status.label() == "ready"
+    dense.close()
+
+
 def test_a_background_build_runs_at_low_priority(config: RetrievalConfig) -> None:
     seen: list[int] = []
 

@@ -15,7 +15,7 @@ from service.evals.answers import typed_answer
 from service.evals.questions.dataset import Question
 from service.questions.capacity import CapacityAnswer
 from service.questions.compare import CompareAnswer
-from service.questions.diagnose import DiagnoseAnswer
+from service.questions.diagnose_answer import DiagnoseAnswer
 from service.questions.feasibility import FeasibilityAnswer
 from service.questions.knowledge import FactAnswer, KnowledgeAnswer
 from service.questions.min_gpus import MinGpusAnswer

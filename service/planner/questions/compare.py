@@ -7,12 +7,13 @@ fastest when the question asks for speed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
+from service.errors import InvalidInputError
 from service.planner.questions.fit import gpus_needed
-from service.workload import Workload
+from service.workload import BillingChoice, CloudName, Method, Workload
 
 Artifact = dict[str, Any]
 Kind = Literal["gpu", "cloud", "method", "billing"]
@@ -59,6 +60,12 @@ def compare(cat: Catalog, w: Workload, kind: Kind, options: list[str], by: Liter
             max_age: int = 180) -> Artifact:
     """The options side by side and the winner: by cost when every option that fits has a price; otherwise by
     time, per card for GPUs (GPU-hours: the plans pick different counts), saying a price was missing."""
+    allowed = {"cloud": get_args(CloudName), "billing": get_args(BillingChoice), "method": get_args(Method)}.get(kind)
+    wrong = [o for o in options if allowed is not None and o not in allowed]
+    if wrong and allowed is not None:  # 'tencent' as a method was a KeyError (a 500), 'A100' as a cloud no plan
+        raise InvalidInputError(f"options: {', '.join(map(repr, wrong))} is not a {kind} (compare_kind {kind} "
+                                f"compares {', '.join(allowed)}).", "Give options of the kind compared, or change "
+                                "compare_kind (gpu, cloud, method, billing).")
     rows: list[Artifact] = []
     for opt in options:
         if kind == "gpu":

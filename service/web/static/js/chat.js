@@ -53,6 +53,17 @@ export function createChat({ onSession, onTurnDone, onError }) {
     }
   }
 
+  /** The new answer's top in view: when it sits below the upper part of the log (a follow-up starts near the input
+   * box, below the fold) or above it, the log scrolls so the answer starts at its top. Called on the first
+   * streamed words and again on the final answer (the cards can move it); an answer already in view stays. */
+  function revealTop(bubble) {
+    const box = log.getBoundingClientRect();
+    const top = bubble.getBoundingClientRect().top;
+    if (top >= box.top && top <= box.top + box.height * 0.4) return;
+    const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    log.scrollTo({ top: log.scrollTop + top - box.top - 8, behavior: smooth ? "smooth" : "auto" });
+  }
+
   function userBubble(text) {
     return h("article", { class: "message user" }, h("h3", { class: "visually-hidden" }, t("you")),
       h("div", { class: "bubble" }, h("p", { class: "plain" }, text)));
@@ -72,9 +83,12 @@ export function createChat({ onSession, onTurnDone, onError }) {
     let text = "";
     let pending = false;
     let done = false;
+    let shown = false;
     const paint = () => {
       pending = false;
-      if (!done) fillMarkdown(content, text, { final: false });
+      if (done) return;
+      fillMarkdown(content, text, { final: false });
+      if (!shown) { shown = true; revealTop(bubble); }
     };
     const onEvent = (name, data) => {
       if (name === "token") {
@@ -94,6 +108,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
       done = true; // a repaint already scheduled must not replace the final answer
       status.textContent = "";
       showAnswer(content, extras, result, text);
+      revealTop(bubble);
       if (result.session_id && result.session_id !== sessionId) {
         sessionId = result.session_id;
         onSession(sessionId);
