@@ -21,10 +21,12 @@ from service.assistant.types import AskResult, Detail
 __all__ = ["Detail", "answer", "packed", "result", "unpacked"]
 REJECTED_KEPT = 3
 SERVING_PER_CLOUD = 3
-PLAN_REF = "answer.plan"  # a stored result's `recommendation`: the same plan as its answer's, stored once
 TEXT_REF = "turn.answer"  # a stored result's `answer_markdown`: the turn's answer column
 DOCS_REF = "answer.documents"  # a stored result's `documents`: the same documents as its answer's
-CARD_REF = "answer.plan"  # a stored serving card's plan: the answer's compact plan, with the card's assumptions
+PRICE_REF = "candidate.price"  # a stored candidate's cost line's price: the same price as its candidate's
+# AskResult fields retired for `answer` (each was a copy of part of it): turns stored before hold them
+RETIRED = frozenset({"recommendation", "serving_plan", "serving", "feasibility", "comparison", "winner", "savings",
+                     "capacity", "diagnose", "fact"})
 
 
 def chosen_types(plan: dict[str, Any]) -> set[str]:
@@ -86,7 +88,7 @@ def is_compact(art: dict[str, Any] | None) -> bool:
 
 
 def result(res: AskResult) -> AskResult:
-    """The AskResult with its answer's plan compacted, and `recommendation` (the same plan) with it."""
+    """The AskResult with its answer's plan compacted (the plan a client draws its card from)."""
     if res.answer is None:
         return res
     data = res.model_dump(mode="json")
@@ -94,33 +96,41 @@ def result(res: AskResult) -> AskResult:
     if small is data["answer"]:
         return res
     data["answer"] = small
-    if isinstance(data.get("recommendation"), dict) and small.get("kind") == "plan":
-        data["recommendation"] = small["plan"]
     return AskResult.model_validate(data)
 
 
 def packed(stored: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-    """A result as a turn stores it: its answer compact, and left out what it repeats: `recommendation` and
-    `documents` (the answer's plan and documents again), a serving card's options (the compact serving plan's),
-    and `answer_markdown` when it is the turn's stored text (`text`); `unpacked` puts them back."""
-    out = dict(stored)
+    """A result as a turn stores it: its answer compact, and left out what it repeats: `documents` (the answer's
+    documents again) and `answer_markdown` when it is the turn's stored text (`text`); `unpacked` puts them back."""
+    out = {k: v for k, v in stored.items() if k not in RETIRED}
     if isinstance(out.get("answer"), dict):
-        out["answer"] = answer(out["answer"])
-        plan = out["answer"].get("plan") if out["answer"].get("kind") == "plan" else None
-        if plan is not None and out.get("recommendation") is not None:
-            out["recommendation"] = PLAN_REF
+        out["answer"] = _priced_once(answer(out["answer"]))
         docs = out["answer"].get("documents")
         if docs and out.get("documents") and out["documents"] == _documents(docs):
             out["documents"] = DOCS_REF
-        card = out.get("serving_plan")
-        if out["answer"].get("kind") == "serving" and isinstance(card, dict) and isinstance(card.get("plan"), dict):
-            kept = out["answer"].get("plan") or {}
-            said = {k: card["plan"].get(k) for k in ("assumptions", "assumptions_zh")}
-            if card["plan"] == {**kept, **said}:  # the card draws the same options: store them once
-                out["serving_plan"] = {**card, "plan": {"$ref": CARD_REF, **said}}
     if text is not None and out.get("answer_markdown") == text:
         out["answer_markdown"] = TEXT_REF
     return out
+
+
+def _priced_once(art: dict[str, Any], back: bool = False) -> dict[str, Any]:
+    """A training plan's candidates with each cost line's price stored as PRICE_REF where it is the candidate's own
+    price (`back`: the price put back); any other answer as it is."""
+    plan = art.get("plan")
+    if not isinstance(plan, dict) or plan.get("kind") != "training":
+        return art
+    cands = []
+    for c in plan.get("candidates") or []:
+        price, costs = c.get("price"), c.get("cost_cny")
+        if price is None or not isinstance(costs, dict):
+            cands.append(c)
+            continue
+        if back:
+            lines = {b: {**line, "price": price} if line.get("price") == PRICE_REF else line for b, line in costs.items()}
+        else:
+            lines = {b: {**line, "price": PRICE_REF} if line.get("price") == price else line for b, line in costs.items()}
+        cands.append({**c, "cost_cny": lines})
+    return {**art, "plan": {**plan, "candidates": cands}}
 
 
 def _documents(docs: dict[str, Any]) -> dict[str, Any]:
@@ -129,16 +139,13 @@ def _documents(docs: dict[str, Any]) -> dict[str, Any]:
 
 
 def unpacked(stored: dict[str, Any], text: str) -> dict[str, Any]:
-    """A stored result as it was answered (compact), given the turn's stored text."""
-    out = dict(stored)
-    if out.get("recommendation") == PLAN_REF:
-        out["recommendation"] = (out.get("answer") or {}).get("plan")
+    """A stored result as it was answered (compact), given the turn's stored text. The per-type fields a turn
+    stored before they were retired (`recommendation`, `serving_plan`, ...) are left out: `answer` holds them."""
+    out = {k: v for k, v in stored.items() if k not in RETIRED}
+    if isinstance(out.get("answer"), dict):
+        out["answer"] = _priced_once(out["answer"], back=True)
     if out.get("answer_markdown") == TEXT_REF:
         out["answer_markdown"] = text
     if out.get("documents") == DOCS_REF:
         out["documents"] = _documents((out.get("answer") or {}).get("documents") or {})
-    card = out.get("serving_plan")
-    if isinstance(card, dict) and isinstance(card.get("plan"), dict) and card["plan"].get("$ref") == CARD_REF:
-        said = {k: v for k, v in card["plan"].items() if k != "$ref"}
-        out["serving_plan"] = {**card, "plan": {**((out.get("answer") or {}).get("plan") or {}), **said}}
     return out

@@ -34,7 +34,4 @@ def full_result(ctx: Context, stored: dict[str, Any], workload: dict[str, Any] |
     plan = fresh.get("plan")
     if not isinstance(plan, dict):
         return stored
-    out = {**stored, "answer": {**art, "plan": plan}}
-    if art["kind"] == "plan" and out.get("recommendation") is not None:
-        out["recommendation"] = plan
-    return out
+    return {**stored, "answer": {**art, "plan": plan}}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import string
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from service.errors import AdvisorError
 from service.lexicon import lexicon
+from service.questions.phrases import Phrases
 from service.yamlio import load_yaml
 
 
@@ -34,7 +34,7 @@ def render_prompt(prompts_dir: Path, name: str, **values: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
+def phrases(prompts_dir: Path, lang: str) -> Phrases:
     """The answer phrases of one language, with the names of clouds, methods, billing modes, objectives, engines
     and question types from the lexicon (knowledge/lexicon.yaml), so every answer names them one way."""
     data = load_yaml(_read(prompts_dir / f"answer.{lang}.yaml"))
@@ -50,7 +50,8 @@ def phrases(prompts_dir: Path, lang: str) -> dict[str, Any]:
         label = (own.get("label") or {}).get(lang)
         if label:
             types[path.stem] = str(label)
-    return {**data, "cloud_names": lex.labels("clouds", lang), "method_names": lex.labels("methods", lang),
-            "billing_names": lex.labels("billing", lang), "stage_names": lex.labels("stages", lang),
-            "engine_names": lex.labels("engines", lang), "type_names": types,
-            "weights_names": lex.labels("weights", lang), "objective_names": lex.labels("objectives", lang)}
+    return Phrases({**data, "cloud_names": lex.labels("clouds", lang), "method_names": lex.labels("methods", lang),
+                    "billing_names": lex.labels("billing", lang), "stage_names": lex.labels("stages", lang),
+                    "engine_names": lex.labels("engines", lang), "type_names": types,
+                    "weights_names": lex.labels("weights", lang), "objective_names": lex.labels("objectives", lang)},
+                   lang)

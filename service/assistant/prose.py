@@ -55,7 +55,7 @@ def turn_messages(turns: list[TurnRecord]) -> list[SessionMessage]:
         out.append(SessionMessage(role="user", content=t.user, turn=t.seq, created_at=t.created_at))
         out.append(SessionMessage(role="assistant", content=t.assistant, turn=t.seq, created_at=t.created_at,
                                   stopped=t.stopped, workload=res.get("workload") or t.workload,
-                                  recommendation=res.get("recommendation"), serving_plan=res.get("serving_plan"),
+                                  answer=res.get("answer"),
                                   citations=[Citation.model_validate(c) for c in res.get("citations", [])]))
     return out
 

@@ -22,7 +22,7 @@ from service.assistant.expand import full_result
 from service.assistant.open_db import open_database
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
-from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
+from service.assistant.result import documents_of, workload_of
 from service.assistant.sessions import (
     Rating,
     SessionFullError,
@@ -431,9 +431,8 @@ class Assistant:
         arts = [answer.public()] if answer is not None else []
         return AskResult(
             session_id=sid, answer_markdown=text, language=lang, intent=turn.type,
-            answer=answer, **alias_fields(answer), reading=turn.reading.model_dump(), slots=turn.slots,
-            workload=workload_of(answer), recommendation=recommendation_of(answer), citations=cites,
-            backend=backend, documents=documents_of(answer),
+            answer=answer, reading=turn.reading.model_dump(), slots=turn.slots, workload=workload_of(answer),
+            citations=cites, backend=backend, documents=documents_of(answer),
             prose_check=prose_check(text, [*arts, *(p.model_dump() for p in turn.citations)], self.known_instances),
         )
 

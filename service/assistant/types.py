@@ -32,37 +32,13 @@ class AskResult(BaseModel):
     intent: Intent = Field(default="knowledge", description="the question type the answer answers")
     answer: AnyAnswer | None = Field(
         default=None, description="the typed answer, discriminated by `kind` (one per question type, plus `fact` for "
-        "a catalog fact and `clarify` for the one question asked back): what the fields below alias")
-    feasibility: dict[str, Any] | None = Field(
-        default=None, description="alias of `answer` (until the next release): feasibility / min_gpus: {gpu, gpu_count, fits, per_gpu_gib, gpu_memory_gib, "
-                                  "gpus_needed, fits_with: [...], rent: [...]}")
-    comparison: list[dict[str, Any]] | None = Field(
-        default=None, description="compare: [{option, hours, cost_cny, fits, priced, instance_type, ...}]")
-    winner: str | None = Field(default=None, description="compare: the option that wins")
-    savings: dict[str, Any] | None = Field(
-        default=None, description="savings: {before, after, delta_cny, delta_hours, saving_cny, changed}")
-    serving: dict[str, Any] | None = Field(
-        default=None, description="serving: {gpu, gpus_per_replica, replicas, total_gpus, starts, max_concurrency, "
-                                  "kv_capacity_tokens, output_tokens_per_s, ttft_ms, tpot_ms, cost_cny_per_month, "
-                                  "cny_per_million_tokens, instance}")
-    serving_plan: dict[str, Any] | None = Field(
-        default=None, description="serving: what the card draws: {plan: the ServingPlan (POST /v1/plan/serving) with "
-                                  "at most 3 options per cloud and its rejected list left out, inference: the pinned "
-                                  "GPU's POST /v1/inference object or null, n_candidates, n_rejected}")
-    capacity: dict[str, Any] | None = Field(
-        default=None, description="capacity: {target, gpu, gpu_count, max_params_b | max_seq_len | max_micro_batch, "
-                                  "per_gpu_gib, rows}")
-    diagnose: dict[str, Any] | None = Field(
-        default=None, description="diagnose: {observation, expected, per_gpu_gib, estimated_hours_per_epoch, ratio, "
-                                  "causes, fixes}")
-    fact: dict[str, Any] | None = Field(
-        default=None, description="knowledge answered from the catalog: {fact, answer (yes/no/value), rows, ...}")
+        "a catalog fact and `clarify` for the one question asked back): a plan's `plan`, a serving answer's `plan` and "
+        "`inference`, a verdict's figures; every card is drawn from it")
     reading: dict[str, Any] | None = Field(
         default=None, description="how the question was read: {type, confidence (sure|unsure), alternative, scores}")
     slots: dict[str, Any] = Field(default_factory=dict,
                                   description="what the words state: model, gpu, gpu_count, method, seq_len, ...")
     workload: dict[str, Any] | None = Field(default=None, description="the public Workload schema, flat")
-    recommendation: dict[str, Any] | None = Field(default=None, description="the plan result (plan --json)")
     citations: list[Citation] = Field(default_factory=list)
     backend: str = Field(description="offline | openai | offline (fallback: <reason>)")
     documents: dict[str, Any] = Field(default_factory=dict,
@@ -109,8 +85,8 @@ class SessionMessage(BaseModel):
     created_at: str
     stopped: bool = Field(default=False, description="the answer's stream was dropped before it ended")
     workload: dict[str, Any] | None = None
-    recommendation: dict[str, Any] | None = Field(default=None, description="the turn's structured plan")
-    serving_plan: dict[str, Any] | None = Field(default=None, description="a serving turn's card (AskResult's)")
+    answer: dict[str, Any] | None = Field(default=None, description="the turn's typed answer as stored (AskResult's "
+                                          "`answer`, by its `kind`): what its card is drawn from")
     citations: list[Citation] = Field(default_factory=list)
 
 

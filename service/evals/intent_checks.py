@@ -12,8 +12,13 @@ from pydantic import ValidationError
 
 from service.catalog.loader import Catalog
 from service.errors import AdvisorError
+from service.evals.answers import typed_answer
 from service.evals.checks import NA, Check
 from service.evals.dataset import Scenario
+from service.questions.compare import CompareAnswer
+from service.questions.feasibility import FeasibilityAnswer
+from service.questions.min_gpus import MinGpusAnswer
+from service.questions.savings import SavingsAnswer
 from service.workload import Workload
 
 _CLOUDS = {"tencent", "jdcloud"}
@@ -93,22 +98,24 @@ def verdict_check(sc: Scenario, result: dict[str, Any], catalog: Catalog, max_ag
     assert truth is not None  # plan and knowledge returned above
     if result.get("intent") != intent:
         return Check(False, f"no {intent} verdict (the answer is a {result.get('intent')})")
+    answer = typed_answer(result)
     if intent in ("feasibility", "min_gpus"):
-        got = result.get("feasibility") or {}
+        got = answer if isinstance(answer, FeasibilityAnswer | MinGpusAnswer) else None
         keys = ("gpu", "gpu_count", "fits") if intent == "feasibility" else ("gpu", "gpus_needed")
-        have = {k: got.get(k) for k in keys}
+        have = {k: getattr(got, k, None) for k in keys}
         want = {k: truth.get(k) for k in keys}
         have["gpu"] = _gpu_id(have["gpu"], catalog)
         if intent == "min_gpus" and truth["gpu"] is None:
-            have["min_memory_gib"], want["min_memory_gib"] = got.get("min_memory_gib"), truth["min_memory_gib"]
+            have["min_memory_gib"] = got.min_memory_gib if isinstance(got, MinGpusAnswer) else None
+            want["min_memory_gib"] = truth["min_memory_gib"]
         return Check(have == want, f"got {have}, engine {want}")
     if intent == "compare":
-        rows = result.get("comparison") or []
-        have_opts = sorted(str(r.get("option")) for r in rows)
+        cmp = answer if isinstance(answer, CompareAnswer) else None
+        have_opts = sorted(r.option for r in cmp.comparison) if cmp is not None else []
+        winner = cmp.winner if cmp is not None else None
         want_opts = sorted(str(r["option"]) for r in truth["comparison"])
-        ok = have_opts == want_opts and result.get("winner") == truth["winner"]
-        return Check(ok, f"options {have_opts} winner {result.get('winner')}; engine {want_opts} winner "
-                         f"{truth['winner']}")
-    got = result.get("savings") or {}
-    ok = _close(got.get("delta_cny"), truth["delta_cny"])
-    return Check(ok, f"delta ¥{got.get('delta_cny')}, engine ¥{truth['delta_cny']}")
+        ok = have_opts == want_opts and winner == truth["winner"]
+        return Check(ok, f"options {have_opts} winner {winner}; engine {want_opts} winner {truth['winner']}")
+    delta = answer.delta_cny if isinstance(answer, SavingsAnswer) else None
+    ok = _close(delta, truth["delta_cny"])
+    return Check(ok, f"delta ¥{delta}, engine ¥{truth['delta_cny']}")

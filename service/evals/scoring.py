@@ -7,6 +7,7 @@ from typing import Any
 
 from service.catalog.loader import Catalog
 from service.evals import checks
+from service.evals.answers import plan_of
 from service.evals.checks import NA, Check, SlotResult
 from service.evals.dataset import Scenario
 from service.evals.intent_checks import intent_check, verdict_check
@@ -93,7 +94,7 @@ def score_scenario(sc: Scenario, conv: Conversation, truth: Truth | None, catalo
     if truth is not None and truth.error:
         return _failed(sc, conv, f"ground truth failed (fix the gold): {truth.error}")
     result = conv.final
-    got_plan: dict[str, Any] | None = result.get("recommendation")
+    got_plan = plan_of(result)
     got_workload: dict[str, Any] | None = result.get("workload")
     truth_plan = None if truth is None else truth.plan
     exp = sc.expect

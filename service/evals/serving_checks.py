@@ -1,5 +1,5 @@
-"""Scorers for the serving question type: the answer's `serving` object against the engine on the scenario's gold
-serving workload (the ServingWorkload fields the words state).
+"""Scorers for the serving question type: the serving answer's headline figures against the engine on the
+scenario's gold serving workload (the ServingWorkload fields the words state).
 
 Truth: with a GPU in the gold, `inference` on it (whether it starts, GPUs per replica, replicas, the KV pool) and
 `plan_serving` pinned to it for where to rent it (the instance, when a cloud here rents it); without, `plan_serving`
@@ -15,8 +15,10 @@ from pydantic import ValidationError
 
 from service.catalog.loader import Catalog
 from service.errors import AdvisorError
+from service.evals.answers import typed_answer
 from service.evals.checks import NA, Check
 from service.evals.dataset import Expect, Scenario
+from service.questions.serving import ServingAnswer
 from service.serving_workload import ServingWorkload
 
 # What the verdict compares when the deployment starts; only the first three when it does not.
@@ -24,7 +26,7 @@ KEYS = ("gpu", "gpus_per_replica", "starts", "replicas", "kv_capacity_tokens", "
 
 
 def serving_truth(gold: dict[str, Any], catalog: Catalog, max_age: int = 180) -> dict[str, Any]:
-    """The engine's answer on the gold workload, in the shape of AskResult.serving (instance flattened)."""
+    """The engine's answer on the gold workload, in the shape of `answered`."""
     from service.planner.serving_inference import inference
     from service.planner.serving_plan import plan_serving
 
@@ -46,10 +48,14 @@ def serving_truth(gold: dict[str, Any], catalog: Catalog, max_age: int = 180) ->
 
 
 def answered(result: dict[str, Any]) -> dict[str, Any]:
-    """The answer's serving object in the truth's shape."""
-    got = dict(result.get("serving") or {})
-    got["instance_type"] = (got.pop("instance", None) or {}).get("instance_type")
-    return {k: got.get(k) for k in KEYS}
+    """The serving answer's headline figures in the truth's shape (all None for any other answer)."""
+    answer = typed_answer(result)
+    if not isinstance(answer, ServingAnswer):
+        return dict.fromkeys(KEYS)
+    got = answer.figures()
+    return {"gpu": got.gpu, "gpus_per_replica": got.gpus_per_replica, "starts": got.starts, "replicas": got.replicas,
+            "kv_capacity_tokens": got.kv_capacity_tokens,
+            "instance_type": got.instance.instance_type if got.instance is not None else None}
 
 
 def serving_verdict(sc: Scenario, result: dict[str, Any], catalog: Catalog, max_age: int = 180) -> Check:

@@ -25,12 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from service.catalog.loader import Catalog
 from service.errors import AdvisorError, InvalidInputError, validation_line
 from service.frame import Frame
+from service.questions.phrases import Phrases as Phrases  # what `render` reads (re-exported)
 from service.workload import Workload
 
 if TYPE_CHECKING:
     from service.reader.read import Reading
-
-Phrases = dict[str, Any]
 # Arguments of the question-type tools that are not workload fields.
 EXTRA_ARGS = frozenset({"gpu", "gpu_count_asked", "options", "compare_kind", "by", "before", "lang", "question",
                         "also", "target", "method_stated", "observation", "fact", "exact", "serving"})
@@ -172,7 +171,7 @@ class QuestionModule(Generic[A, R]):
         return self.run(ctx, args)
 
 
-def tool_error(exc: Exception) -> tuple[str, dict[str, Any]]:
+def tool_error(exc: Exception) -> tuple[str, dict[str, object]]:
     """An engine or validation error as a tool result the model (and the user) can act on."""
     if isinstance(exc, AdvisorError):
         return f"Error: {exc}", {"error": exc.to_dict()}

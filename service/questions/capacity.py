@@ -25,7 +25,7 @@ from service.questions.base import (
 )
 from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
 from service.questions.summary_text import figure
-from service.questions.texts import memory_line, method_name
+from service.questions.texts import memory_terms_line, method_label
 from service.questions.view import subject_count, subject_gpu, workload_fields
 from service.workload import Workload
 
@@ -168,66 +168,71 @@ def _route(a: Ask) -> CapacityArgs | Missing:
     return CapacityArgs.model_validate(out)
 
 
-def _render_serve(art: dict[str, Any], where: str, ph: Phrases) -> str:
-    if art["target"] == "context":
-        if not art["starts"] or not art.get("max_seq_len"):
-            return str(ph["cap_serve_none"]).format(where=where, model=art["model"]["name"])
-        return str(ph["cap_serve_context"]).format(where=where, model=art["model"]["name"], seq=f"{art['max_seq_len']:,}",
-                                                   weights=ph["weights_names"].get(art["weights"], art["weights"]),
-                                                   w_gib=art["weights_gib_per_gpu"], kv_gib=art["kv_cache_gib_per_gpu"])
+def _render_serve(answer: CapacityAnswer, where: str, ph: Phrases) -> str:
+    a = answer
+    model = a.model.name if a.model is not None else ""
+    if a.target == "context":
+        if not a.starts or not a.max_seq_len:
+            return ph.text("cap_serve_none", where=where, model=model)
+        return ph.text("cap_serve_context", where=where, model=model, seq=f"{a.max_seq_len:,}",
+                       weights=ph.name("weights_names", a.weights), w_gib=a.weights_gib_per_gpu,
+                       kv_gib=a.kv_cache_gib_per_gpu)
+    rows = [r for r in a.rows if isinstance(r, ServeRow)]
     parts = []
-    for row in art["rows"]:
-        dtype = ph["weights_names"].get(row["weights"], row["weights"])
-        top, over = row.get("largest"), row.get("smallest_not_starting")
+    for row in rows:
+        dtype = ph.name("weights_names", row.weights)
+        top, over = row.largest, row.smallest_not_starting
         if top is None:
-            parts.append(str(ph["cap_serve_row_none"]).format(weights=dtype))
+            parts.append(ph.text("cap_serve_row_none", weights=dtype))
             continue
-        ctx = f"{top['max_model_len']:,}"
-        parts.append(str(ph["cap_serve_row" if over else "cap_serve_row_top"]).format(
-            weights=dtype, size=f"{top['params_b']:.3g}", model=top["model"], gib=top["weights_gib_per_gpu"], ctx=ctx,
-            over=over["model"] if over else "—"))
-    best = max((r for r in art["rows"] if r.get("largest")), key=lambda r: r["largest"]["params_b"], default=None)
-    first = str(ph["cap_serve_none_any"]).format(where=where) if best is None else str(ph["cap_serve_first"]).format(
-        where=where, size=f"{best['largest']['params_b']:.3g}", model=best["largest"]["model"],
-        weights=ph["weights_names"].get(best["weights"], best["weights"]))
-    return "\n".join([first, *parts, str(ph["cap_serve_basis"])])
+        ctx = f"{top.max_model_len:,}"
+        parts.append(ph.text("cap_serve_row" if over else "cap_serve_row_top", weights=dtype,
+                             size=f"{top.params_b:.3g}", model=top.model, gib=top.weights_gib_per_gpu, ctx=ctx,
+                             over=over.model if over else "—"))
+    best = max(((r, r.largest) for r in rows if r.largest), key=lambda x: x[1].params_b, default=None)
+    first = ph.text("cap_serve_none_any", where=where) if best is None else ph.text(
+        "cap_serve_first", where=where, size=f"{best[1].params_b:.3g}", model=best[1].model,
+        weights=ph.name("weights_names", best[0].weights))
+    return "\n".join([first, *parts, ph.text("cap_serve_basis")])
 
 
 def _render(answer: CapacityAnswer, ph: Phrases) -> str:
-    art = answer.public()
-    where = str(ph["cap_where"]).format(count=art["gpu_count"], gpu=art["gpu_name"], memory=f"{art['gpu_memory_gib']:g}")
-    if art.get("use") == "serve":
-        return _render_serve(art, where, ph)
-    if art["target"] == "model_size":
+    a = answer
+    where = ph.text("cap_where", count=a.gpu_count, gpu=a.gpu_name, memory=f"{a.gpu_memory_gib:g}")
+    if a.use == "serve":
+        return _render_serve(a, where, ph)
+    if a.target == "model_size":
+        rows = [r for r in a.rows if isinstance(r, TrainRow)]
         parts = []
-        for row in art["rows"]:
-            method = ph["method_names"].get(row["method"], row["method"])
-            if row.get("max_params_b") is None:
-                parts.append(str(ph["cap_row_none"]).format(method=method))
+        for row in rows:
+            method = ph.name("method_names", row.method)
+            if row.max_params_b is None:
+                parts.append(ph.text("cap_row_none", method=method))
                 continue
-            near = row.get("smallest_not_fitting")
-            key = "cap_row" if near else "cap_row_top"
-            parts.append(str(ph[key]).format(
-                method=method, size=f"{row['max_params_b']:g}", fits=row["largest_fitting"]["model"],
-                fits_gib=row["largest_fitting"]["per_gpu_gib"],
-                over=near["model"] if near else "—", over_gib=near["per_gpu_gib"] if near else "—"))
-        lines = [str(ph["cap_model_first"]).format(where=where, size=f"{art['rows'][0].get('max_params_b') or 0:g}",
-                                                   method=ph["method_names"].get(art["rows"][0]["method"], "")),
-                 *parts, str(ph["cap_model_basis"]).format(seq=art["seq_len"], usable=art["usable_gib"])]
+            fits, near = row.largest_fitting, row.smallest_not_fitting
+            parts.append(ph.text(
+                "cap_row" if near else "cap_row_top", method=method, size=f"{row.max_params_b:g}",
+                fits=fits.model if fits else None, fits_gib=fits.per_gpu_gib if fits else None,
+                over=near.model if near else "—", over_gib=near.per_gpu_gib if near else "—"))
+        lines = [ph.text("cap_model_first", where=where, size=f"{rows[0].max_params_b or 0:g}",
+                         method=ph.name("method_names", rows[0].method, "")),
+                 *parts, ph.text("cap_model_basis", seq=a.seq_len, usable=a.usable_gib)]
         return "\n".join(lines)
-    method = method_name(art, ph)
-    if art["target"] == "context":
-        if art.get("max_seq_len") is None:
-            return str(ph["cap_none"]).format(where=where, model=art["model"]["name"], method=method)
-        first = str(ph["cap_context"]).format(where=where, seq=art["max_seq_len"], model=art["model"]["name"],
-                                              method=method, need=art["per_gpu_gib"], usable=art["usable_gib"])
+    if a.strategy is None or a.memory is None or a.model is None:
+        raise ValueError(f"a {a.target} limit states the memory, the strategy and the model it was sized with")
+    method, model = method_label(a.strategy, ph), a.model.name
+    if a.target == "context":
+        if a.max_seq_len is None:
+            return ph.text("cap_none", where=where, model=model, method=method)
+        first = ph.text("cap_context", where=where, seq=a.max_seq_len, model=model, method=method,
+                        need=a.per_gpu_gib, usable=a.usable_gib)
     else:
-        if art.get("max_micro_batch") is None:
-            return str(ph["cap_none"]).format(where=where, model=art["model"]["name"], method=method)
-        first = str(ph["cap_batch"]).format(where=where, batch=art["max_micro_batch"], model=art["model"]["name"],
-                                            method=method, seq=art["strategy"]["seq_len"], need=art["per_gpu_gib"],
-                                            usable=art["usable_gib"])
-    return "\n".join([first, memory_line(art, ph)])
+        if a.max_micro_batch is None:
+            return ph.text("cap_none", where=where, model=model, method=method)
+        first = ph.text("cap_batch", where=where, batch=a.max_micro_batch, model=model, method=method,
+                        seq=a.strategy.seq_len, need=a.per_gpu_gib, usable=a.usable_gib)
+    kind = a.model.kind if isinstance(a.model, ModelEcho) else None
+    return "\n".join([first, memory_terms_line(a.memory, a.strategy, kind, ph)])
 
 
 def _summary(o: CapacityAnswer) -> str:

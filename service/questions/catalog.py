@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,6 +15,7 @@ from service.planner.questions.catalog import ASKS, catalog_answer
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.planner.serving_types import NewerPrice
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
+from service.questions.knowledge import FactAnswer, render_fact
 from service.questions.parts import Part
 from service.questions.view import gpus_named, is_memory_class
 
@@ -161,6 +162,20 @@ class FamilyLine(Part):
     worth: bool | None = None
 
 
+class FamilyInfo(Part):
+    """A family the cloud's own documents name, with what is known of it (service/catalog/schema.py FamilyRow)."""
+
+    cloud: str
+    family: str
+    gpu: str = ""
+    sale_status: str = "unknown"
+    source: str
+    as_of: str
+    confidence: str
+    note: str
+    note_zh: str
+
+
 class CatalogAnswer(AnswerBase):
     kind: Literal["catalog"] = "catalog"
     ask: CatalogAsk
@@ -188,9 +203,9 @@ class CatalogAnswer(AnswerBase):
     worth: Worth | None = None
     cloud_gpus: dict[str, list[str]] = Field(default_factory=dict)
     regions: list[str] = Field(default_factory=list)
-    fact: dict[str, Any] | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
-    family_info: dict[str, Any] | None = Field(default=None, description="a family the cloud's documents name with "
-                                               "no size or price published (knowledge/catalog/families.csv)")
+    fact: FactAnswer | None = Field(default=None, description="ask=fact: the catalog fact (catalog_fact's)")
+    family_info: FamilyInfo | None = Field(default=None, description="a family the cloud's documents name with no "
+                                           "size or price published (knowledge/catalog/families.csv)")
 
     def facts(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -215,8 +230,9 @@ def _run(ctx: Context, args: CatalogArgs) -> CatalogAnswer:
     if args.ask == "fact":
         fact = catalog_fact(ctx.catalog, args.fact or "sells", args.gpu, list(args.clouds), args.exact,
                             args.family, args.place)
+        found = FactAnswer.model_validate(fact) if fact is not None else None
         return CatalogAnswer(ask="fact", gpu=args.gpu, clouds=list(args.clouds),
-                             answer=(fact or {}).get("answer"), fact=fact)
+                             answer=found.answer if found is not None else None, fact=found)
     out = catalog_answer(ctx.catalog, args.ask, gpu=args.gpu, gpus=args.gpus, instance=args.instance,
                          family=args.family, clouds=list(args.clouds), billing=args.billing,
                          min_memory_gb=args.min_memory_gb, min_cards=args.min_cards, rdma=args.rdma, fp8=args.fp8,
@@ -300,165 +316,156 @@ def _route(a: Ask) -> CatalogArgs:
 
 
 def _cloud(c: str, ph: Phrases) -> str:
-    return str(ph["cloud_names"].get(c, c))
+    return ph.name("cloud_names", c)
 
 
-def _lang(ph: Phrases) -> str:
-    return "zh" if ph["hours_unit"] == "小时" else "en"
-
-
-def _p(p: dict[str, Any], ph: Phrases) -> str:
+def _p(p: PriceLine, ph: Phrases) -> str:
     """'¥28.64/小时（页面未注明日期 · 抓取于 2026-12-01 · 官方）'."""
-    lang = _lang(ph)
+    lang = ph.lang
     when = price_when(p, lang)
-    price = (f"¥{p['price_low_cny']:,.2f}–{p['price_cny']:,.2f}" if p.get("price_low_cny") else f"¥{p['price_cny']:,.2f}")
-    return str(ph["cat_price"]).format(price=price, unit=per_unit(p["unit"], lang), date=when,
-                                       confidence=confidence_label(p["confidence"], lang)) + newer_price_text(p, lang)
+    price = f"¥{p.price_low_cny:,.2f}–{p.price_cny:,.2f}" if p.price_low_cny else f"¥{p.price_cny:,.2f}"
+    return ph.text("cat_price", price=price, unit=per_unit(p.unit, lang), date=when,
+                   confidence=confidence_label(p.confidence, lang)) + newer_price_text(p, lang)
 
 
-def _row_line(r: dict[str, Any], ph: Phrases) -> str:
-    prices = [f"{ph['billing_names'].get(b, b)} {_p(p, ph)}" for b, p in r["prices"].items() if not p["on_request"]]
-    refs = [p for p in r["prices"].values() if p["on_request"]]
-    shown = str(ph["list_sep"]).join(prices) if prices else str(ph["cat_on_request"]).format(link=r["quote_link"]) + (
-        str(ph["cat_price_reference"]).format(price=_p(refs[0], ph)) if refs else "")
-    return str(ph["cat_row"]).format(cloud=_cloud(r["cloud"], ph), instance=r["instance_type"],
-                                     count=f"{r['gpu_count']:g}", gpu=r["gpu"], mem=f"{r['gpu_memory_gib']:g}",
-                                     vcpus=r["vcpus"] if r["vcpus"] is not None else unpublished(_lang(ph)),
-                                     ram=f"{r['memory_gib']:g}" if r["memory_gib"] is not None
-                                     else unpublished(_lang(ph)),
-                                     net=f"{r['network_gbps']:g} Gbps" if r.get("network_gbps") else "—",
-                                     rdma=ph["cat_rdma"] if r["rdma"] else "", prices=shown)
+def _published(value: float | None, ph: Phrases) -> str:
+    """A host figure (vCPU, RAM), or that no source publishes it."""
+    return f"{value:g}" if value is not None else unpublished(ph.lang)
 
 
-def _family_line(f: dict[str, Any], ph: Phrases) -> str:
-    cards = "–".join(f"{c:g}" for c in (f["cards"][0], f["cards"][-1])) if len(f["cards"]) > 1 else f"{f['cards'][0]:g}"
-    per = f"¥{f['per_gpu_hour_cny']:,.2f}" if f.get("per_gpu_hour_cny") is not None else ph["cat_family_no_price"]
-    return str(ph["cat_family_item"]).format(
-        family=f["family"], cloud=_cloud(f["cloud"], ph), gpus="/".join(f["gpus"]), mem=f"{f['gpu_memory_gib']:g}",
-        cards=cards, rdma=ph["cat_rdma"] if f["rdma"] else "",
-        net=f"{f['network_gbps']:g} Gbps" if f.get("network_gbps") else "—",
-        vcpus=f["vcpus"] if f["vcpus"] is not None else unpublished(_lang(ph)),
-        ram=f"{f['memory_gib']:g}" if f["memory_gib"] is not None else unpublished(_lang(ph)), per=per)
+def _row_line(r: CatalogRow, ph: Phrases) -> str:
+    prices = [f"{ph.name('billing_names', b)} {_p(p, ph)}" for b, p in r.prices.items() if not p.on_request]
+    refs = [p for p in r.prices.values() if p.on_request]
+    shown = ph.text("list_sep").join(prices) if prices else ph.text("cat_on_request", link=r.quote_link) + (
+        ph.text("cat_price_reference", price=_p(refs[0], ph)) if refs else "")
+    return ph.text("cat_row", cloud=_cloud(r.cloud, ph), instance=r.instance_type, count=f"{r.gpu_count:g}",
+                   gpu=r.gpu, mem=f"{r.gpu_memory_gib:g}", vcpus=_published(r.vcpus, ph),
+                   ram=_published(r.memory_gib, ph),
+                   net=f"{r.network_gbps:g} Gbps" if r.network_gbps else "—",
+                   rdma=ph.text("cat_rdma") if r.rdma else "", prices=shown)
 
 
-def _first(art: dict[str, Any], ph: Phrases) -> str:
-    ask, rows = art["ask"], art.get("rows") or []
-    if art.get("family_info"):  # named by the cloud's documents, nothing else published: say so, with the source
-        fi = art["family_info"]
-        return f"{fi['note_zh'] if _lang(ph) == 'zh' else fi['note']} {fi['source']}"
-    subject = art.get("instance") or art.get("family") or art.get("gpu_family") or art.get("gpu") or ""
-    where = str(ph["list_sep"]).join(_cloud(c, ph) for c in (art.get("clouds") or ["tencent", "jdcloud"]))
+def _family_line(f: FamilyLine, ph: Phrases) -> str:
+    cards = "–".join(f"{c:g}" for c in (f.cards[0], f.cards[-1])) if len(f.cards) > 1 else f"{f.cards[0]:g}"
+    per = f"¥{f.per_gpu_hour_cny:,.2f}" if f.per_gpu_hour_cny is not None else ph.text("cat_family_no_price")
+    return ph.text("cat_family_item", family=f.family, cloud=_cloud(f.cloud, ph), gpus="/".join(f.gpus),
+                   mem=f"{f.gpu_memory_gib:g}", cards=cards, rdma=ph.text("cat_rdma") if f.rdma else "",
+                   net=f"{f.network_gbps:g} Gbps" if f.network_gbps else "—", vcpus=_published(f.vcpus, ph),
+                   ram=_published(f.memory_gib, ph), per=per)
+
+
+def _side_line(s: SideLine, ph: Phrases) -> str:
+    per = f"¥{s.per_gpu_hour_cny:,.2f}" if s.per_gpu_hour_cny else ph.text("cat_not_priced")
+    tf = f"¥{s.cny_per_tflops_hour:.4f}" if s.cny_per_tflops_hour else "—"
+    return ph.text("cat_side_item", gpu=s.name, per=per,
+                   tflops=f"{s.dense_bf16_tflops:g}" if s.dense_bf16_tflops else "—", per_tflops=tf)
+
+
+def _first(answer: CatalogAnswer, ph: Phrases) -> str:
+    a = answer
+    ask, rows = a.ask, a.rows
+    if a.family_info is not None:  # named by the cloud's documents, nothing else published: say so, with the source
+        fi = a.family_info
+        return f"{fi.note_zh if ph.zh else fi.note} {fi.source}"
+    subject = a.instance or a.family or a.gpu_family or a.gpu or ""
+    sep = ph.text("list_sep")
+    where = sep.join(_cloud(c, ph) for c in (a.clouds or ["tencent", "jdcloud"]))
     if not rows and ask not in ("offer", "side_by_side", "families", "fact"):
-        return str(ph["cat_none"]).format(what=subject or where, cloud=where)
+        return ph.text("cat_none", what=subject or where, cloud=where)
     top = rows[0] if rows else None
     if ask == "fact":
         return ""
     if ask == "offer":
-        parts = [str(ph["cat_offer"]).format(cloud=_cloud(c, ph), gpus=str(ph["list_sep"]).join(g))
-                 for c, g in (art.get("cloud_gpus") or {}).items()]
-        return "\n".join(parts)
+        return "\n".join(ph.text("cat_offer", cloud=_cloud(c, ph), gpus=sep.join(g)) for c, g in a.cloud_gpus.items())
     if ask == "families":
-        lines = str(ph["cat_family_sep"]).join(_family_line(f, ph) for f in art.get("families") or [])
-        return str(ph["cat_families"]).format(items=lines)
+        return ph.text("cat_families", items=ph.text("cat_family_sep").join(_family_line(f, ph) for f in a.families))
     if ask == "side_by_side":
-        items = []
-        for s in art.get("side") or []:
-            per = f"¥{s['per_gpu_hour_cny']:,.2f}" if s.get("per_gpu_hour_cny") else ph["cat_not_priced"]
-            tf = f"¥{s['cny_per_tflops_hour']:.4f}" if s.get("cny_per_tflops_hour") else "—"
-            items.append(str(ph["cat_side_item"]).format(gpu=s["name"], per=per, tflops=f"{s['dense_bf16_tflops']:g}"
-                                                         if s.get("dense_bf16_tflops") else "—", per_tflops=tf))
-        return str(ph["cat_side"]).format(items="；".join(items) if _lang(ph) == "zh" else "; ".join(items))
+        items = [_side_line(s, ph) for s in a.side]
+        return ph.text("cat_side", items="；".join(items) if ph.zh else "; ".join(items))
     if ask == "breakeven":
-        be = art.get("breakeven") or {}
-        pair = (be.get("pairs") or [None])[0]
+        pair = a.breakeven.pairs[0] if a.breakeven is not None and a.breakeven.pairs else None
         if pair is None:
-            return str(ph["cat_breakeven_none"]).format(what=subject or where)
-        h = pair["break_even_hours"]
-        return str(ph["cat_breakeven"]).format(instance=pair["instance_type"], hours=f"{h:g}", days=f"{h / 24:.1f}",
-                                               hourly=f"{pair['hourly_cny']:,.2f}", monthly=f"{pair['monthly_cny']:,.0f}")
+            return ph.text("cat_breakeven_none", what=subject or where)
+        h = pair.break_even_hours
+        return ph.text("cat_breakeven", instance=pair.instance_type, hours=f"{h:g}", days=f"{h / 24:.1f}",
+                       hourly=f"{pair.hourly_cny:,.2f}", monthly=f"{pair.monthly_cny:,.0f}")
     if ask == "spot":
-        spots = art.get("spot") or []
-        if not spots:
-            return str(ph["cat_spot_none"]).format(what=subject or where)
-        s = spots[0]
-        key = "cat_spot_estimate" if s["confidence"] == "estimate" else "cat_spot"
-        return str(ph[key]).format(instance=s["instance_type"], spot=f"{s['spot_cny']:,.2f}",
-                                   od=f"{s['on_demand_cny']:,.2f}", pct=round(100 * s["ratio"]))
+        if not a.spot:
+            return ph.text("cat_spot_none", what=subject or where)
+        s = a.spot[0]
+        return ph.text("cat_spot_estimate" if s.confidence == "estimate" else "cat_spot", instance=s.instance_type,
+                       spot=f"{s.spot_cny:,.2f}", od=f"{s.on_demand_cny:,.2f}", pct=round(100 * s.ratio))
     assert top is not None
     if ask == "cheapest":  # the price under the billing asked ('包月多少'), else the first the table gives
-        p = top["prices"].get(art.get("billing") or "") or next(iter(top["prices"].values()))
-        return str(ph["cat_cheapest"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
-                                              count=f"{top['gpu_count']:g}", gpu=top["gpu"],
-                                              mem=f"{top['gpu_memory_gib']:g}", price=_p(p, ph),
-                                              per=f"{p['per_gpu_hour_cny']:,.2f}")
+        p = top.prices.get(a.billing or "") or next(iter(top.prices.values()))
+        return ph.text("cat_cheapest", instance=top.instance_type, cloud=_cloud(top.cloud, ph),
+                       count=f"{top.gpu_count:g}", gpu=top.gpu, mem=f"{top.gpu_memory_gib:g}", price=_p(p, ph),
+                       per=f"{p.per_gpu_hour_cny:,.2f}")
     if ask == "family":
-        fam = top["family"]
-        gpus = sorted({r["gpu"] for r in rows})
-        counts = sorted({r["gpu_count"] for r in rows})
-        worth = art.get("worth") or {}
-        verdict = (ph["cat_worth_retired"] if worth.get("retired") else ph["cat_worth_yes"] if worth.get("worth")
-                   else ph["cat_worth_no"] if worth.get("worth") is False else "")
-        return str(ph["cat_family"]).format(family=fam, cloud=_cloud(top["cloud"], ph), gpus="/".join(gpus),
-                                            counts="–".join(f"{c:g}" for c in (counts[0], counts[-1]))
-                                            if len(counts) > 1 else f"{counts[0]:g}", verdict=verdict)
+        gpus = sorted({r.gpu for r in rows})
+        counts = sorted({r.gpu_count for r in rows})
+        worth = a.worth or Worth()
+        verdict = (ph.text("cat_worth_retired") if worth.retired else ph.text("cat_worth_yes") if worth.worth
+                   else ph.text("cat_worth_no") if worth.worth is False else "")
+        return ph.text("cat_family", family=top.family, cloud=_cloud(top.cloud, ph), gpus="/".join(gpus),
+                       counts="–".join(f"{c:g}" for c in (counts[0], counts[-1])) if len(counts) > 1
+                       else f"{counts[0]:g}", verdict=verdict)
     if ask == "instances":
-        names = str(ph["list_sep"]).join(f"{r['instance_type']}（{r['gpu_count']:g}×）" if _lang(ph) == "zh" else
-                                          f"{r['instance_type']} ({r['gpu_count']:g}x)" for r in rows[:6])
-        return str(ph["cat_instances"]).format(gpu=subject, cloud=where, instances=names, n=art.get("matched", 0))
-    p = top["prices"].get(art.get("billing") or "") or top["prices"].get("on_demand") or top["prices"].get("monthly")
-    if p is None or p["on_request"]:
-        head = str(ph["cat_price_on_request"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
-                                                      link=top["quote_link"])
-        return head + (str(ph["cat_price_reference"]).format(price=_p(p, ph)) if p is not None else "")
-    return str(ph["cat_price_first"]).format(instance=top["instance_type"], cloud=_cloud(top["cloud"], ph),
-                                             count=f"{top['gpu_count']:g}", gpu=top["gpu"],
-                                             billing=ph["billing_names"].get(art.get("billing") or "on_demand", ""),
-                                             price=_p(p, ph), per=f"{p['per_gpu_hour_cny']:,.2f}")
+        names = sep.join(f"{r.instance_type}（{r.gpu_count:g}×）" if ph.zh else f"{r.instance_type} ({r.gpu_count:g}x)"
+                         for r in rows[:6])
+        return ph.text("cat_instances", gpu=subject, cloud=where, instances=names, n=a.matched)
+    p1 = top.prices.get(a.billing or "") or top.prices.get("on_demand") or top.prices.get("monthly")
+    if p1 is None or p1.on_request:
+        head = ph.text("cat_price_on_request", instance=top.instance_type, cloud=_cloud(top.cloud, ph),
+                       link=top.quote_link)
+        return head + (ph.text("cat_price_reference", price=_p(p1, ph)) if p1 is not None else "")
+    return ph.text("cat_price_first", instance=top.instance_type, cloud=_cloud(top.cloud, ph),
+                   count=f"{top.gpu_count:g}", gpu=top.gpu,
+                   billing=ph.name("billing_names", a.billing or "on_demand", ""), price=_p(p1, ph),
+                   per=f"{p1.per_gpu_hour_cny:,.2f}")
 
 
 def _render(answer: CatalogAnswer, ph: Phrases) -> str:
-    art = answer.public()
     if answer.ask == "fact":
-        from service.questions.knowledge import render_fact
-
-        return render_fact(art["fact"], ph) if art.get("fact") else str(ph["cat_none"]).format(
-            what=art.get("gpu") or "", cloud="")
-    lines = [_first(art, ph)]
-    rows = art.get("rows") or []
+        return render_fact(answer.fact, ph) if answer.fact else ph.text("cat_none", what=answer.gpu or "", cloud="")
+    lines = [_first(answer, ph)]
+    rows = answer.rows
     if rows and answer.ask not in ("offer", "side_by_side"):
         lines += ["", *[f"- {_row_line(r, ph)}" for r in rows[:6]]]
-        if art.get("matched", 0) > 6:
-            lines.append(str(ph["cat_more"]).format(n=art["matched"] - 6))
+        if answer.matched > 6:
+            lines.append(ph.text("cat_more", n=answer.matched - 6))
     if answer.ask == "spot" or (answer.ask == "price" and answer.billing == "spot"):
-        lines += ["", str(ph["cat_spot_risk"])]
-    if answer.ask == "breakeven" and art.get("breakeven", {}).get("rules"):
-        r = art["breakeven"]["rules"][0]
-        ratio = f"{r['low']:g}" if r["low"] == r["high"] else f"{r['low']:g}–{r['high']:g}"
-        lines += ["", str(ph["cat_rule"]).format(cloud=_cloud(r["cloud"], ph), family=r["family"], ratio=ratio)]
-    if art.get("on_request"):
-        links = str(ph["list_sep"]).join(sorted(set((art.get("quote_links") or {}).values())))
-        lines += ["", str(ph["cat_on_request_list"]).format(instances=str(ph["list_sep"]).join(art["on_request"][:6]),
-                                                            link=links)]
+        lines += ["", ph.text("cat_spot_risk")]
+    if answer.ask == "breakeven" and answer.breakeven is not None and answer.breakeven.rules:
+        r = answer.breakeven.rules[0]
+        ratio = f"{r.low:g}" if r.low == r.high else f"{r.low:g}–{r.high:g}"
+        lines += ["", ph.text("cat_rule", cloud=_cloud(r.cloud, ph), family=r.family, ratio=ratio)]
+    if answer.on_request:
+        sep = ph.text("list_sep")
+        links = sep.join(sorted(set(answer.quote_links.values())))
+        lines += ["", ph.text("cat_on_request_list", instances=sep.join(answer.on_request[:6]), link=links)]
     return "\n".join(lines)
 
 
-def fact_summary(f: dict[str, Any], gpu: str | None) -> str:
+def fact_summary(f: FactAnswer | None, gpu: str | None) -> str:
     """A catalog fact in a line: the GPU, the fact, its answer, the instances or the GPUs per cloud."""
-    rows = f.get("rows") or []
-    head = f"{f.get('fact', 'fact')}" + (f" {f.get('gpu') or gpu}" if f.get("gpu") or gpu else "")
-    head += f": {f['answer']}" if f.get("answer") is not None else (": not in the catalog" if not f else "")
-    if f.get("value") is not None:
-        head += f" ({f['value']})"
-    if rows:
-        head += "; " + ", ".join(f"{r['cloud']} {r.get('instance_type') or r.get('family')}" for r in rows[:6])
-    if f.get("cloud_gpus"):
-        head += "; " + "; ".join(f"{c}: {', '.join(g)}" for c, g in f["cloud_gpus"].items())
+    named = (f.gpu if f is not None else None) or gpu
+    head = (f.fact if f is not None else "fact") + (f" {named}" if named else "")
+    if f is None:
+        return head + ": not in the catalog"
+    head += f": {f.answer}" if f.answer is not None else ""
+    if f.value is not None:
+        head += f" ({f.value})"
+    if f.rows:
+        head += "; " + ", ".join(f"{r.cloud} {r.instance_type or r.family}" for r in f.rows[:6])
+    if f.cloud_gpus:
+        head += "; " + "; ".join(f"{c}: {', '.join(g)}" for c, g in f.cloud_gpus.items())
     return head[:2000]
 
 
 def _summary(o: CatalogAnswer) -> str:
     if o.ask == "fact":
-        return fact_summary(o.fact or {}, o.gpu)
+        return fact_summary(o.fact, o.gpu)
     head = f"{o.ask}: {o.answer or 'none'}; {o.matched} rows"
     rows = "; ".join(f"{r.cloud} {r.instance_type} ({r.gpu_count:g}x {r.gpu}): " + ", ".join(
         f"{b} ¥{p.price_cny:g}/{p.unit} ({price_when(p, 'en')}, {p.confidence})"

@@ -9,10 +9,19 @@ from pydantic import Field
 
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import compare
-from service.questions import texts
-from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
 from service.questions.parts import PlanRow
 from service.questions.summary_text import figure, yuan
+from service.questions.texts import config_line, n1, option_name
 from service.questions.view import gpus_named, is_memory_class, subject_gpu, workload_fields
 from service.workload import Workload
 
@@ -82,6 +91,39 @@ def _route(a: Ask) -> CompareArgs | Missing | None:
                                        "asked": f.asked})
 
 
+def render_compare(answer: CompareAnswer, ph: Phrases) -> str:
+    kind, rows, winner = answer.compare_kind, answer.comparison, answer.winner
+    by_opt = {r.option: r for r in rows}
+    lines: list[str] = []
+    if answer.cost_unknown:
+        lines.append(ph.text("cmp_cost_unknown", options=", ".join(option_name(kind, o, ph) for o in answer.unpriced)))
+    if winner is None:
+        lines.append(ph.text("cmp_none"))
+    elif answer.by == "card_hours":
+        w = by_opt[winner]
+        others = [r for r in rows if r.option != winner and r.card_hours]
+        o = min(others, key=lambda r: r.card_hours or 0.0) if others else w
+        lines.append(ph.text("cmp_card", winner=option_name(kind, winner, ph), wh=n1(w.card_hours),
+                             other=option_name(kind, o.option, ph), oh=n1(o.card_hours),
+                             ratio=f"{(o.card_hours or 0.0) / (w.card_hours or 0.0):.1f}"))
+    else:
+        w = by_opt[winner]
+        line_key = "cmp_line" if w.priced else "cmp_line_unpriced"
+        line = ph.text(line_key, config=config_line(w, ph), hours=n1(w.hours), cost=n1(w.cost_cny, 0))
+        lines.append(ph.text("cmp_cost" if answer.by == "cost" else "cmp_hours",
+                             winner=option_name(kind, winner, ph), line=line))
+    lines += ["", ph.text("cmp_header"), "|---|---|---|---|---|"]
+    for r in rows:
+        mem = f"{r.per_gpu_gib} / {r.gpu_memory_gib:g} GiB" if r.per_gpu_gib is not None else "—"
+        cost = f"¥{n1(r.cost_cny, 0)}" if r.priced else ph.text("cmp_no_price" if r.fits else "cmp_no_fit")
+        hours = f"{n1(r.hours)} {ph.text('hours_unit')}" if r.hours is not None else "—"
+        lines.append(ph.text("cmp_row", option=option_name(kind, r.option, ph), config=config_line(r, ph), memory=mem,
+                             hours=hours, cost=cost))
+    if answer.unpriced and not answer.cost_unknown:
+        lines += ["", ph.text("cmp_unpriced", options=", ".join(option_name(kind, o, ph) for o in answer.unpriced))]
+    return "\n".join(lines)
+
+
 def _summary(o: CompareAnswer) -> str:
     winner = o.winner or "none (no option has both figures)"
     return f"winner={winner} by {o.by}; " + "; ".join(
@@ -90,7 +132,7 @@ def _summary(o: CompareAnswer) -> str:
 
 MODULE = QuestionModule(
     name="compare", tool="compare_options", title="Compare GPUs, clouds, methods or billing", args=CompareArgs,
-    answer=CompareAnswer, run=_run, route=_route, render=lambda answer, ph: texts.render_compare(answer.public(), ph),
+    answer=CompareAnswer, run=_run, route=_route, render=render_compare,
     summary=_summary, frames=(("train", "winner"), ("both", "winner")),
     description="Compare two or more GPUs, clouds, methods or billing modes on the same workload: time, cost and fit "
                 "side by side and the winner (by cost, or by hours). A GPU no cloud here prices still compares on "

@@ -27,14 +27,14 @@ def unique_passages(passages: Sequence[PassageRef]) -> list[PassageRef]:
 
 
 def also_line(alternative: str | None, ph: Phrases) -> list[str]:
-    if not alternative or alternative not in ph["also_hint"]:
+    hints = ph.group("also_hint")
+    if not alternative or alternative not in hints:
         return []
-    return [str(ph["also_line"]).format(type=ph["type_names"].get(alternative, alternative),
-                                        hint=ph["also_hint"][alternative])]
+    return [ph.text("also_line", type=ph.name("type_names", alternative), hint=hints.text(alternative))]
 
 
 def error_text(exc: AdvisorError, ph: Phrases) -> str:
-    return str(ph["error"].format(message=exc.message, fix=exc.fix))
+    return ph.text("error", message=exc.message, fix=exc.fix)
 
 
 def with_notes(text: str, notes: Sequence[str]) -> str:
@@ -62,5 +62,5 @@ def compose(module: QuestionModule[Any, Any], answer: AnswerBase, passages: Sequ
         body = f"{first}\n{body}"
     cited = [] if module.name == "plan" else unique_passages(passages)
     lines = [body, *(["", *also_line(alternative, ph)] if also_line(alternative, ph) else [])]
-    lines += ["", *plan_text.render_citations([p.model_dump(mode="json") for p in cited], ph)]
+    lines += ["", *plan_text.render_citations(cited, ph)]
     return with_notes("\n".join(lines).strip(), notes)

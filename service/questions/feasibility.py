@@ -3,15 +3,23 @@ handle a 14B QLoRA'). Engine: service/planner/questions/fit.py:feasibility."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.compare import plan_row, run_plan
 from service.planner.questions.fit import feasibility
-from service.questions import texts
-from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
 from service.questions.parts import (
     MemoryTerms,
     MemoryVerdict,
@@ -23,6 +31,7 @@ from service.questions.parts import (
     total_weights_gib,
 )
 from service.questions.summary_text import figure
+from service.questions.texts import assumption_lines, memory_terms_line, method_label, n1, rent_lines
 from service.questions.view import subject_count, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
 
@@ -100,9 +109,34 @@ def _route(a: Ask) -> FeasibilityArgs | Missing:
                                            "asked": f.asked})
 
 
-def _render(answer: FeasibilityAnswer, ph: dict[str, Any]) -> str:
-    art = answer.public()
-    return texts.render_feasibility(art, ph, art.get("plan_pick"))
+def render_feasibility(answer: FeasibilityAnswer, ph: Phrases, pick: PlanRow | None = None) -> str:
+    """The verdict first ('不能。' / 'Yes.'), the memory arithmetic, the time or what makes it fit, where it is rented."""
+    a = answer
+    key = "feas_tight" if a.verdict == "tight" else "feas_yes" if a.fits else "feas_no"
+    lines = [ph.text(key, count=a.gpu_count, gpu=a.gpu_name, memory=f"{a.gpu_memory_gib:g}", model=a.model.name,
+                     method=method_label(a.strategy, ph), need=a.per_gpu_gib, usable=a.usable_gib),
+             memory_terms_line(a.memory, a.strategy, a.model.kind, ph)]
+    if a.fits:
+        lines.append(ph.text("feas_time", count=a.gpu_count, gpu=a.gpu_name, hours=n1(a.training_hours)))
+    else:
+        if a.gpus_needed is not None:
+            lines.append(ph.text("feas_needed", n=a.gpus_needed, need=a.needed_per_gpu_gib))
+        else:
+            lines.append(ph.text("feas_needed_none"))
+        lines += ["", ph.text("feas_fix_title")]
+        changes = ph.group("feas_changes")
+        for fix in a.fits_with:
+            change = changes.text(fix.change, seq=fix.seq_len, count=fix.gpu_count)
+            lines.append(ph.text("feas_fix_line", change=change, need=fix.per_gpu_gib, count=fix.gpu_count,
+                                 hours=n1(fix.training_hours)))
+        if not a.fits_with:
+            lines.append(ph.text("feas_fix_none"))
+    lines += ["", *rent_lines(a.rent, a.gpu_name, a.vendor, a.form_factor, ph, pick)]
+    return "\n".join(lines + assumption_lines(a.assumptions, a.assumptions_zh, ph))
+
+
+def _render(answer: FeasibilityAnswer, ph: Phrases) -> str:
+    return render_feasibility(answer, ph, answer.plan_pick)
 
 
 def _summary(o: FeasibilityAnswer) -> str:

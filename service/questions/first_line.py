@@ -8,38 +8,24 @@ typed answer's own figures. None: the answer's own first line is already the ans
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from service.planner.serving_types import ServingOption, ServingSizing
 from service.planner.training_types import TrainingCandidate, TrainingPlan
 from service.questions.base import AnswerBase
+from service.questions.phrases import Phrases
 
-Phrases = Mapping[str, object]
 
-
-def _ph(ph: Phrases, key: str) -> str:
-    lead = ph["lead"]
-    assert isinstance(lead, Mapping)
-    return str(lead[key])
+def _ph(ph: Phrases, key: str, **fields: object) -> str:
+    """The first-line phrase `key` (prompts' `lead` group), filled from `fields`."""
+    return ph.group("lead").text(key, **fields)
 
 
 def _n(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _name(ph: Phrases, table: str, code: str) -> str:
-    names = ph[table]
-    return str(names.get(code, code)) if isinstance(names, Mapping) else code
-
-
 def _where(ph: Phrases, cloud: str, instance: str, count: float, gpu: str, nodes: int = 1) -> str:
     total = count * nodes
-    return _ph(ph, "where").format(cloud=_name(ph, "cloud_names", cloud), instance=instance,
-                                   count=f"{total:g}", gpu=gpu)
-
-
-def _zh(ph: Phrases) -> bool:
-    return ph.get("hours_unit") == "小时"
+    return _ph(ph, "where", cloud=ph.name("cloud_names", cloud), instance=instance, count=f"{total:g}", gpu=gpu)
 
 
 def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
@@ -54,24 +40,24 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     if job.data_basis == "assumed" and asked in ("plan", "time", "cost") and c.hours_per_1e8_tokens is not None:
         # no data size given: the rate on the pick, never a total for an invented corpus
         cny = "—" if c.cny_per_1e8_tokens is None else _n(c.cny_per_1e8_tokens)
-        return _ph(ph, "plan_rate").format(hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
-                                           note=job.data_note_zh if _zh(ph) else job.data_note)
+        return _ph(ph, "plan_rate", hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
+                   note=job.data_note_zh if ph.zh else job.data_note)
     if asked == "time":
         per = c.training_hours / epochs if epochs else c.training_hours
-        return _ph(ph, "plan_time").format(hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
-                                           where=where)
+        return _ph(ph, "plan_time", hours=_n(c.training_hours, 1), epochs=f"{epochs:g}", per=_n(per, 1),
+                   where=where)
     if asked == "cost":
         if c.total_cost_cny is None:
-            return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
-        return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
-                                           billing=_name(ph, "billing_names", str(c.billing)))
+            return _ph(ph, "plan_cost_quote", where=where, hours=_n(c.training_hours, 1))
+        return _ph(ph, "plan_cost", cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
+                   billing=ph.name("billing_names", str(c.billing)))
     if asked == "plan":
         return _picks(answer.plan, ph)
     if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
         h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
-        return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
-                                           ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
-                                           have_ram=_n(c.memory_gib * c.nodes))
+        return _ph(ph, "plan_host", vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
+                   ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
+                   have_ram=_n(c.memory_gib * c.nodes))
     return None
 
 
@@ -84,19 +70,18 @@ def _picks(plan: TrainingPlan, ph: Phrases) -> str | None:
         if c is None:
             continue
         cost = (_ph(ph, "pick_quote") if c.total_cost_cny is None else
-                _ph(ph, "pick_cost").format(cny=_n(c.total_cost_cny), billing=_name(ph, "billing_names", str(c.billing))))
+                _ph(ph, "pick_cost", cny=_n(c.total_cost_cny), billing=ph.name("billing_names", str(c.billing))))
         verdicts = []
         if c.meets_deadline is not None and plan.workload.deadline_hours:
-            verdicts.append(_ph(ph, "pick_deadline_ok" if c.meets_deadline else "pick_deadline_no").format(
-                hours=f"{plan.workload.deadline_hours:g}"))
+            verdicts.append(_ph(ph, "pick_deadline_ok" if c.meets_deadline else "pick_deadline_no",
+                                hours=f"{plan.workload.deadline_hours:g}"))
         if c.within_budget is not None and plan.workload.budget_cny:
             verdicts.append(_ph(ph, "pick_budget_ok" if c.within_budget else "pick_budget_no"))
-        parts.append(_ph(ph, "pick").format(where=_where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes),
-                                            hours=_n(c.training_hours, 1), cost=cost,
-                                            verdicts="".join(verdicts)))
+        parts.append(_ph(ph, "pick", where=_where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes),
+                         hours=_n(c.training_hours, 1), cost=cost, verdicts="".join(verdicts)))
     if not parts:
         return None
-    return _ph(ph, "picks").format(picks=("；" if _zh(ph) else "; ").join(parts))
+    return _ph(ph, "picks", picks=("；" if ph.zh else "; ").join(parts))
 
 
 def _serving_figures(answer: AnswerBase) -> tuple[ServingSizing | None, ServingOption | None]:
@@ -121,27 +106,25 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
         tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
         need = inf.min_gpus_for_weights or tp
         if need and need > inf.gpus and inf.weights in ("bf16", "fp16"):
-            return _ph(ph, "srv_no_start").format(count=inf.gpus, gpu=inf.gpu_name, weights=_n(inf.weights_gib_per_gpu, 1),
-                                                  need=need)
+            return _ph(ph, "srv_no_start", count=inf.gpus, gpu=inf.gpu_name, weights=_n(inf.weights_gib_per_gpu, 1),
+                       need=need)
         return None
     clouds = answer.workload.clouds
     if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
-        return _ph(ph, "srv_not_rented").format(  # 'and on JD Cloud?' for a card that cloud does not rent
-            clouds="、".join(_name(ph, "cloud_names", c) for c in clouds) if _zh(ph)
-            else " or ".join(_name(ph, "cloud_names", c) for c in clouds), gpu=inf.gpu_name)
+        names = [ph.name("cloud_names", c) for c in clouds]  # 'and on JD Cloud?' for a card that cloud does not rent
+        return _ph(ph, "srv_not_rented", clouds="、".join(names) if ph.zh else " or ".join(names), gpu=inf.gpu_name)
     if sizing is not None and sizing.large and (sizing.driver or sizing.driver_zh):
-        return sizing.driver_zh if _zh(ph) else sizing.driver  # a large deployment says what drove it first
+        return sizing.driver_zh if ph.zh else sizing.driver  # a large deployment says what drove it first
     if asked == "cost":
         if answer.usage_cost_cny_per_month is not None and answer.usage_hours_per_month and top is not None:
-            return _ph(ph, "srv_cost_usage").format(
-                cny=_n(answer.usage_cost_cny_per_month), hours=f"{answer.usage_hours_per_month:g}",
-                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
+            return _ph(ph, "srv_cost_usage", cny=_n(answer.usage_cost_cny_per_month),
+                       hours=f"{answer.usage_hours_per_month:g}",
+                       where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
         if top is not None and top.cost_per_month_cny is not None:
             per_m = top.cny_per_million_output_tokens
-            return _ph(ph, "srv_cost").format(
-                cny=_n(top.cost_per_month_cny), billing=_name(ph, "billing_names", top.billing),
-                where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
-                per_m="—" if per_m is None else _n(per_m, 2))
+            return _ph(ph, "srv_cost", cny=_n(top.cost_per_month_cny), billing=ph.name("billing_names", top.billing),
+                       where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
+                       per_m="—" if per_m is None else _n(per_m, 2))
         return None
     if inf is not None:
         gpus, tps, ttft, tpot = inf.gpus * inf.replicas, inf.output_tokens_per_s, inf.ttft_ms, inf.tpot_ms
@@ -156,20 +139,20 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     else:
         return None
     load = answer.workload.concurrency or answer.workload.request_rate
-    at = (_ph(ph, "at_load_conc").format(n=f"{answer.workload.concurrency:g}") if answer.workload.concurrency
-          else _ph(ph, "at_load_rate").format(n=f"{answer.workload.request_rate:g}") if answer.workload.request_rate
+    at = (_ph(ph, "at_load_conc", n=f"{answer.workload.concurrency:g}") if answer.workload.concurrency
+          else _ph(ph, "at_load_rate", n=f"{answer.workload.request_rate:g}") if answer.workload.request_rate
           else _ph(ph, "at_capacity"))
-    on = _ph(ph, "on_gpus").format(count=gpus, gpu=gpu)
+    on = _ph(ph, "on_gpus", count=gpus, gpu=gpu)
     if asked == "throughput" and tps is not None:
-        return _ph(ph, "srv_throughput").format(tps=_n(tps), at=at, on=on)
+        return _ph(ph, "srv_throughput", tps=_n(tps), at=at, on=on)
     if asked == "latency" and ttft is not None:
-        return _ph(ph, "srv_latency").format(ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
+        return _ph(ph, "srv_latency", ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
     if asked == "concurrency" and conc is not None and not load:
-        return _ph(ph, "srv_concurrency").format(n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
-                                                 out=answer.workload.output_tokens or 0)
+        return _ph(ph, "srv_concurrency", n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
+                   out=answer.workload.output_tokens or 0)
     if asked == "memory":
-        return _ph(ph, "srv_memory").format(total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
-                                            kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)
+        return _ph(ph, "srv_memory", total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
+                   kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)
     return None
 
 
@@ -178,11 +161,10 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.min_gpus import MinGpusAnswer
 
     if isinstance(answer, FeasibilityAnswer) and asked == "time" and answer.fits:
-        return _ph(ph, "fit_time").format(count=answer.gpu_count, gpu=answer.gpu_name,
-                                          hours=_n(answer.training_hours, 1))
+        return _ph(ph, "fit_time", count=answer.gpu_count, gpu=answer.gpu_name, hours=_n(answer.training_hours, 1))
     if isinstance(answer, MinGpusAnswer) and asked == "memory" and answer.gpu is not None:
-        return _ph(ph, "min_memory").format(need=_n(answer.single_gpu_gib, 1), model=answer.model.name,
-                                            method=_name(ph, "method_names", answer.strategy.method))
+        return _ph(ph, "min_memory", need=_n(answer.single_gpu_gib, 1), model=answer.model.name,
+                   method=ph.name("method_names", answer.strategy.method))
     return None
 
 
@@ -190,7 +172,7 @@ def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
 
     if isinstance(answer, CatalogAnswer) and answer.missing:
-        return _ph(ph, "cat_missing").format(names=("、" if _zh(ph) else ", ").join(answer.missing))
+        return _ph(ph, "cat_missing", names=("、" if ph.zh else ", ").join(answer.missing))
     if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
         return None
     p = answer.breakeven.pairs[0]
@@ -199,11 +181,11 @@ def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     units = f"{p.units} × " if p.units and p.units > 1 else ""
     fields = {"od": _n(p.on_demand_month_cny), "mo": _n(p.monthly_month_cny), "be": _n(p.break_even_hours),
               "hours": f"{p.hours_per_month or 0:g}", "save": _n(abs(p.saving_month_cny or 0.0)),
-              "what": f"{_name(ph, 'cloud_names', p.cloud)} {units}{p.instance_type}"}
+              "what": f"{ph.name('cloud_names', p.cloud)} {units}{p.instance_type}"}
     if asked == "savings":
         key = "bill_saves" if p.winner == "monthly" else "bill_costs_more"
-        return _ph(ph, key).format(**fields)
-    return _ph(ph, "bill_monthly" if p.winner == "monthly" else "bill_on_demand").format(**fields)
+        return _ph(ph, key, **fields)
+    return _ph(ph, "bill_monthly" if p.winner == "monthly" else "bill_on_demand", **fields)
 
 
 def lead(answer: AnswerBase, ph: Phrases) -> str | None:

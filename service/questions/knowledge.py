@@ -5,15 +5,14 @@ that names a workload and GPUs also gets that workload sized on those cards."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from service.catalog.queries import find_instance, resolve_gpu
-from service.catalog.schema import GpuSpec
+from service.catalog.schema import LINK_NAME, SOFTWARE_STACK, GpuSpec
 from service.errors import AdvisorError
-from service.labels import price_when
+from service.labels import confidence_label, per_unit, price_when, unpublished
 from service.lexicon.data import lexicon
 from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
@@ -21,6 +20,7 @@ from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
 from service.questions.view import gpus_named, is_memory_class, subject_count, workload_fields
+from service.retrieval.passages import first_sentence, passage_body
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
 
@@ -223,19 +223,18 @@ def _route(a: Ask) -> KnowledgeArgs:
 
 
 def _names(items: list[str], ph: Phrases) -> str:
-    return ("、" if ph["hours_unit"] == "小时" else ", ").join(items) or "—"
+    return ("、" if ph.zh else ", ").join(items) or "—"
 
 
-def _clouds(art: dict[str, Any], ph: Phrases) -> str:
-    asked = art.get("clouds") or ["tencent", "jdcloud"]
-    return ("和" if ph["hours_unit"] == "小时" else " and ").join(ph["cloud_names"].get(c, c) for c in asked)
+def _clouds(fact: FactAnswer, ph: Phrases) -> str:
+    asked = fact.clouds or ["tencent", "jdcloud"]
+    return ("和" if ph.zh else " and ").join(ph.name("cloud_names", c) for c in asked)
 
 
-def _instances(rows: list[dict[str, Any]], ph: Phrases, n: int = 6) -> str:
-    return _names([f"{ph['cloud_names'].get(r['cloud'], r['cloud'])} {r['instance_type']}（{r['gpu_count']:g} × "
-                   f"{r['gpu']}）" if ph["hours_unit"] == "小时" else
-                   f"{ph['cloud_names'].get(r['cloud'], r['cloud'])} {r['instance_type']} ({r['gpu_count']:g} x "
-                   f"{r['gpu']})" for r in rows[:n]], ph)
+def _instances(rows: list[FactRow], ph: Phrases, n: int = 6) -> str:
+    return _names([f"{ph.name('cloud_names', r.cloud)} {r.instance_type}（{r.gpu_count:g} × {r.gpu}）" if ph.zh else
+                   f"{ph.name('cloud_names', r.cloud)} {r.instance_type} ({r.gpu_count:g} x {r.gpu})"
+                   for r in rows[:n]], ph)
 
 
 _ZH_NUM = "零一二三四五六七八九十"
@@ -255,98 +254,101 @@ def zone_label(zone: str, zh: bool) -> str:
     return zone
 
 
-def _sells_by_cloud(art: dict[str, Any], ph: Phrases, gpu: str) -> str:
-    t, names = ph["fact"], ph["cloud_names"]
+def _sells_by_cloud(fact: FactAnswer, ph: Phrases, gpu: str) -> str:
+    t = ph.group("fact")
     lines: list[str] = []
-    for cloud, sells in art["by_cloud"].items():
-        name = names.get(cloud, cloud)
+    for cloud, sells in fact.by_cloud.items():
+        name = ph.name("cloud_names", cloud)
         if sells:
-            rows = [r for r in art["rows"] if r["cloud"] == cloud]
-            lines.append(str(t["sells_yes" if not lines else "sells_also"]).format(
-                cloud=name, gpu=gpu, instances=_instances(rows, ph)))
+            rows = [r for r in fact.rows if r.cloud == cloud]
+            lines.append(t.text("sells_yes" if not lines else "sells_also", cloud=name, gpu=gpu,
+                                instances=_instances(rows, ph)))
         else:
-            lines.append(str(t["sells_no"]).format(cloud=name, gpu=gpu, gpus=_names(art["cloud_gpus"][cloud], ph)))
+            lines.append(t.text("sells_no", cloud=name, gpu=gpu, gpus=_names(fact.cloud_gpus[cloud], ph)))
     return "\n".join(lines)
 
 
-def render_fact(art: dict[str, Any], ph: Phrases) -> str:
-    """The catalog's answer in one or two lines."""
-    f, t = art["fact"], ph["fact"]
-    gpu = art.get("gpu_family") or art.get("gpu") or ""
-    clouds = _clouds(art, ph)
-    if f == "sells":
-        by_cloud = art.get("by_cloud") or {}
-        if len(set(by_cloud.values())) > 1:  # the clouds named differ: say each
-            return _sells_by_cloud(art, ph, gpu)
-        if art["answer"] == "yes":
-            return str(t["sells_yes"]).format(cloud=clouds, gpu=gpu, instances=_instances(art["rows"], ph))
-        lines = [str(t["sells_no"]).format(cloud=clouds, gpu=gpu, gpus=_names(
-            sorted({g for gs in art["cloud_gpus"].values() for g in gs}), ph))]
-        if art.get("elsewhere"):
-            lines.append(str(t["sells_elsewhere"]).format(gpu=gpu, cloud=_names(
-                [ph["cloud_names"].get(c, c) for c in art["elsewhere"]], ph)))
-        return "\n".join(lines)
-    if f == "list":
-        return "\n".join(str(t["list"]).format(cloud=ph["cloud_names"].get(c, c), gpus=_names(g, ph))
-                         for c, g in art["cloud_gpus"].items())
-    if f in ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink"):
-        key = f"{f}_{art['answer']}"
-        return str(t[key]).format(gpu=gpu, value=art.get("value") or "", also=_names(art.get("also") or [], ph))
-    if f in ("memory", "bandwidth", "tflops", "cuda"):
-        return str(t[f]).format(gpu=gpu, value=art["value"])
-    if f == "rdma":
-        return str(t[f"rdma_{art['answer']}"]).format(cloud=clouds, instances=_instances(art["rows"], ph))
-    if f == "price":
-        if art["answer"] == "yes":
-            r = art["rows"][0]
-            return str(t["price_yes"]).format(gpu=gpu or r["gpu"], cloud=ph["cloud_names"].get(r["cloud"], r["cloud"]),
-                                              instance=r["instance_type"], price=f"{r['price_cny']:,.2f}",
-                                              per=f"{r['per_gpu_hour_cny']:,.2f}", count=f"{r['gpu_count']:g}",
-                                              as_of=price_when(r, "zh" if ph["hours_unit"] == "小时" else "en"))
-        if art["answer"] == "on_request":
-            return str(t["price_on_request"]).format(gpu=gpu, instances=_instances(art["on_request"], ph))
-        return str(t["price_no"]).format(gpu=gpu, cloud=clouds)
-    if f == "billing":
-        groups: dict[tuple[str, str, str], list[str]] = {}
-        for r in art["rules"]:
-            ratio = f"{r['low']:g}" if r["low"] == r["high"] else f"{r['low']:g}–{r['high']:g}"
-            groups.setdefault((r["cloud"], ratio, ""), []).append(r["family"])
-        rules = [str(t["billing_rule"]).format(cloud=ph["cloud_names"].get(c, c), family=_names(fams, ph), ratio=ratio)
-                 for (c, ratio, _), fams in groups.items()]
-        return "\n".join([str(t["billing_first"]).format(cloud=clouds), *rules])
-    if not art.get("rows"):
-        return str(t["regions_unlisted"]).format(cloud=clouds, families=_names(art.get("unlisted") or [], ph))
-    listed = str(t["regions"]).format(cloud=clouds, instances=_names(
-        [f"{r['family']}（{'、'.join(zone_label(z, True) for z in r['regions'].split(';'))}）"
-         if ph["hours_unit"] == "小时" else f"{r['family']} ({r['regions'].replace(';', ', ')})"
-         for r in art.get("rows", [])[:6]], ph))
-    if art.get("answer") in ("yes", "no"):
-        place = lexicon().regions[art["place"]]
-        first = str(t[f"regions_{art['answer']}"]).format(
-            place=place.zh if ph["hours_unit"] == "小时" else place.en,
-            what=art.get("instance_family") or art.get("gpu_family") or clouds,
-            zones=_names([zone_label(z, ph["hours_unit"] == "小时") for z in art.get("place_regions") or []], ph))
+def _regions(fact: FactAnswer, ph: Phrases, clouds: str) -> str:
+    t = ph.group("fact")
+    if not fact.rows:
+        return t.text("regions_unlisted", cloud=clouds, families=_names(fact.unlisted, ph))
+    listed = t.text("regions", cloud=clouds, instances=_names(
+        [f"{r.family}（{'、'.join(zone_label(z, True) for z in (r.regions or '').split(';'))}）"
+         if ph.zh else f"{r.family} ({(r.regions or '').replace(';', ', ')})" for r in fact.rows[:6]], ph))
+    if fact.answer in ("yes", "no"):
+        place = lexicon().regions[fact.place or ""]
+        first = t.text(f"regions_{fact.answer}", place=place.zh if ph.zh else place.en,
+                       what=fact.instance_family or fact.gpu_family or clouds,
+                       zones=_names([zone_label(z, ph.zh) for z in fact.place_regions], ph))
         return f"{first}\n{listed}"
     return listed
 
 
-def passage_body(p: dict[str, Any]) -> str:
-    """A passage's text without its leading title line (the answer shows the title once, as the link)."""
-    text = str(p.get("text", "")).strip()
-    head, _, rest = text.partition("\n")
-    title = str(p.get("title") or "")
-    return rest.strip() if head.strip() and (head.strip() == title.strip() or head.strip() in title) else text
+def render_fact(fact: FactAnswer, ph: Phrases) -> str:
+    """The catalog's answer in one or two lines."""
+    f, t = fact.fact, ph.group("fact")
+    gpu = fact.gpu_family or fact.gpu or ""
+    clouds = _clouds(fact, ph)
+    if f == "sells":
+        if len(set(fact.by_cloud.values())) > 1:  # the clouds named differ: say each
+            return _sells_by_cloud(fact, ph, gpu)
+        if fact.answer == "yes":
+            return t.text("sells_yes", cloud=clouds, gpu=gpu, instances=_instances(fact.rows, ph))
+        lines = [t.text("sells_no", cloud=clouds, gpu=gpu, gpus=_names(
+            sorted({g for gs in fact.cloud_gpus.values() for g in gs}), ph))]
+        if fact.elsewhere:
+            lines.append(t.text("sells_elsewhere", gpu=gpu, cloud=_names(
+                [ph.name("cloud_names", c) for c in fact.elsewhere], ph)))
+        return "\n".join(lines)
+    if f == "list":
+        return "\n".join(t.text("list", cloud=ph.name("cloud_names", c), gpus=_names(g, ph))
+                         for c, g in fact.cloud_gpus.items())
+    if f in ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink"):
+        return t.text(f"{f}_{fact.answer}", gpu=gpu, value=fact.value or "", also=_names(fact.also, ph))
+    if f in ("memory", "bandwidth", "tflops", "cuda"):
+        return t.text(f, gpu=gpu, value=fact.value)
+    if f == "rdma":
+        return t.text(f"rdma_{fact.answer}", cloud=clouds, instances=_instances(fact.rows, ph))
+    if f == "price":
+        if fact.answer == "yes":
+            r = fact.rows[0]
+            return t.text("price_yes", gpu=gpu or r.gpu, cloud=ph.name("cloud_names", r.cloud),
+                          instance=r.instance_type, price=f"{r.price_cny:,.2f}", per=f"{r.per_gpu_hour_cny:,.2f}",
+                          count=f"{r.gpu_count:g}", as_of=price_when(r, ph.lang))
+        if fact.answer == "on_request":
+            return t.text("price_on_request", gpu=gpu, instances=_instances(fact.on_request, ph))
+        return t.text("price_no", gpu=gpu, cloud=clouds)
+    if f == "billing":
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        for rule in fact.rules:
+            ratio = f"{rule.low:g}" if rule.low == rule.high else f"{rule.low:g}–{rule.high:g}"
+            groups.setdefault((rule.cloud, ratio, ""), []).append(rule.family)
+        rules = [t.text("billing_rule", cloud=ph.name("cloud_names", c), family=_names(fams, ph), ratio=ratio)
+                 for (c, ratio, _), fams in groups.items()]
+        return "\n".join([t.text("billing_first", cloud=clouds), *rules])
+    return _regions(fact, ph, clouds)
 
 
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of a passage, without Markdown marks: the one-line answer to a how-to question."""
-    body = re.sub(r"^#+\s.*$|[*_`>]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text, flags=re.M).strip()
-    body = re.sub(r"^\s*\|.*$", "", body, flags=re.M).strip()  # tables
-    body = re.sub(r"^\s*(?:[-*]|\d+[.、)])\s+", "", body, flags=re.M)  # list markers: the item is the sentence
-    m = re.search(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", body, flags=re.S)
-    out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+def gpu_fact(g: GpuFact, ph: Phrases) -> str:
+    vendor = str(g.vendor or "nvidia")
+    cuda = (ph.text("cuda_min", version=g.min_cuda) if g.min_cuda
+            else ph.text("cuda_none", stack=SOFTWARE_STACK.get(vendor, vendor)))
+    return ph.text(
+        "gpu_fact", name=g.name, memory=f"{g.memory_gib:g}",
+        bf16=ph.text("supported") if g.supports_bf16 else ph.text("unsupported"),
+        fp8=ph.text("supported") if g.supports_fp8 else ph.text("unsupported"), link=LINK_NAME.get(vendor, "NVLink"),
+        nvlink=f"{g.nvlink_gb_s:g}", cuda=cuda, sold=", ".join(g.sold_as[:6]) or "—")
 
+
+def instance_fact(i: CatalogInstance, ph: Phrases) -> str:
+    lang = ph.lang
+    prices = "; ".join(f"{ph.group('billing_names').text(p.billing)} ¥{p.price_cny:,.2f}{per_unit(p.unit, lang)} "
+                       f"({confidence_label(p.confidence, lang)}, {p.date_zh if ph.zh else p.date_en})"
+                       for p in i.prices
+                       if not p.region)
+    return ph.text("instance_fact", instance=i.instance_type, cloud=ph.group("cloud_names").text(i.cloud),
+                   gpus=f"{i.gpu_count:g} × {i.gpu}", vcpus=i.vcpus if i.vcpus is not None else unpublished(lang),
+                   ram=f"{i.memory_gib:g}" if i.memory_gib is not None else unpublished(lang), prices=prices or "—")
 
 
 def _answered_fact(fact: FactAnswer | None) -> bool:
@@ -357,25 +359,25 @@ def _answered_fact(fact: FactAnswer | None) -> bool:
 def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
     """The catalog fact or the best passage's first sentence; a workload applied; the GPUs and instances named;
     then the passages (citations are added by the composer)."""
-    passages = [p.model_dump(mode="json") for p in answer.passages]
+    passages = answer.passages
     lines: list[str] = []
     if _answered_fact(answer.fact):
         assert answer.fact is not None
-        lines.append(render_fact(answer.fact.public(), ph))
+        lines.append(render_fact(answer.fact, ph))
     elif passages:
-        lines.append(first_sentence(passage_body(passages[0])))
+        lines.append(first_sentence(passage_body(passages[0].text, passages[0].title)))
     if answer.applied is not None:
         first = feasibility.MODULE.render(answer.applied, ph).split("\n", 1)[0]
-        lines += ["", str(ph["applied"]).format(line=first)]
-    facts = [plan_text.gpu_fact(g.model_dump(mode="json"), ph) for g in answer.gpus]
-    facts += [plan_text.instance_fact(i.model_dump(mode="json"), ph) for i in answer.instances]
+        lines += ["", ph.text("applied", line=first)]
+    facts = [gpu_fact(g, ph) for g in answer.gpus]
+    facts += [instance_fact(i, ph) for i in answer.instances]
     if facts:
         lines += ["", *dict.fromkeys(facts)]
     if not lines:
-        return str(ph["no_passage"])
+        return ph.text("no_passage")
     for p in passages[:3]:
-        lines += ["", f"**[{p.get('title') or p['id']}]({plan_text.knowledge_href(str(p['id']))})**", "",
-                  passage_body(p)[:700]]
+        lines += ["", f"**[{p.title or p.id}]({plan_text.knowledge_href(p.id)})**", "",
+                  passage_body(p.text, p.title)[:700]]
     return "\n".join(lines)
 
 

@@ -9,14 +9,24 @@ from pydantic import Field
 
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.fit import min_gpus
-from service.questions import texts
-from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
 from service.questions.summary_text import figure
+from service.questions.texts import assumption_lines, memory_terms_line, method_label, rent_lines
 from service.questions.view import is_memory_class, subject_gpu, unsized_model, workload_fields
 from service.workload import Workload
 
 REFERENCE_80G = "A100-80G-SXM"  # the card a count is given on when no GPU is named
+ALL_CARDS_GIB = 141  # more than the largest card holds: the least memory is said as cards of the reference GPU
 
 
 class MinGpusArgs(Asked):
@@ -102,6 +112,47 @@ def _route(a: Ask) -> MinGpusArgs | Missing:
                                        "asked": f.asked})
 
 
+def _other_methods(answer: MinGpusAnswer, ph: Phrases) -> list[str]:
+    """'没说训练方法，上面按 LoRA 算；全参微调要 …': the count for each other method, when none was named."""
+    rows = answer.other_methods
+    if not rows:
+        return []
+    items = [ph.text("min_other_item", method=ph.name("method_names", r.method),
+                     n=ph.text("min_ref_count", n=r.gpus_needed, need=r.per_gpu_gib)
+                     if r.gpus_needed is not None else ph.text("min_ref_none")) for r in rows]
+    return ["", ph.text("min_other_methods", method=method_label(answer.strategy, ph), gpu=rows[0].gpu_name,
+                        items=ph.text("list_sep").join(items))]
+
+
+def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
+    a = answer
+    model, method = a.model.name, method_label(a.strategy, ph)
+    kind = a.model.kind
+    if a.gpu is None:
+        ref = next((o for o in a.options if o.gpu == REFERENCE_80G and o.gpus_needed), None)
+        least = a.min_memory_gib or 0.0
+        first = (ph.text("min_memory_multi", n=ref.gpus_needed, gpu=ref.gpu_name, per=ref.per_gpu_gib, model=model,
+                         method=method, need=a.single_gpu_gib)
+                 if ref is not None and (ref.gpus_needed or 0) > 1 and least > ALL_CARDS_GIB else
+                 ph.text("min_memory", min_memory=a.min_memory_gib, model=model, method=method,
+                         need=a.single_gpu_gib))
+        lines = [first, memory_terms_line(a.memory, a.strategy, kind, ph), "", ph.text("min_ref_title")]
+        for o in a.options:
+            n = (ph.text("min_ref_count", n=o.gpus_needed, need=o.per_gpu_gib) if o.gpus_needed is not None
+                 else ph.text("min_ref_none"))
+            lines.append(ph.text("min_ref_line", gpu=o.gpu_name, memory=f"{o.gpu_memory_gib:g}", n=n))
+        return "\n".join(lines + _other_methods(a, ph) + assumption_lines(a.assumptions, a.assumptions_zh, ph))
+    if a.gpus_needed is None:
+        lines = [ph.text("min_none", gpu=a.gpu_name, model=model, method=method, one=a.single_gpu_gib)]
+    else:
+        key = "min_one" if a.gpus_needed == 1 else "min_yes"
+        lines = [ph.text(key, n=a.gpus_needed, gpu=a.gpu_name, model=model, method=method,
+                         zero=a.strategy.zero_stage, need=a.per_gpu_gib, usable=a.usable_gib, one=a.single_gpu_gib),
+                 memory_terms_line(a.memory, a.strategy, kind, ph)]
+    lines += ["", *rent_lines(a.rent, a.gpu_name, a.vendor, a.form_factor, ph, None)]
+    return "\n".join(lines + _other_methods(a, ph) + assumption_lines(a.assumptions, a.assumptions_zh, ph))
+
+
 def _summary(o: MinGpusAnswer) -> str:
     one = f"one card needs {figure(o.single_gpu_gib, 'GiB')}"
     if o.gpu is None:
@@ -114,7 +165,7 @@ def _summary(o: MinGpusAnswer) -> str:
 
 MODULE = QuestionModule(
     name="min_gpus", tool="find_min_gpus", title="Fewest GPUs", args=MinGpusArgs, answer=MinGpusAnswer, run=_run,
-    route=_route, render=lambda answer, ph: texts.render_min_gpus(answer.public(), ph), summary=_summary,
+    route=_route, render=render_min_gpus, summary=_summary,
     frames=(("train", "count"), ("train", "memory")),
     description="The fewest cards of a GPU for a model x method ('需要几张A100', 'how many A100s'), or with no GPU "
                 "named the least GPU memory ('最少要多大显存'), with the memory arithmetic.")

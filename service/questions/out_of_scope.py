@@ -32,8 +32,8 @@ def _route(a: Ask) -> ScopeArgs:
 
 def _render(answer: OutOfScopeAnswer, ph: Phrases) -> str:
     if answer.greeting:
-        return str(ph["greeting"])
-    return plan_text.render_scope(ph, answer.other_clouds, "zh" if ph["hours_unit"] == "小时" else "en")
+        return ph.text("greeting")
+    return plan_text.render_scope(ph, answer.other_clouds, ph.lang)
 
 
 MODULE = QuestionModule(

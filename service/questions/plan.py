@@ -147,20 +147,17 @@ def _route(a: Ask) -> PlanArgs | Missing:
 
 
 def _render(answer: PlanAnswer, ph: Phrases) -> str:
-    lang = "zh" if ph["hours_unit"] == "小时" else "en"
-    plan = answer.plan.model_dump(mode="json")
-    text = plan_text.render_plan(plan, lang, ph, [c.model_dump(mode="json") for c in answer.citations])
+    text = plan_text.render_plan(answer.plan, ph.lang, ph, answer.citations)
     docs = answer.documents
     if docs is not None and docs.refused is not None:
-        text += "\n\n" + ph["doc_refused"].format(reason=docs.refused.message_zh if lang == "zh" else
-                                                  docs.refused.message)
+        text += "\n\n" + ph.text("doc_refused", reason=docs.refused.message_zh if ph.zh else docs.refused.message)
     if docs is not None and docs.request_document:
-        text += "\n\n" + ph["doc_ready"].format(document=docs.request_document)
+        text += "\n\n" + ph.text("doc_ready", document=docs.request_document)
     if docs is not None and docs.launch_bundle:
         files = docs.launch_bundle
         first = next(iter(files), "")
         preview = f"```yaml\n{files.get('train.yaml', files.get(first, ''))}\n```"
-        text += "\n\n" + ph["bundle_ready"].format(files=", ".join(files), preview=preview)
+        text += "\n\n" + ph.text("bundle_ready", files=", ".join(files), preview=preview)
     return text
 
 

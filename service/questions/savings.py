@@ -3,7 +3,7 @@ Engine: service/planner/questions/compare.py:savings, the plan before and after 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -11,10 +11,19 @@ from service.errors import InvalidInputError, validation_line
 from service.frame import measured_baseline
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
-from service.questions import texts
-from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
+from service.questions.base import (
+    AnswerBase,
+    Ask,
+    Asked,
+    Context,
+    Missing,
+    Phrases,
+    QuestionModule,
+    workload_of,
+)
 from service.questions.parts import PlanRow
 from service.questions.summary_text import figure, yuan
+from service.questions.texts import config_line, n1
 from service.questions.view import workload_fields
 from service.workload import Workload
 
@@ -22,7 +31,7 @@ REFERENCE_PARAMS_B = 7.0  # a ratio of two setups that names no model: the ratio
 
 
 class SavingsArgs(Asked):
-    before: dict[str, Any] = Field(default_factory=dict,
+    before: dict[str, object] = Field(default_factory=dict,
                                    description="the workload fields of the plan compared against, e.g. {method: full}")
     by: Literal["cost", "hours"] = Field(default="cost", description="hours: the question asks about time")
     observed_hours: float | None = Field(default=None, gt=0, description="the hours the baseline took as measured: "
@@ -33,7 +42,7 @@ class SavingsAnswer(AnswerBase):
     kind: Literal["savings"] = "savings"
     before: PlanRow
     after: PlanRow
-    changed: dict[str, Any] = Field(default_factory=dict, description="the workload fields that differ, after")
+    changed: dict[str, object] = Field(default_factory=dict, description="the workload fields that differ, after")
     delta_cny: float | None = None
     delta_hours: float | None = None
     saving_cny: float | None = None
@@ -122,9 +131,37 @@ def _route(a: Ask) -> SavingsArgs | Missing:
                                        "asked": f.asked})
 
 
+def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
+    """The saving first (or the time, when the question asks about time), then both picks."""
+    a, b = answer.before, answer.after
+    lines: list[str] = []
+    if answer.scaled_hours is not None:  # a measured run scaled to the other setup: the time first
+        lines.append(ph.text("time_scaled", hours=n1(answer.scaled_hours), observed=n1(answer.observed_hours),
+                             before=config_line(a, ph), after=config_line(b, ph), hours_before=n1(a.hours),
+                             hours_after=n1(b.hours)))
+    elif answer.by == "hours" and answer.delta_hours is not None:
+        dh = float(answer.delta_hours)
+        key = "time_same" if abs(dh) < 0.05 else "time_less" if dh < 0 else "time_more"
+        lines.append(ph.text(key, hours=n1(abs(dh)), hours_before=n1(a.hours), hours_after=n1(b.hours)))
+    sides = ph.group("save_side")
+    if answer.delta_cny is None:
+        side = "before" if not a.priced else "after"
+        lines.append(ph.text("save_missing", side=sides.text(side)))
+    else:
+        delta = float(answer.delta_cny)
+        key = "save_same" if abs(delta) < 0.5 else "save_less" if delta < 0 else "save_more"
+        lines.append(ph.text(key, amount=n1(abs(delta), 0), before=n1(a.cost_cny, 0), after=n1(b.cost_cny, 0),
+                             hours_before=n1(a.hours), hours_after=n1(b.hours)))
+    for side, r in (("before", a), ("after", b)):
+        lines.append(ph.text("save_row", side=sides.text(side), config=config_line(r, ph), hours=n1(r.hours),
+                             cost=n1(r.cost_cny, 0)))
+    return "\n".join(lines)
+
+
 MODULE = QuestionModule(
     name="savings", tool="estimate_savings", title="What a change saves", args=SavingsArgs, answer=SavingsAnswer,
-    run=_run, route=_route, render=lambda answer, ph: texts.render_savings(answer.public(), ph),
-    summary=lambda o: f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}", frames=(("train", "savings"),),
+    run=_run, route=_route, render=render_savings,
+    summary=lambda o: f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}",
+    frames=(("train", "savings"),),
     description="How much a change saves or costs (method, billing, GPU, cloud, epochs): the plan before (the "
                 "workload with `before` applied) and after, and the difference in yuan and hours.")

@@ -14,9 +14,9 @@ from service.planner.lenient import catalog_for
 from service.planner.questions.fit import gpu_for
 from service.planner.serving_inference import InferenceResult, inference
 from service.planner.serving_plan import plan_serving
-from service.planner.serving_types import ServingPlan
+from service.planner.serving_types import ServingOption, ServingPlan, ServingSizing
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
-from service.questions.parts import Said
+from service.questions.parts import Part, Said
 from service.questions.summary_text import figure, plural, yuan
 from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
@@ -25,7 +25,6 @@ from service.workload import Workload
 _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
                  "request_rate", "ttft_ms", "tpot_ms")
-CARD_ROWS = 3  # options per cloud on the answer's card (the pick first)
 
 
 class ServingArgs(ServingWorkload):
@@ -38,6 +37,33 @@ class ServingArgs(ServingWorkload):
                                                 "(office hours only): the cost is on-demand for those hours")
 
 
+class Placed(Part):
+    """Where the deployment's top option runs."""
+
+    cloud: str
+    instance_type: str
+    nodes: int
+
+
+class ServingFigures(Part):
+    """The deployment in its headline figures: the pinned GPU's as deployed, else the plan's top option's."""
+
+    gpu: str | None = None
+    gpus_per_replica: int | None = None
+    replicas: int | None = None
+    total_gpus: int | None = None
+    starts: bool
+    min_gpus_for_weights: int | None = None
+    max_concurrency: float | None = None
+    kv_capacity_tokens: int | None = None
+    output_tokens_per_s: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    cost_cny_per_month: float | None = None
+    cny_per_million_tokens: float | None = None
+    instance: Placed | None = None
+
+
 class ServingAnswer(AnswerBase):
     kind: Literal["serving"] = "serving"
     workload: ServingWorkload
@@ -48,12 +74,37 @@ class ServingAnswer(AnswerBase):
     usage_hours_per_month: float | None = None
     usage_cost_cny_per_month: float | None = Field(default=None, description="on demand for the hours it runs")
 
+    def figures(self) -> ServingFigures:
+        """The headline figures (the evals' and the summary's)."""
+        inf, plan = self.inference, self.plan
+        top = plan.candidates[0] if plan is not None and plan.candidates else None
+        s = (inf.sizing if inf is not None else None) or (top.sizing if top is not None else None)
+        return ServingFigures(
+            gpu=(inf.gpu if inf is not None else None) or (s.gpu if s is not None else None),
+            gpus_per_replica=(s.gpus_per_replica if s is not None else None) or (inf.gpus if inf is not None else None),
+            replicas=s.replicas if s is not None else None,
+            total_gpus=(s.total_gpus if s is not None else None) or (inf.min_gpus_for_weights if inf is not None
+                                                                     else None),
+            starts=inf.starts if inf is not None else top is not None,
+            min_gpus_for_weights=inf.min_gpus_for_weights if inf is not None else None,
+            max_concurrency=(s.max_concurrency if s is not None else None) or (inf.max_concurrency if inf is not None
+                                                                               else None),
+            kv_capacity_tokens=(s.kv_capacity_tokens if s is not None else None) or (
+                inf.kv_capacity_tokens if inf is not None else None),
+            output_tokens_per_s=s.output_tokens_per_s if s is not None else None,
+            ttft_ms=s.ttft_ms if s is not None else None, tpot_ms=s.tpot_ms if s is not None else None,
+            cost_cny_per_month=top.cost_per_month_cny if top is not None else None,
+            cny_per_million_tokens=top.cny_per_million_output_tokens if top is not None else None,
+            instance=Placed(cloud=top.cloud, instance_type=top.instance_type, nodes=top.nodes)
+            if top is not None else None)
+
     def facts(self) -> dict[str, float]:
-        s = aliases(self)["serving"]
+        s = self.figures()
         keys = {"gpus_per_replica": "gpus_per_replica", "replicas": "replicas", "max_concurrency": "concurrency",
                 "output_tokens_per_s": "tokens_per_s", "ttft_ms": "ttft_ms", "cost_cny_per_month": "cny_per_month",
                 "kv_capacity_tokens": "kv_tokens", "total_gpus": "count"}
-        out = {name: float(s[k]) for k, name in keys.items() if isinstance(s.get(k), (int, float))}
+        out = {name: float(v) for k, name in keys.items() if isinstance(v := getattr(s, k), (int, float))
+               and not isinstance(v, bool)}
         inf = self.inference
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
@@ -118,208 +169,156 @@ def _n(x: float | None, digits: int = 0) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
-def _figures(s: dict[str, Any], ph: Phrases, loaded: bool) -> str:
+def _figures(s: ServingSizing, ph: Phrases, loaded: bool) -> str:
     """The memory arithmetic, then throughput and latency at the stated load (or with the replicas full)."""
-    return str(ph["srv_figures" if loaded else "srv_figures_full"]).format(
-        weights=_n(s["weights_gib_per_gpu"], 1), kv=_n(s["kv_cache_gib_per_gpu"], 1),
-        tokens=f"{s['kv_capacity_tokens']:,}", conc=_n(s["max_concurrency"], 1), ctx=s["max_model_len"],
-        tps=_n(s.get("output_tokens_per_s")), ttft=_n(s.get("ttft_ms")), tpot=_n(s.get("tpot_ms"), 1),
-        inp=s["input_tokens"], out=s["output_tokens"], load=_n(s.get("concurrency")),
-        at_load=_n(s.get("max_concurrency_at_load")))
+    return ph.text(
+        "srv_figures" if loaded else "srv_figures_full",
+        weights=_n(s.weights_gib_per_gpu, 1), kv=_n(s.kv_cache_gib_per_gpu, 1), tokens=f"{s.kv_capacity_tokens:,}",
+        conc=_n(s.max_concurrency, 1), ctx=s.max_model_len, tps=_n(s.output_tokens_per_s), ttft=_n(s.ttft_ms),
+        tpot=_n(s.tpot_ms, 1), inp=s.input_tokens, out=s.output_tokens, load=_n(s.concurrency),
+        at_load=_n(s.max_concurrency_at_load))
 
 
-def _option_line(o: dict[str, Any], ph: Phrases) -> str:
-    cost = (str(ph["srv_cost"]).format(hour=_n(o["cost_per_hour_cny"], 2), month=_n(o["cost_per_month_cny"]),
-                                       cpm=_n(o["cny_per_million_output_tokens"], 2), billing=ph["billing_names"].get(
-                                           o["billing"], o["billing"]))
-            if o["cost_per_hour_cny"] is not None else str(ph["billing_names"].get("on_request", "")))
-    return str(ph["srv_option"]).format(cloud=ph["cloud_names"].get(o["cloud"], o["cloud"]),
-                                        instance=o["instance_type"], count=f"{o['gpu_count']:g}", gpu=o["gpu"],
-                                        nodes=o["nodes"], cost=cost)
+def _option_line(o: ServingOption, ph: Phrases) -> str:
+    cost = (ph.text("srv_cost", hour=_n(o.cost_per_hour_cny, 2), month=_n(o.cost_per_month_cny),
+                    cpm=_n(o.cny_per_million_output_tokens, 2), billing=ph.name("billing_names", o.billing))
+            if o.cost_per_hour_cny is not None else ph.name("billing_names", "on_request", ""))
+    return ph.text("srv_option", cloud=ph.name("cloud_names", o.cloud), instance=o.instance_type,
+                   count=f"{o.gpu_count:g}", gpu=o.gpu, nodes=o.nodes, cost=cost)
 
 
-def _need(s: dict[str, Any], model: str, ph: Phrases) -> str:
-    pp = s.get("pipeline_parallel") or 1
-    return str(ph["srv_need_pp" if pp > 1 else "srv_need"]).format(
-        total=s["total_gpus"], gpu=s["gpu_name"], tp=s.get("tensor_parallel") if pp > 1 else s["gpus_per_replica"],
-        pp=pp, replicas=s["replicas"], model=model, weights=ph["weights_names"].get(s["weights"], s["weights"]),
-        engine=ph["engine_names"].get(s["engine"], s["engine"]))
+def _need(s: ServingSizing, model: str, ph: Phrases) -> str:
+    pp = s.pipeline_parallel or 1
+    return ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
+                   tp=s.tensor_parallel if pp > 1 else s.gpus_per_replica, pp=pp, replicas=s.replicas, model=model,
+                   weights=ph.name("weights_names", s.weights), engine=ph.name("engine_names", s.engine))
 
 
-def _variants(plan: dict[str, Any], ph: Phrases) -> list[str]:
+def _variants(plan: ServingPlan, ph: Phrases) -> list[str]:
     """FP8 / INT4 beside a BF16 plan, and each cloud without a pick, said."""
     out: list[str] = []
-    if plan.get("variants"):
-        out += ["", str(ph["srv_variants"])]
-        for v in plan["variants"]:
-            note = str(ph["srv_variant_weight_only"]).format(gpu=v["gpu"]) if v.get("weight_only") else ""
-            out.append(str(ph["srv_variant"]).format(
-                weights=ph["weights_names"].get(v["weights"], v["weights"]),
-                cloud=ph["cloud_names"].get(v["cloud"], v["cloud"]), instance=v["instance_type"], nodes=v["nodes"],
-                gpus=v["total_gpus"], gpu=v["gpu"], month=_n(v.get("cost_per_month_cny")),
-                cpm=_n(v.get("cny_per_million_output_tokens"), 2), note=note))
+    if plan.variants:
+        out += ["", ph.text("srv_variants")]
+        for v in plan.variants:
+            note = ph.text("srv_variant_weight_only", gpu=v.gpu) if v.weight_only else ""
+            out.append(ph.text("srv_variant", weights=ph.name("weights_names", v.weights),
+                               cloud=ph.name("cloud_names", v.cloud), instance=v.instance_type, nodes=v.nodes,
+                               gpus=v.total_gpus, gpu=v.gpu, month=_n(v.cost_per_month_cny),
+                               cpm=_n(v.cny_per_million_output_tokens, 2), note=note))
     return out
 
 
-def _no_fit(plan: dict[str, Any], ph: Phrases) -> list[str]:
-    zh = ph["hours_unit"] == "小时"
-    reasons = (plan.get("no_fit_zh") if zh else plan.get("no_fit")) or {}
-    return [str(ph["srv_no_fit"]).format(reason=r) for r in reasons.values()]
+def _no_fit(plan: ServingPlan, ph: Phrases) -> list[str]:
+    reasons = (plan.no_fit_zh if ph.zh else plan.no_fit) or {}
+    return [ph.text("srv_no_fit", reason=r) for r in reasons.values()]
 
 
-def _render_plan(plan: dict[str, Any], ph: Phrases, loaded: bool) -> list[str]:
-    if not plan["candidates"]:
-        return [str(ph["srv_none"]).format(reason=plan.get("infeasible_zh") if ph["hours_unit"] == "小时"
-                                           else plan.get("infeasible"))]
-    top = plan["candidates"][0]
-    s = top["sizing"]
-    lines = [_need(s, plan["model"]["name"], ph), _figures(s, ph, loaded),
-             str(s["headroom_zh"] if ph["hours_unit"] == "小时" else s["headroom"]), ""]
-    by_type = {c["instance_type"]: c for c in plan["candidates"]}
-    lines += [str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()], *_no_fit(plan, ph)]
+def _picks(plan: ServingPlan, ph: Phrases) -> list[str]:
+    by_type = {c.instance_type: c for c in plan.candidates}
+    return [ph.text("srv_picks"), *[_option_line(by_type[t], ph) for t in plan.picks.values()], *_no_fit(plan, ph)]
+
+
+def _render_plan(plan: ServingPlan, ph: Phrases, loaded: bool) -> list[str]:
+    if not plan.candidates:
+        return [ph.text("srv_none", reason=plan.infeasible_zh if ph.zh else plan.infeasible)]
+    top = plan.candidates[0]
+    s = top.sizing
+    lines = [_need(s, plan.model.name, ph), _figures(s, ph, loaded), s.headroom_zh if ph.zh else s.headroom, ""]
+    lines += _picks(plan, ph)
     lines += _variants(plan, ph)
-    lines += ["", str(ph["srv_launch"]), "```bash", top["launch"]["vllm"], "```"]
+    lines += ["", ph.text("srv_launch"), "```bash", top.launch.vllm, "```"]
     return lines
 
 
-def _render_art(art: dict[str, Any], ph: Phrases) -> str:
-    zh = ph["hours_unit"] == "小时"
+def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases) -> None:
+    """The pinned GPU x count as deployed, added to `lines`: the count, the layout that runs, or whether it starts
+    (and at the load asked, whether it holds it: then that verdict is the answer's first line)."""
+    sized = inf.sizing
+    weights, engine = ph.name("weights_names", inf.weights), ph.name("engine_names", inf.engine)
+    if sized and not w.gpus:  # 'how many H800s': the count first
+        lines.append(_need(sized, inf.model.name, ph))
+    elif inf.min_gpus_for_weights:  # 'how many A100s for the full R1': more than one node
+        n = inf.min_gpus_for_weights
+        lines.append(ph.text("srv_multi_node", n=n, nodes=math.ceil(n / 8), gpu=inf.gpu_name, model=inf.model.name,
+                             weights=weights, total=_n(inf.weights_gib_per_gpu * inf.gpus, 0)))
+    elif inf.refused_layout and sized:  # 'TP6' for 64 heads: the engine's words, the layout that runs
+        message = inf.refused_layout.split(": ", 1)[-1].strip('"').rstrip(".")
+        lines.append(ph.text("srv_pinned_layout", tp0=inf.refused_layout.split(":")[0].removeprefix("TP").split(" ")[0],
+                             message=message, count=inf.gpus, gpu=inf.gpu_name, flags=inf.fix or "",
+                             model=inf.model.name, engine=engine, weights=weights,
+                             at_load=_n(inf.max_concurrency_at_load), inp=inf.input_tokens, out=inf.output_tokens))
+    else:
+        key = "srv_pinned_no" if not inf.starts else "srv_pinned_short" if inf.context_lowered_from \
+            else "srv_pinned_yes"
+        lines.append(ph.text(key, full=f"{inf.context_lowered_from or 0:,}", ctx_f=f"{inf.max_model_len:,}",
+                             count=inf.gpus, gpu=inf.gpu_name, model=inf.model.name, weights=weights, engine=engine,
+                             conc=_n(inf.max_concurrency, 1), ctx=inf.max_model_len, reason=inf.starts_reason,
+                             at_load=_n(inf.max_concurrency_at_load), inp=inf.input_tokens, out=inf.output_tokens))
+        if not inf.starts and inf.fix:
+            lines.append(ph.text("srv_fix", fix=inf.fix))
+        asked = w.concurrency
+        if inf.starts and asked and inf.max_concurrency_at_load is not None:
+            # '40并发能扛住吗': the stated load is the question, its verdict the first line
+            holds = inf.max_concurrency_at_load >= asked and not inf.saturated
+            lines.insert(0, ph.text("srv_load_yes" if holds else "srv_load_no", asked=_n(asked), count=inf.gpus,
+                                    gpu=inf.gpu_name, at_load=_n(inf.max_concurrency_at_load)))
+
+
+def _render(answer: ServingAnswer, ph: Phrases) -> str:
     lines: list[str] = []
-    if art.get("engine_asked"):
-        lines.append(str(ph["srv_engine_note"]).format(engine=ph["engine_names"].get(art["engine_asked"],
-                                                                                      art["engine_asked"])))
-    w = art["workload"]
-    loaded = bool(w.get("concurrency") or w.get("request_rate"))
-    inf = art.get("inference")
+    if answer.engine_asked:
+        lines.append(ph.text("srv_engine_note", engine=ph.name("engine_names", answer.engine_asked)))
+    w = answer.workload
+    loaded = bool(w.concurrency or w.request_rate)
+    inf, plan = answer.inference, answer.plan
     if inf is not None:
-        sized = inf.get("sizing")
-        if sized and not w.get("gpus"):  # 'how many H800s': the count first
-            lines.append(_need(sized, inf["model"]["name"], ph))
-        elif inf.get("min_gpus_for_weights"):  # 'how many A100s for the full R1': more than one node
-            n = inf["min_gpus_for_weights"]
-            lines.append(str(ph["srv_multi_node"]).format(
-                n=n, nodes=math.ceil(n / 8), gpu=inf["gpu_name"], model=inf["model"]["name"],
-                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
-                total=_n(inf["weights_gib_per_gpu"] * inf["gpus"], 0)))
-        elif inf.get("refused_layout") and sized:  # 'TP6' for 64 heads: the engine's words, the layout that runs
-            message = str(inf["refused_layout"]).split(": ", 1)[-1].strip('"').rstrip(".")
-            lines.append(str(ph["srv_pinned_layout"]).format(
-                tp0=inf["refused_layout"].split(":")[0].removeprefix("TP").split(" ")[0], message=message,
-                count=inf["gpus"], gpu=inf["gpu_name"], flags=inf.get("fix") or "", model=inf["model"]["name"],
-                engine=ph["engine_names"].get(inf["engine"], inf["engine"]),
-                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
-                at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
-        else:
-            key = "srv_pinned_no" if not inf["starts"] else "srv_pinned_short" if inf.get("context_lowered_from") \
-                else "srv_pinned_yes"
-            lines.append(str(ph[key]).format(full=f"{inf.get('context_lowered_from') or 0:,}",
-                                             ctx_f=f"{inf['max_model_len']:,}",
-                count=inf["gpus"], gpu=inf["gpu_name"], model=inf["model"]["name"],
-                weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
-                engine=ph["engine_names"].get(inf["engine"], inf["engine"]), conc=_n(inf["max_concurrency"], 1),
-                ctx=inf["max_model_len"], reason=inf["starts_reason"],
-                at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
-            if not inf["starts"] and inf.get("fix"):
-                lines.append(str(ph["srv_fix"]).format(fix=inf["fix"]))
-            asked = w.get("concurrency")
-            if inf["starts"] and asked and inf.get("max_concurrency_at_load") is not None:
-                # '40并发能扛住吗': the stated load is the question, its verdict the first line
-                holds = inf["max_concurrency_at_load"] >= asked and not inf.get("saturated")
-                lines.insert(0, str(ph["srv_load_yes" if holds else "srv_load_no"]).format(
-                    asked=_n(asked), count=inf["gpus"], gpu=inf["gpu_name"],
-                    at_load=_n(inf["max_concurrency_at_load"])))
-        if sized and inf.get("saturated") and w.get("gpus"):
-            lines.append(str(ph["srv_queue"]).format(held=_n(sized.get("concurrency")), ttft=_n(sized.get("ttft_ms")),
-                                                     tps=_n(sized.get("output_tokens_per_s"))))
+        sized = inf.sizing
+        _render_pinned(lines, inf, w, ph)
+        if sized and inf.saturated and w.gpus:
+            lines.append(ph.text("srv_queue", held=_n(sized.concurrency), ttft=_n(sized.ttft_ms),
+                                 tps=_n(sized.output_tokens_per_s)))
         if sized:
             lines.append(_figures(sized, ph, loaded))
-        elif inf.get("min_gpus_for_weights"):
+        elif inf.min_gpus_for_weights:
             pass  # one node holds no replica: per-GPU figures of a single card say nothing
         else:
-            lines.append(str(ph["srv_memory_only"]).format(weights=inf["weights_gib_per_gpu"],
-                                                           kv=inf["kv_cache_gib_per_gpu"],
-                                                           tokens=f"{inf['kv_capacity_tokens']:,}"))
-        plan = art.get("plan")
-        if plan and plan["candidates"]:
-            by_type = {c["instance_type"]: c for c in plan["candidates"]}
-            lines += ["", str(ph["srv_picks"]), *[_option_line(by_type[t], ph) for t in plan["picks"].values()],
-                      *_no_fit(plan, ph)]
-        elif not plan:
-            lines += ["", str(ph["srv_not_rented"]).format(gpu=inf["gpu_name"])]
-        if inf.get("launch"):
-            lines += ["", str(ph["srv_launch"]), "```bash", inf["launch"]["vllm"], "```"]
-        notes = inf["assumptions_zh"] if zh else inf["assumptions"]
+            lines.append(ph.text("srv_memory_only", weights=inf.weights_gib_per_gpu, kv=inf.kv_cache_gib_per_gpu,
+                                 tokens=f"{inf.kv_capacity_tokens:,}"))
+        if plan is not None and plan.candidates:
+            lines += ["", *_picks(plan, ph)]
+        elif plan is None:
+            lines += ["", ph.text("srv_not_rented", gpu=inf.gpu_name)]
+        if inf.launch is not None:
+            lines += ["", ph.text("srv_launch"), "```bash", inf.launch.vllm, "```"]
+        notes = inf.assumptions_zh if ph.zh else inf.assumptions
     else:
-        lines += _render_plan(art["plan"], ph, loaded)
-        notes = art["plan"]["assumptions_zh"] if zh else art["plan"]["assumptions"]
-    notes = [s[1] if zh else s[0] for s in art.get("said") or []] + list(notes)
+        if plan is None:
+            raise ValueError("a serving answer holds the pinned GPU's inference or a plan")
+        lines += _render_plan(plan, ph, loaded)
+        notes = plan.assumptions_zh if ph.zh else plan.assumptions
+    notes = [s[1] if ph.zh else s[0] for s in answer.said] + list(notes)
     if notes:
-        lines += ["", str(ph["assume_title"]), *[f"- {n}" for n in notes]]
+        lines += ["", ph.text("assume_title"), *[f"- {n}" for n in notes]]
     return "\n".join(lines)
-
-
-def aliases(answer: ServingAnswer) -> dict[str, Any]:
-    """AskResult's `serving` and `serving_plan` fields (the documented aliases of `answer`)."""
-    art = answer.public()
-    inf, plan = art.get("inference"), art.get("plan")
-    top = plan["candidates"][0] if plan and plan["candidates"] else None
-    s = (inf or {}).get("sizing") or (top["sizing"] if top else None) or {}
-    out = {"gpu": (inf or {}).get("gpu") or s.get("gpu"), "gpus_per_replica": s.get("gpus_per_replica") or
-           (inf or {}).get("gpus"), "replicas": s.get("replicas"),
-           "total_gpus": s.get("total_gpus") or (inf or {}).get("min_gpus_for_weights"),
-           "starts": (inf or {}).get("starts", bool(top)),
-           "min_gpus_for_weights": (inf or {}).get("min_gpus_for_weights"), "max_concurrency": s.get("max_concurrency") or
-           (inf or {}).get("max_concurrency"), "kv_capacity_tokens": s.get("kv_capacity_tokens") or
-           (inf or {}).get("kv_capacity_tokens"), "output_tokens_per_s": s.get("output_tokens_per_s"),
-           "ttft_ms": s.get("ttft_ms"), "tpot_ms": s.get("tpot_ms"),
-           "cost_cny_per_month": top["cost_per_month_cny"] if top else None,
-           "cny_per_million_tokens": top["cny_per_million_output_tokens"] if top else None,
-           "instance": {"cloud": top["cloud"], "instance_type": top["instance_type"], "nodes": top["nodes"]}
-           if top else None}
-    return {"serving": out, "serving_plan": card(art)}
-
-
-def card(art: dict[str, Any]) -> dict[str, Any] | None:
-    """What the answer's card draws (web, Slack), kept small: the plan with its first CARD_ROWS options per cloud
-    (each cloud's pick first; the rejected list counted, not carried) and the pinned GPU's inference, both with
-    the name assumptions the answer states."""
-    plan, inf = art.get("plan"), art.get("inference")
-    if plan is None and inf is None:
-        return None
-    said = art.get("said") or []
-
-    def stated(d: dict[str, Any]) -> dict[str, Any]:
-        return {**d, "assumptions": [s[0] for s in said] + list(d.get("assumptions") or []),
-                "assumptions_zh": [s[1] for s in said] + list(d.get("assumptions_zh") or [])}
-
-    out: dict[str, Any] = {"plan": None, "inference": None if inf is None else stated(inf)}
-    if plan is not None:
-        shown: list[dict[str, Any]] = []
-        for c in plan["candidates"]:
-            if sum(o["cloud"] == c["cloud"] for o in shown) < CARD_ROWS:
-                shown.append(c)
-        out["plan"] = {**stated(plan), "candidates": shown, "rejected": []}
-        out["n_candidates"], out["n_rejected"] = len(plan["candidates"]), len(plan["rejected"])
-    return out
 
 
 def summary(o: ServingAnswer) -> str:
     """The deployment in a line (GPUs per replica x replicas, whether it starts, memory, load figures), then each
     cloud's pick with its price's date."""
-    s = aliases(o)["serving"]
+    s = o.figures()
     inf = o.inference
-    head = (f"{s['total_gpus'] or s['gpus_per_replica']}x {s['gpu']} ({s['gpus_per_replica']} per replica x "
-            f"{plural(s['replicas'] or 1, 'replica')}), starts={s['starts']}")
+    head = (f"{s.total_gpus or s.gpus_per_replica}x {s.gpu} ({s.gpus_per_replica} per replica x "
+            f"{plural(s.replicas or 1, 'replica')}), starts={s.starts}")
     if inf is not None:
         head += (f", {inf.engine} {inf.weights}: weights {inf.weights_gib_per_gpu:.1f} GiB + KV "
                  f"{inf.kv_cache_gib_per_gpu:.1f} GiB per GPU ({inf.starts_reason})")
         head += f"; fix {inf.fix}" if inf.fix and not inf.starts else ""
     label = inf.engine_assumed if inf is not None else (o.plan.engine_assumed if o.plan is not None else "")
     head += f" [{label}]" if label else ""
-    head += (f"; KV pool {figure(s['kv_capacity_tokens'], 'tokens', ',')}, max concurrency "
-             f"{figure(s['max_concurrency'], 'sequences')}, {figure(s['output_tokens_per_s'], 'output tokens/s', ',.0f')}, "
-             f"TTFT {figure(s['ttft_ms'], 'ms', ',.0f', 'not met (the queue grows)')}, "
-             f"TPOT {figure(s['tpot_ms'], 'ms', '.1f')}")
+    head += (f"; KV pool {figure(s.kv_capacity_tokens, 'tokens', ',')}, max concurrency "
+             f"{figure(s.max_concurrency, 'sequences')}, {figure(s.output_tokens_per_s, 'output tokens/s', ',.0f')}, "
+             f"TTFT {figure(s.ttft_ms, 'ms', ',.0f', 'not met (the queue grows)')}, "
+             f"TPOT {figure(s.tpot_ms, 'ms', '.1f')}")
     lines = [head]
     plan = o.plan
     if plan is not None:
@@ -338,10 +337,6 @@ def summary(o: ServingAnswer) -> str:
         if not plan.candidates:
             lines.append(f"no rentable option: {plan.infeasible}")
     return "\n".join(lines)
-
-
-def _render(answer: ServingAnswer, ph: Phrases) -> str:
-    return _render_art(answer.public(), ph)
 
 
 MODULE = QuestionModule(

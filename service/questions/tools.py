@@ -9,7 +9,7 @@ plus the engine's own look-ups that are not question types (estimate one setup, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -38,7 +38,7 @@ class ToolSpec:
     summary: Callable[[Any], str]
     question: str | None = None  # the question type, when the tool is one
 
-    def call(self, ctx: Context, raw: dict[str, Any]) -> BaseModel:
+    def call(self, ctx: Context, raw: Mapping[str, object]) -> BaseModel:
         """Validate the arguments and run (ValidationError and AdvisorError propagate to the adapter)."""
         return self.run(ctx, self.args.model_validate(raw))
 
@@ -145,7 +145,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
     return (*questions, *extra)
 
 
-def artifact_of(result: BaseModel) -> dict[str, Any]:
+def artifact_of(result: BaseModel) -> dict[str, object]:
     """A tool result as the JSON an LLM turn keeps beside its text (unset fields left out)."""
     if isinstance(result, AnswerBase):
         return result.public()
@@ -156,8 +156,8 @@ def langchain_tools(ctx: Context) -> list[Any]:
     """One LangChain StructuredTool per spec, returning (summary, artifact)."""
     from langchain_core.tools import StructuredTool
 
-    def runner(spec: ToolSpec) -> Callable[..., tuple[str, dict[str, Any]]]:
-        def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
+    def runner(spec: ToolSpec) -> Callable[..., tuple[str, dict[str, object]]]:
+        def run(**kwargs: Any) -> tuple[str, dict[str, object]]:
             try:
                 result = spec.call(ctx, kwargs)
             except (AdvisorError, ValidationError) as exc:

@@ -40,6 +40,7 @@ from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
+from service.retrieval.passages import first_sentence, passage_body
 from service.workload import Workload
 
 FOLD_TURNS = 6  # earlier user messages a stateless conversation's last question is read from
@@ -291,8 +292,8 @@ def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[P
     passages = unique_passages(passages)
     if not passages:
         return [], ""
-    body = knowledge.passage_body(passages[0].model_dump(mode="json"))
-    lines = [str(ph["meanwhile"]), "", knowledge.first_sentence(body, 240)]
+    body = passage_body(passages[0].text, passages[0].title)
+    lines = [str(ph["meanwhile"]), "", first_sentence(body, 240)]
     lines += ["", *_cite_lines(passages, ph)]
     return passages, "\n".join(lines).strip()
 
@@ -430,4 +431,4 @@ def _citations(ctx: Context, plan: _Plan, lang: str) -> list[PassageRef]:
 def _cite_lines(passages: Sequence[PassageRef], ph: Phrases) -> list[str]:
     from service.questions import plan_text
 
-    return plan_text.render_citations([p.model_dump(mode="json") for p in unique_passages(passages)], ph)
+    return plan_text.render_citations(unique_passages(passages), ph)

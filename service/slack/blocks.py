@@ -4,7 +4,7 @@ A streamed answer ends with card_blocks: the top pick per cloud (and why, when i
 fastest), one table of candidates (a Slack `table` block, or preformatted text where tables are not accepted),
 warnings, sources, two buttons, then any extra (the feedback buttons). answer_blocks is the same as one message
 with a header and the answer text, where Slack will not stream.
-A serving answer (AskResult.serving_plan) ends with its own card instead (serving_blocks.py): the count first, the
+A serving answer (`answer.kind` serving) ends with its own card instead (serving_blocks.py): the count first, the
 engine's figures, the pick per cloud with ¥/month and ¥ per million tokens, the launch command, warnings, sources.
 Every builder keeps Slack's limits: 50 blocks, 3000 characters per text, 10 fields or context elements.
 """
@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from service.assistant.types import AskResult
+from service.slack.cards import serving_card, training_plan
 from service.slack.kit import (
     BILLING,
     CLOUDS,
@@ -211,14 +212,14 @@ def _serving_parts(result: AskResult, extra: Sequence[Block]) -> tuple[list[Bloc
     `extra`; no document buttons: the request document and bundle are a training plan's)."""
     from service.slack import serving_blocks
 
-    card = result.serving_plan or {}
+    card = serving_card(result) or {}
     return (serving_blocks.top_blocks(card, result.language),
             _tail(result, {}, extra, serving_blocks.warnings(card, result.language)))
 
 
 def answer_text(result: AskResult) -> str:
     """The answer's Markdown less what its card shows (a serving answer's rent options and launch command)."""
-    if not result.serving_plan:
+    if serving_card(result) is None:
         return result.answer_markdown
     from service.slack.serving_blocks import without_card_sections
 
@@ -228,10 +229,10 @@ def answer_text(result: AskResult) -> str:
 def card_blocks(result: AskResult, *, native_table: bool = True, extra: Sequence[Block] = ()) -> list[Block]:
     """What follows an answer streamed as text: the picks, the candidate table, warnings, sources, the buttons, then
     `extra` (the feedback buttons). A serving answer: its serving card, then warnings, sources and `extra`."""
-    if result.serving_plan:
+    if serving_card(result) is not None:
         head, tail = _serving_parts(result, extra)
         return (head + tail)[:MAX_BLOCKS]
-    plan = result.recommendation or {}
+    plan = training_plan(result)
     top = (_fields(plan, result.language) + [candidate_table(plan, result.language, native=native_table)]
            if plan.get("candidates") else [])
     return (top + _tail(result, plan, extra))[:MAX_BLOCKS]
@@ -241,16 +242,17 @@ def answer_blocks(result: AskResult, *, native_table: bool = True, asked: str = 
                   extra: Sequence[Block] = ()) -> list[Block]:
     """The whole answer message. `asked` (slash commands) quotes who asked what above the answer; `extra` ends it."""
     lang: Lang = result.language
-    plan = result.recommendation or {}
+    plan = training_plan(result)
     has_plan = bool(plan.get("candidates"))
     top: list[Block] = []
     if asked:
         top.append(context([truncate(asked, MAX_TEXT)]))
-    if result.serving_plan:
+    card = serving_card(result)
+    if card is not None:
         from service.slack.serving_blocks import header
 
         head, tail = _serving_parts(result, extra)
-        top += [header(result.serving_plan, lang), *head]
+        top += [header(card, lang), *head]
     else:
         if has_plan:
             top += [_header(plan, lang), *_fields(plan, lang), candidate_table(plan, lang, native=native_table)]

@@ -30,6 +30,7 @@ from service.slack.blocks import (
     parse_action_value,
     usage_text,
 )
+from service.slack.cards import training_plan
 from service.slack.command_reply import PendingAnswers, command_reply
 from service.slack.delivery import SlackDelivery, is_connection_error
 from service.slack.feedback import feedback_block, parse_feedback, thanks_text
@@ -183,7 +184,7 @@ class SlackHandlers:
             return None
         extra = self.feedback_blocks(result)
         cards = [card_blocks(result, extra=extra), card_blocks(result, native_table=False, extra=extra)]
-        text = stream_markdown(answer_text(result), drop_tables=bool((result.recommendation or {}).get("candidates")))
+        text = stream_markdown(answer_text(result), drop_tables=bool(training_plan(result).get("candidates")))
         if not stream_answer(client, channel, thread_ts, text, cards, recipient):
             self._post(client, channel, thread_ts, result, extra)
         for kind in DOCUMENTS:

@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from service.assistant.types import AskResult
+from service.slack.cards import training_plan
 from service.slack.kit import METHODS, Lang, tr
 from service.slack.mrkdwn import truncate
 
@@ -70,7 +71,7 @@ def user_lang(client: WebClient, user_id: str, cache: MutableMapping[str, Lang])
 
 def thread_title(result: AskResult | None, question: str) -> str:
     """The job the thread plans ("Qwen2-7B · LoRA 训练配置"), else the first question, cut to MAX_TITLE."""
-    plan = (result.recommendation or {}) if result is not None else {}
+    plan = training_plan(result)
     model, job = plan.get("model"), plan.get("job")
     name = str(model.get("name") or model.get("id") or "") if isinstance(model, dict) else ""
     if result is not None and name:

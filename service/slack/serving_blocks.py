@@ -1,4 +1,4 @@
-"""Block Kit for a serving answer (AskResult.serving_plan): the count first (GPUs per replica x replicas), the
+"""Block Kit for a serving answer (its card: service/slack/cards.py serving_card): the count first (GPUs per replica x replicas), the
 engine's figures (KV pool, concurrency, tokens/s, TTFT, TPOT), the pick per cloud with its cost per hour and per
 month and yuan per million output tokens, then the launch command. Pure functions within Slack's limits; blocks.py
 puts them where a training answer has its picks and table."""

@@ -17,6 +17,9 @@ from service.assistant.types import (
 )
 from service.errors import AdvisorError
 from service.retrieval.types import Passage
+from tests.answers import plan_answer
+
+PICK = "GN10Xp.20XLARGE320"
 
 ANSWER_TOKENS = ["需要 ", "2×H100", "。"]
 
@@ -60,7 +63,8 @@ class FakeAssistant:
     def _result(self, sid: str) -> AskResult:
         return AskResult(
             session_id=sid, answer_markdown="".join(self.tokens), language="zh", backend="fake",
-            recommendation={"picks": {"tencent": "GN10Xp.20XLARGE320"}},
+            intent="plan", answer=plan_answer({"candidates": [{"cloud": "tencent", "instance_type": PICK}],
+                                               "picks": {"tencent": PICK}}),
             citations=[Citation(id="guide/04-training-memory.zh.md#x", title="显存", source="guide/04.zh.md")],
         )
 

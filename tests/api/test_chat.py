@@ -15,7 +15,7 @@ def test_chat_returns_the_ask_result(client: TestClient, assistant: FakeAssistan
     assert r.status_code == 200
     body = r.json()
     assert body["answer_markdown"] == "".join(ANSWER_TOKENS)
-    assert body["recommendation"]["picks"]["tencent"] == "GN10Xp.20XLARGE320"
+    assert body["answer"]["plan"]["picks"]["tencent"] == "GN10Xp.20XLARGE320"
     assert body["citations"][0]["id"].startswith("guide/")
     assert assistant.asked == [("用Qwen2-7B做LoRA", None)]  # stripped before it reaches the assistant
 

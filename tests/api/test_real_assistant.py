@@ -46,7 +46,7 @@ def test_a_structured_workload_is_planned_as_it_is(real: TestClient) -> None:
     body = r.json()
     assert body["intent"] == "plan" and body["language"] == "zh"
     assert {k: body["workload"][k] for k in workload} == workload
-    assert {c["cloud"] for c in body["recommendation"]["candidates"]} == {"jdcloud"}
+    assert {c["cloud"] for c in body["answer"]["plan"]["candidates"]} == {"jdcloud"}
     follow = real.post("/v1/chat", json={"message": "改成LoRA呢", "session_id": body["session_id"]}).json()
     assert follow["workload"]["method"] == "lora" and follow["workload"]["samples"] == 20000
     bad = real.post("/v1/chat", json={"message": "x", "workload": {"model": "Qwen2-7B", "samples": -5}})
@@ -60,7 +60,8 @@ def test_chat_returns_the_engine_recommendation(real: TestClient) -> None:
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["backend"] == "offline" and body["language"] == "zh"
-    picks = body["recommendation"]["picks"]
+    assert body["answer"]["kind"] == "plan"
+    picks = body["answer"]["plan"]["picks"]
     assert picks and all(t in body["answer_markdown"] for t in picks.values())
     assert body["workload"]["model"] == "Qwen2-7B" and body["workload"]["budget_cny"] == 3000
     assert body["prose_check"] == []

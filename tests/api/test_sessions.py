@@ -77,7 +77,7 @@ def test_the_owner_reads_the_turns_back_with_their_plans(real: TestClient) -> No
     msgs = real.get(f"/v1/sessions/{sid}/messages", headers=ALICE).json()
     assert [(m["role"], m["turn"]) for m in msgs] == [("user", 1), ("assistant", 1), ("user", 2), ("assistant", 2)]
     assert msgs[0]["content"] == QUESTION and msgs[2]["content"] == "预算改成8000呢"
-    assert msgs[3]["recommendation"]["picks"] and msgs[3]["workload"]["budget_cny"] == 8000
+    assert msgs[3]["answer"]["plan"]["picks"] and msgs[3]["workload"]["budget_cny"] == 8000
     assert all(not m["stopped"] for m in msgs)
     assert real.get(f"/v1/sessions/{sid}", headers=ALICE).json()["turns"] == 2
 

@@ -13,8 +13,10 @@ from langchain_core.messages import AIMessage
 from service.assistant.service import Assistant, prose_check
 from service.assistant.sessions import SessionNotFoundError
 from service.errors import DependencyUnavailableError, InvalidInputError
+from service.questions.knowledge import KnowledgeAnswer
 from service.retrieval.types import Passage
 from service.settings import Settings
+from tests.answers import plan_of
 
 
 class FakeRetriever:
@@ -39,8 +41,9 @@ def assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
 
 
 def _top(r: Any) -> dict[str, Any]:
-    assert r.recommendation is not None, r.answer_markdown
-    return dict(r.recommendation["candidates"][0])
+    plan = plan_of(r)
+    assert plan is not None, r.answer_markdown
+    return dict(plan["candidates"][0])
 
 
 # (message, expected workload slots, expected language, check on the top candidate or None)
@@ -128,16 +131,17 @@ def test_scenario_reads_workload_and_answers_from_the_engine(assistant: Assistan
 def test_thirteen_b_full_on_one_a100_80g_is_infeasible_and_says_what_fits(assistant: Assistant) -> None:
     # the popular guide's error: 13B full fine-tune on one A100 80G (16 B/param = 208 GB of model states)
     r = assistant.ask("Llama-2-13B全参微调，只用一张A100 80G")
-    assert r.recommendation is None or not r.recommendation["candidates"]
+    assert plan_of(r) is None or not plan_of(r)["candidates"]  # type: ignore[index]
     assert "LoRA" in r.answer_markdown or "lora" in r.answer_markdown
 
 
 def test_question_without_workload_answers_from_retrieval_and_catalog(assistant: Assistant) -> None:
     r = assistant.ask("A10支持FP8吗？")
-    assert r.workload is None and r.recommendation is None
+    assert r.workload is None and plan_of(r) is None
     assert r.citations and r.citations[0].id.endswith("#fp8")
     assert r.answer_markdown.startswith("不支持。")  # the answer first, from the A10 catalog row: supports_fp8 false
-    assert r.intent == "knowledge" and r.fact is not None and r.fact["answer"] == "no"
+    assert r.intent == "knowledge" and isinstance(r.answer, KnowledgeAnswer)
+    assert r.answer.fact is not None and r.answer.fact.answer == "no"
 
 
 def test_follow_ups_change_only_what_they_mention(assistant: Assistant) -> None:
@@ -149,7 +153,7 @@ def test_follow_ups_change_only_what_they_mention(assistant: Assistant) -> None:
     assert r.workload is not None and r.workload["method"] == "full" and r.workload["budget_cny"] == 8000
     r = assistant.ask("只看京东云", first.session_id)
     assert r.workload is not None and r.workload["clouds"] == ["jdcloud"]
-    assert all(c["cloud"] == "jdcloud" for c in r.recommendation["candidates"])  # type: ignore[index]
+    assert all(c["cloud"] == "jdcloud" for c in plan_of(r)["candidates"])  # type: ignore[index]
     r = assistant.ask("what if I use QLoRA instead?", first.session_id)
     assert r.workload is not None and r.workload["method"] == "qlora" and r.language == "en"
 
@@ -182,7 +186,7 @@ def test_unknown_session_is_an_error(assistant: Assistant) -> None:
 
 def test_garbage_text_does_not_crash(assistant: Assistant) -> None:
     r = assistant.ask("asdfgh 🙂🙂")
-    assert r.recommendation is None and r.answer_markdown
+    assert plan_of(r) is None and r.answer_markdown
 
 
 def test_sessions_survive_a_restart(tmp_path: Path) -> None:
@@ -216,7 +220,8 @@ def test_llm_path_keeps_the_tool_artifact_and_flags_invented_figures(tmp_path: P
     a = Assistant(_settings(tmp_path), llm=llm, retriever_factory=FakeRetriever)
     r = a.ask("plan qwen2 7b")
     assert r.backend == "openai"
-    assert r.recommendation is not None and r.recommendation["picks"]["tencent"] == "GT4.4XLARGE96"
+    plan = plan_of(r)
+    assert plan is not None and plan["picks"]["tencent"] == "GT4.4XLARGE96"
     assert any("99,999" in f for f in r.prose_check)  # the yuan figure is not in the artifact
     assert llm.i == 0  # both scripted responses consumed exactly once (it cycles back to 0)
 
@@ -228,7 +233,7 @@ def test_llm_path_streams_tool_and_final_events(tmp_path: Path) -> None:
     kinds = [e.type for e in events]
     assert "tool" in kinds and kinds[-1] == "final"
     assert any(e.type == "token" and "GT4.4XLARGE96" in e.text for e in events)
-    assert events[-1].data["recommendation"]["picks"]["tencent"] == "GT4.4XLARGE96"
+    assert events[-1].data["answer"]["plan"]["picks"]["tencent"] == "GT4.4XLARGE96"
 
 
 class BrokenLLM(ScriptedLLM):
@@ -241,14 +246,14 @@ def test_provider_failure_falls_back_to_offline_and_says_so(tmp_path: Path) -> N
     r = a.ask("用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000")
     assert r.backend.startswith("offline (fallback")
     assert "大模型服务暂不可用，已用离线模型回答" in r.answer_markdown
-    assert r.recommendation is not None
+    assert plan_of(r) is not None
 
 
 def test_offline_stream_yields_tokens_then_final(assistant: Assistant) -> None:
     events: Iterator[Any] = assistant.stream("Fine-tune Qwen2-7B on 100k samples with LoRA")
     got = list(events)
     assert sum(e.type == "token" for e in got) > 3
-    assert got[-1].type == "final" and got[-1].data["recommendation"] is not None
+    assert got[-1].type == "final" and got[-1].data["answer"]["kind"] == "plan"
 
 
 def test_prose_check_accepts_artifact_figures_and_rejects_others() -> None:

@@ -7,6 +7,7 @@ from datetime import date
 from service.assistant.prompts import phrases
 from service.planner.plan import plan
 from service.planner.report import plan_to_dict
+from service.planner.training_types import checked_training_plan
 from service.questions.plan_text import render_plan
 from service.settings import get_settings
 from service.workload import Workload
@@ -17,10 +18,10 @@ def test_answer_shows_cheapest_within_deadline_and_fastest_within_budget(catalog
                  budget_cny=20000, budget_period="total")
     d = plan_to_dict(plan(w, catalog, today=date(2026, 10, 1)))
     prompts = get_settings().prompts_dir
-    en = render_plan(d, "en", phrases(prompts, "en"), [])
+    en = render_plan(checked_training_plan(d), "en", phrases(prompts, "en"), [])
     best = d["cheapest_within_deadline"]
     assert best is not None and best["hours"] <= 6
     assert f"Cheapest within your deadline: {best['instance_type']} × {best['nodes']} node(s)" in en
     assert "Fastest within your budget:" in en
-    zh = render_plan(d, "zh", phrases(prompts, "zh"), [])
+    zh = render_plan(checked_training_plan(d), "zh", phrases(prompts, "zh"), [])
     assert "满足工期的最便宜方案" in zh and "预算内最快" in zh

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.answers import plan_of
+
 
 def _note(text: str) -> str:
     """The notes: quoted right after the answer's first line (the first line answers the question)."""
@@ -21,7 +23,7 @@ def test_a_price_per_card_hour_costs_the_plan_and_is_said(assistant: Any) -> Non
     r = assistant.ask("腾讯云的A100每卡每小时只要8元，Qwen2-7B LoRA 10万条")
     assert _note(r.answer_markdown).startswith("> 按你给的 ¥8/卡时 计算 腾讯云 A100-40G-SXM 的费用")
     assert r.workload["budget_cny"] is None
-    pick = r.recommendation["candidates"][0]
+    pick = plan_of(r)["candidates"][0]
     assert pick["gpu"] == "A100-40G-SXM"
     assert pick["price"]["confidence"] == "user" and pick["price"]["price_cny"] == 8.0 * pick["gpu_count"]
     assert pick["total_cost_cny"] == pytest.approx(8.0 * pick["total_gpus"] * pick["training_hours"], rel=0.01)
@@ -38,7 +40,7 @@ def test_a_price_for_a_gpu_the_cloud_does_not_sell_says_so(assistant: Any) -> No
 def test_the_price_is_for_this_turn_only(assistant: Any) -> None:
     first = assistant.ask("腾讯云的A100每卡每小时只要8元，Qwen2-7B LoRA 10万条")
     again = assistant.ask("那20万条呢", first.session_id)
-    pick = again.recommendation["candidates"][0]
+    pick = plan_of(again)["candidates"][0]
     assert pick["price"] is None or pick["price"]["confidence"] != "user"
     assert "按你给的" not in again.answer_markdown
 

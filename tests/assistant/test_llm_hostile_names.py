@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from service.assistant.service import build_assistant
+from tests.answers import plan_of
 from tests.api.conftest import make_settings
 from tests.assistant.openai_stub import OpenAIStub
 from tests.web.conftest import GuideRetriever
@@ -39,6 +40,7 @@ def test_the_plan_is_answered_and_the_bundle_refused(stub: OpenAIStub, tmp_path:
                              llm_structured="function_calling", llm_timeout_s=5.0)
     r = build_assistant(settings, retriever_factory=lambda: GuideRetriever(settings.knowledge_dir)).ask(message)
     assert r.backend == "openai" and r.intent == "plan" and r.slots["model"] == NAME
-    assert r.recommendation and r.recommendation["candidates"]  # the plan is served
+    plan = plan_of(r)
+    assert plan and plan["candidates"]  # the plan is served
     assert "launch_bundle" not in r.documents and refused in r.answer_markdown
     assert not MARK.exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.answers import plan_of
+
 GUIDE = "用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000"
 
 
@@ -13,7 +15,7 @@ def test_answers_and_documents_show_honest_dates(assistant: Any) -> None:
     assert "2020-01-01" not in r.answer_markdown and "2,526" not in r.answer_markdown
     doc = r.documents.get("request_document") or ""
     assert doc and "2020-01-01" not in doc
-    undated = [c for c in r.recommendation["candidates"] if c["price"] and not c["price"]["as_of"]]
+    undated = [c for c in plan_of(r)["candidates"] if c["price"] and not c["price"]["as_of"]]
     assert undated, "the guide workload's picks include an undated list price"
     # an undated list page says its content's age and when it was read (issue 39), never a made-up date
     assert "刊例价来自约 2021 年的价格页，可能已调整，请以官网价格计算器为准 · 抓取于" in r.answer_markdown + doc

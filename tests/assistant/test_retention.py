@@ -4,6 +4,7 @@ gives the space back."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -80,6 +81,8 @@ def test_the_server_prunes_at_most_hourly_after_a_turn(tmp_path: Path, monkeypat
     while store.list() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert store.list() == []
+    for thread in [t for t in threading.enumerate() if t.name == "session-prune"]:
+        thread.join(10)  # the first prune has run its last batch query before the next append
     store.append("ancient", "alice", TurnRecord(user="q", assistant="a", created_at=stamp(5000)))
     retention.maybe_prune(store, 30)  # within the hour: not again
     time.sleep(0.2)

@@ -99,7 +99,7 @@ def test_a_stored_plan_turn_is_compact_and_its_whole_plan_comes_back_on_request(
     full = assistant.ask(FIRST).model_dump(mode="json")
     sid = full["session_id"]
     stored = json.loads(assistant.db.execute("SELECT result FROM advisor_turns")[0][0])
-    assert stored["recommendation"] == compact.PLAN_REF and stored["answer_markdown"] == compact.TEXT_REF
+    assert "recommendation" not in stored and stored["answer_markdown"] == compact.TEXT_REF  # the plan once
     kept = stored["answer"]["plan"]
     plan = full["answer"]["plan"]
     assert len(kept["candidates"]) < len(plan["candidates"]) and kept["frontier"] == {} and plan["frontier"]
@@ -108,10 +108,13 @@ def test_a_stored_plan_turn_is_compact_and_its_whole_plan_comes_back_on_request(
     assert kept["n_candidates"] == plan["n_candidates"] and kept["picks"] == plan["picks"]
     for c in kept["candidates"]:
         assert list(c["cost_cny"]) == [c["billing"]]
+    # a cost line's price that is its candidate's own is stored once: a reference, put back on read
+    assert any(c["cost_cny"][c["billing"]]["price"] == compact.PRICE_REF for c in kept["candidates"])
     shown = assistant.session_page(sid, detail="compact").messages[1]
-    assert shown.recommendation == kept and shown.content == full["answer_markdown"]
+    assert shown.answer is not None and shown.content == full["answer_markdown"]
+    assert shown.answer["plan"] == compact.answer(full["answer"])["plan"]  # read back as answered (compact)
     whole = assistant.session_page(sid, detail="full").messages[1]
-    assert whole.recommendation == plan  # recomputed from the stored workload: the plan as answered
+    assert whole.answer is not None and whole.answer["plan"] == plan  # recomputed from the stored workload
 
 
 def test_a_full_session_says_so_and_stores_nothing(assistant: Assistant) -> None:
@@ -156,9 +159,9 @@ def test_a_stored_serving_turn_keeps_its_card_and_three_options_per_cloud(assist
     clouds = [c["cloud"] for c in kept["candidates"]]
     assert kept["rejected"] == [] and all(clouds.count(c) <= compact.SERVING_PER_CLOUD for c in clouds)
     assert set(kept["picks"].values()) <= {c["instance_type"] for c in kept["candidates"]}
-    assert stored["serving_plan"]["plan"]["$ref"] == compact.CARD_REF  # its options stored once, with the answer's
+    assert "serving_plan" not in stored  # the card draws the answer's plan: its options are stored once
     read = assistant.sessions.turns(full["session_id"])[0].result
-    assert read is not None and read["serving_plan"] == full["serving_plan"]  # the card, with the whole plan's counts
+    assert read is not None and read["answer"]["plan"] == kept  # the card's options, as stored
     again = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
     replay = assistant.ask("部署Qwen2.5-72B推理，100并发，用什么卡", request_id="r1")
     assert replay.model_dump(mode="json")["answer"]["plan"] == again.model_dump(mode="json")["answer"]["plan"]

@@ -78,7 +78,7 @@ def test_a_session_is_unknown_to_another_owner(assistant: Assistant) -> None:
     assert [len(assistant.sessions.turns(sid, who)) for who in ("alice", "bob")] == [1, 1]
     msgs = assistant.session_messages(sid, "alice")
     assert [m.role for m in msgs] == ["user", "assistant"]
-    assert msgs[1].recommendation is not None and msgs[1].workload is not None
+    assert (msgs[1].answer or {}).get("kind") == "plan" and msgs[1].workload is not None
 
 
 def test_storage_per_turn_does_not_grow_with_the_session(assistant: Assistant) -> None:
@@ -89,6 +89,9 @@ def test_storage_per_turn_does_not_grow_with_the_session(assistant: Assistant) -
     sizes = [r[0] for r in db.execute("SELECT LENGTH(result) + LENGTH(answer) FROM advisor_turns "
                                       "WHERE session_id=? ORDER BY seq", (sid,))]
     assert len(sizes) == 10
+    intents = [r[0] for r in db.execute("SELECT json_extract(result, '$.intent') FROM advisor_turns "
+                                        "WHERE session_id=? ORDER BY seq", (sid,))]
+    assert intents == ["plan"] * 10  # the premise: each budget follow-up is the same plan, changed
     assert max(sizes[1:]) < 1.5 * min(sizes[1:])  # turn 10 stores about what turn 2 does
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"checkpoints", "writes"}

@@ -16,7 +16,7 @@ from service.catalog.schema import GpuSpec
 from service.planner.estimate import EstimateRequest, estimate
 from service.planner.plan import plan
 from service.planner.questions.facts import catalog_fact
-from service.questions.plan_text import gpu_fact
+from service.questions.knowledge import GpuFact, gpu_fact
 from service.retrieval.catalog_render import _gpu_section
 from service.sizing.host import gpu_notes
 from service.workload import Workload
@@ -163,10 +163,9 @@ def test_kepler_and_pascal_train_in_fp32_and_say_so(gpu) -> None:  # type: ignor
 
 def test_gpu_facts_read_sensibly_for_a_non_nvidia_card(catalog) -> None:  # type: ignore[no-untyped-def]
     g = resolve_gpu("910B", catalog.gpus)[0]
-    art = {**g.model_dump(mode="json"), "sold_as": []}
-    zh = gpu_fact(art, phrases(PROMPTS, "zh"))
+    zh = gpu_fact(GpuFact.model_validate({**g.model_dump(), "sold_as": []}), phrases(PROMPTS, "zh"))
     assert "HCCS 392 GB/s" in zh and "CANN" in zh and "CUDA None" not in zh and "最低 CUDA" not in zh
-    en = gpu_fact({**resolve_gpu("A10", catalog.gpus)[0].model_dump(mode="json"), "sold_as": []},
+    en = gpu_fact(GpuFact.model_validate({**resolve_gpu("A10", catalog.gpus)[0].model_dump(), "sold_as": []}),
                   phrases(PROMPTS, "en"))
     assert "NVLink 0 GB/s" in en and "minimum CUDA 11.1" in en
     cuda = catalog_fact(catalog, "cuda", "910B")
@@ -185,11 +184,11 @@ def test_the_catalog_document_section_of_a_non_nvidia_card(gpu) -> None:  # type
 
 def test_a_feasibility_answer_says_why_no_cloud_here_rents_it(catalog) -> None:  # type: ignore[no-untyped-def]
     from service.planner.questions.fit import feasibility
-    from service.questions.texts import render_feasibility
+    from service.questions.feasibility import FeasibilityAnswer, render_feasibility
 
     def rent_line(gpu_name: str, lang: str) -> str:
         art = feasibility(catalog, Workload(model="Qwen2.5-7B", method="lora"), gpu_name, 1)
-        text = render_feasibility(art, phrases(PROMPTS, lang))
+        text = render_feasibility(FeasibilityAnswer.model_validate(art), phrases(PROMPTS, lang))
         return next(line for line in text.splitlines() if "Tencent" in line or "腾讯云" in line)
 
     assert "CANN" in rent_line("昇腾910B", "zh") and "ROCm" in rent_line("MI300X", "en")

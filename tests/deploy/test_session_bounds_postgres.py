@@ -54,7 +54,8 @@ def test_context_pages_and_the_compact_turn(store: SessionStore) -> None:
     first = page[0].result
     assert first is not None and first["answer_markdown"] == "答1"
     kept = first["answer"]["plan"]
-    assert [c["instance_type"] for c in kept["candidates"]] == ["A", "C"] and first["recommendation"] == kept
+    assert [c["instance_type"] for c in kept["candidates"]] == ["A", "C"]
+    assert "recommendation" not in first  # a retired copy of the plan (an earlier release stored it) is left out
     assert kept["frontier"] == {} and len(kept["rejected"]) == compact.REJECTED_KEPT
     assert kept["candidates"][0]["cost_cny"] == {"monthly": 1}
 

@@ -49,6 +49,7 @@ def answer(plan: dict[str, Any] | None, workload: dict[str, Any] | None, text: s
     plan with a plan and knowledge without one unless given."""
     return {"session_id": "s1", "answer_markdown": text, "language": language,
             "intent": intent or ("plan" if plan is not None else "knowledge"),
-            "workload": copy.deepcopy(workload), "recommendation": copy.deepcopy(plan),
+            "workload": copy.deepcopy(workload),
+            "answer": {"kind": "plan", "plan": copy.deepcopy(plan)} if plan is not None else None,
             "citations": citations if citations is not None else [{"id": "guide/04.zh.md#lora", "title": "t"}],
             "backend": "offline"}

@@ -1,6 +1,6 @@
 """The serving scorers: an answer carrying the engine's own figures passes; a wrong count, GPU, start verdict or
-question type fails the check it breaks. Answers are built from the engine's truth (serving_truth), never from
-figures written here."""
+question type fails the check it breaks. Answers are the engine's own serving answers on the gold, never figures
+written here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from service.evals.metrics import aggregate
 from service.evals.scoring import score_scenario
 from service.evals.serving_checks import serving_expectations, serving_truth, serving_verdict
 from service.evals.targets import Conversation
+from service.planner.serving_inference import inference
+from service.planner.serving_plan import plan_serving
 from service.serving_workload import ServingWorkload
 
 PLANNED = Scenario(id="zh-serve", lang="zh", intent="serving", turns=["上线一个Qwen2.5-72B的对话服务要几张卡，并发50"],
@@ -24,15 +26,27 @@ PINNED = Scenario(id="en-serve", lang="en", intent="serving", turns=["Can a sing
                   expect=Expect(starts=True, gpus_per_replica=1, gpu="L20"))
 
 
-def serving_answer(sc: Scenario, truth: dict[str, Any], lang: str = "zh", **changes: Any) -> dict[str, Any]:
-    """The AskResult a right answer carries: the truth as the `serving` object, the gold as the workload."""
-    serving = {k: v for k, v in truth.items() if k != "instance_type"}
-    serving["instance"] = {"instance_type": truth["instance_type"]} if truth["instance_type"] else None
-    serving.update(changes)
-    workload = ServingWorkload.model_validate(sc.gold).model_dump()
+def serving_answer(sc: Scenario, catalog: Catalog, lang: str = "zh", **changes: Any) -> dict[str, Any]:
+    """The AskResult a right answer carries: the engine's serving answer on the gold (its plan, and the pinned GPU's
+    inference), the gold as the workload; `changes` set figures of the sizing the answer opens with (`starts`
+    False: nothing rented, or the pinned GPUs do not start)."""
+    w = ServingWorkload.model_validate(sc.gold)
+    answer: dict[str, Any] = {"kind": "serving", "workload": w.model_dump(mode="json"),
+                              "plan": plan_serving(w, catalog).model_dump(mode="json")}
+    if w.gpu:
+        answer["inference"] = inference(w, catalog).model_dump(mode="json")
+    inf = answer.get("inference")
+    sizing = inf["sizing"] if inf is not None else answer["plan"]["candidates"][0]["sizing"]
+    for key, value in changes.items():
+        if key == "starts" and inf is not None:
+            inf["starts"] = value
+        elif key == "starts":
+            answer["plan"]["candidates"] = [] if not value else answer["plan"]["candidates"]
+        else:
+            sizing[key] = value
     text = "需要 2 张 H20。" if lang == "zh" else "You need 2x H20."
-    return {"session_id": "s", "answer_markdown": text, "language": lang, "intent": "serving", "serving": serving,
-            "workload": workload, "citations": [], "backend": "offline"}
+    return {"session_id": "s", "answer_markdown": text, "language": lang, "intent": "serving", "answer": answer,
+            "workload": w.model_dump(), "citations": [], "backend": "offline"}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +55,8 @@ def truths(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("sc", [PLANNED, PINNED], ids=lambda s: s.id)
-def test_the_engines_own_answer_passes(sc: Scenario, truths: dict[str, dict[str, Any]], catalog: Catalog) -> None:
-    result = serving_answer(sc, truths[sc.id], sc.lang)
+def test_the_engines_own_answer_passes(sc: Scenario, catalog: Catalog) -> None:
+    result = serving_answer(sc, catalog, sc.lang)
     res = score_scenario(sc, Conversation(result, (0.01,), "", ("offline",)), None, catalog)
     assert res.passed, res.to_dict()
     assert aggregate([res])["by_intent"]["serving"]["verdict_accuracy"] == 1.0
@@ -60,25 +74,24 @@ def test_a_pinned_gpu_plans_where_to_rent_it(truths: dict[str, dict[str, Any]]) 
     ("replicas", 3),  # the load read wrong
     ("starts", False),  # the start verdict flipped
 ])
-def test_a_wrong_figure_fails_the_verdict(truths: dict[str, dict[str, Any]], catalog: Catalog, key: str,
-                                          wrong: Any) -> None:
-    result = serving_answer(PLANNED, truths[PLANNED.id], **{key: wrong})
+def test_a_wrong_figure_fails_the_verdict(catalog: Catalog, key: str, wrong: Any) -> None:
+    result = serving_answer(PLANNED, catalog, **{key: wrong})
     check = serving_verdict(PLANNED, result, catalog)
     assert check.ok is False and key in check.detail
 
 
-def test_another_question_type_has_no_serving_verdict(truths: dict[str, dict[str, Any]], catalog: Catalog) -> None:
-    result = {**serving_answer(PINNED, truths[PINNED.id], "en"), "intent": "feasibility", "serving": None}
+def test_another_question_type_has_no_serving_verdict(catalog: Catalog) -> None:
+    result = {**serving_answer(PINNED, catalog, "en"), "intent": "feasibility", "answer": None}
     res = score_scenario(PINNED, Conversation(result, (0.01,), "", ("offline",)), None, catalog)
     assert {"intent", "verdict", "expectations"} <= set(res.failed_checks)
     assert "the answer is a feasibility" in res.checks["verdict"].detail
 
 
-def test_expectations(truths: dict[str, dict[str, Any]]) -> None:
-    right = serving_answer(PINNED, truths[PINNED.id], "en")
+def test_expectations(catalog: Catalog) -> None:
+    right = serving_answer(PINNED, catalog, "en")
     assert serving_expectations(PINNED.expect, right).ok is True
     assert serving_expectations(Expect(), right).ok is None  # nothing expected: not applicable
-    wrong = serving_answer(PINNED, truths[PINNED.id], "en", gpus_per_replica=2)
+    wrong = serving_answer(PINNED, catalog, "en", gpus_per_replica=2)
     check = serving_expectations(PINNED.expect, wrong)
     assert check.ok is False and "gpus_per_replica: expected 1, got 2" in check.detail
 

@@ -12,6 +12,10 @@ from service.catalog.loader import Catalog
 from service.planner.estimate import EstimateRequest, estimate
 from service.planner.questions.compare import compare, run_plan, savings
 from service.planner.questions.fit import feasibility, min_gpus
+from service.questions.compare import CompareAnswer
+from service.questions.feasibility import FeasibilityAnswer
+from service.questions.min_gpus import MinGpusAnswer
+from service.questions.savings import SavingsAnswer
 from service.settings import Settings
 from service.workload import Workload
 from tests.assistant.test_agent import FakeRetriever
@@ -94,11 +98,12 @@ def test_answers_lead_with_the_verdict(assistant: Assistant, turns: list[str], i
         sid = r.session_id
     assert r.intent == intent, r.answer_markdown
     assert r.answer_markdown.startswith(first)
+    a = r.answer
     if intent in ("feasibility", "min_gpus"):
-        assert r.feasibility is not None and r.feasibility["gpu"]
+        assert isinstance(a, FeasibilityAnswer | MinGpusAnswer) and a.gpu
     if intent == "compare":
-        assert r.comparison and r.winner in {row["option"] for row in r.comparison}
-        assert r.answer_markdown.startswith(r.winner)
+        assert isinstance(a, CompareAnswer) and a.winner in {row.option for row in a.comparison}
+        assert r.answer_markdown.startswith(a.winner)
     if intent == "savings":
-        assert r.savings is not None and r.savings["delta_cny"] is not None
+        assert isinstance(a, SavingsAnswer) and a.delta_cny is not None
     assert r.workload is not None and r.prose_check == []

@@ -12,6 +12,7 @@ from typing import Any
 
 from service.assistant.types import AskResult, Citation, SessionInfo, SessionMessage, StreamEvent
 from service.errors import AdvisorError
+from tests.answers import plan_answer
 
 
 class FakeSessionNotFound(AdvisorError):
@@ -32,7 +33,7 @@ def candidate(cloud: str, itype: str, gpu: str, count: int, hours: float, cost: 
             "warnings": [], **extra}
 
 
-PRICE_WARNING = {"code": "price_third_party", "message": "Price from a third-party capture; confirm it.",
+PRICE_WARNING = {"code": "price_third_party", "severity": "warning", "message": "Price from a third-party capture; confirm it.",
                  "message_zh": "价格来自第三方采集，请确认。"}
 PLAN: dict[str, Any] = {
     "model": {"id": "Qwen2-7B", "name": "Qwen2-7B"},
@@ -68,7 +69,7 @@ class FakeAssistant:
     delay_s: float = 0.0
     fail_with: Exception | None = None
     answer_zh: str = ANSWER_ZH
-    serving_plan: dict[str, Any] | None = None  # set: every answer is this serving answer (SERVING_ZH's text)
+    serving: Any = None  # a ServingAnswer: every answer is this serving answer (SERVING_ZH's text)
     sessions: dict[str, int] = field(default_factory=dict)  # session id -> turns
     max_turns: int = 0  # a session holding this many turns refuses the next (0: no cap)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
@@ -94,12 +95,12 @@ class FakeAssistant:
             docs["request_document"] = REQUEST_DOC
         if re.search(r"启动脚本|launch bundle", message):
             docs["launch_bundle"] = dict(BUNDLE)
-        if self.serving_plan is not None:
+        if self.serving is not None:
             return AskResult(session_id=sid, answer_markdown=SERVING_ZH, language="zh", intent="serving",
-                             serving_plan=self.serving_plan, backend="fake")
+                             answer=self.serving, backend="fake")
         return AskResult(
             session_id=sid, answer_markdown=self.answer_zh if zh else ANSWER_EN, language="zh" if zh else "en",
-            recommendation=PLAN, backend="fake", documents=docs,
+            intent="plan", answer=plan_answer(PLAN), backend="fake", documents=docs,
             citations=[Citation(id="guide/04.zh.md#lora", title="LoRA 显存", source="guide/04.zh.md"),
                        Citation(id="web", title="Tencent GPU <types>", source="cloud.tencent.com",
                                 url="https://cloud.tencent.com/document/product/560/19700")],

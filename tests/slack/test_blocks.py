@@ -22,12 +22,13 @@ from service.slack.blocks import (
     parse_action_value,
     table_rows,
 )
+from tests.answers import plan_answer
 from tests.slack.fakes import ANSWER_EN, ANSWER_ZH, PLAN, candidate
 
 
 def result(answer: str = ANSWER_ZH, lang: str = "zh", plan: dict[str, Any] | None = PLAN, **extra: Any) -> AskResult:
-    return AskResult(session_id="s1", answer_markdown=answer, language=lang, recommendation=plan,
-                     backend="fake", **extra)
+    return AskResult(session_id="s1", answer_markdown=answer, language=lang, backend="fake",
+                     answer=plan_answer(plan) if plan is not None else None, **extra)
 
 
 def validate(blocks: list[dict[str, Any]]) -> None:

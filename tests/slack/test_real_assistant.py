@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from service.assistant.service import Assistant
+from service.questions.registry import parse_answer
+from service.questions.serving import ServingAnswer
 from service.retrieval.types import Passage
 from service.settings import Settings
 from service.slack.blocks import REQUEST_DOC_ACTION
@@ -97,9 +99,12 @@ def test_serving_question_end_to_end(harness: SlackHarness, real: Assistant) -> 
     assert text.startswith("需要 **") and "vllm serve" not in text  # the command is the card's
     [session] = real.list_sessions()
     [turn] = real.sessions.turns(session.session_id)
-    serving = (turn.result or {})["serving"]
-    assert f"共 {serving['total_gpus']} 张" in blocks[0]["text"]["text"]
+    answer = parse_answer((turn.result or {})["answer"])
+    assert isinstance(answer, ServingAnswer)
+    serving = answer.figures()
+    assert serving.instance is not None and serving.cny_per_million_tokens is not None
+    assert f"共 {serving.total_gpus} 张" in blocks[0]["text"]["text"]
     picks = " ".join(f["text"] for f in blocks[2]["fields"])
-    assert serving["instance"]["instance_type"] in picks and f"¥{serving['cost_cny_per_month']:,.0f}/月" in picks
-    assert f"每百万输出 token ¥{serving['cny_per_million_tokens']:,.2f}" in picks
+    assert serving.instance.instance_type in picks and f"¥{serving.cost_cny_per_month:,.0f}/月" in picks
+    assert f"每百万输出 token ¥{serving.cny_per_million_tokens:,.2f}" in picks
     assert "vllm serve" in blocks[3]["text"]["text"]

@@ -1,7 +1,7 @@
 """A serving answer's Block Kit card (issue 21): the count first, the engine's figures, the pick per cloud with
 ¥/month and ¥ per million output tokens, the launch command; valid blocks within Slack's limits, in the answer's
 language; streamed in a thread with the rent options and the command left to the card. The card is built from the
-engine's own plan (the chat's serving card), not from figures written here."""
+engine's own plan (the chat's serving answer), not from figures written here."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from service.assistant.types import AskResult
 from service.catalog.loader import Catalog
 from service.planner.serving_inference import inference
 from service.planner.serving_plan import plan_serving
-from service.questions.serving import card
+from service.questions.serving import ServingAnswer
 from service.serving_workload import ServingWorkload
 from service.slack.blocks import answer_blocks, card_blocks
 from service.slack.mrkdwn import bold
@@ -28,21 +28,29 @@ from tests.slack.test_events import answer_card, mention
 
 
 @pytest.fixture(scope="module")
-def plan_card(catalog: Catalog) -> dict[str, Any]:
+def served(catalog: Catalog) -> ServingAnswer:
     """Qwen2.5-14B at 20 concurrent requests: both clouds serve it (JD on V100s, where SGLang cannot run)."""
-    plan = plan_serving(ServingWorkload(model="Qwen2.5-14B", concurrency=20), catalog).model_dump(mode="json")
-    out = card({"plan": plan, "inference": None, "said": []})
-    assert out is not None and set(out["plan"]["picks"]) == {"tencent", "jdcloud"}
+    w = ServingWorkload(model="Qwen2.5-14B", concurrency=20)
+    out = ServingAnswer(workload=w, plan=plan_serving(w, catalog))
+    assert out.plan is not None and set(out.plan.picks) == {"tencent", "jdcloud"}
     return out
 
 
-def serving(card_: dict[str, Any], lang: str = "zh", answer: str = SERVING_ZH) -> AskResult:
-    return AskResult(session_id="s1", answer_markdown=answer, language=lang, intent="serving", serving_plan=card_,
+@pytest.fixture(scope="module")
+def plan_card(served: ServingAnswer) -> dict[str, Any]:
+    """The plan the card draws, as JSON (what the assertions read)."""
+    assert served.plan is not None
+    return {"plan": served.plan.model_dump(mode="json")}
+
+
+def serving(answer_: ServingAnswer, lang: str = "zh", answer: str = SERVING_ZH) -> AskResult:
+    return AskResult(session_id="s1", answer_markdown=answer, language=lang, intent="serving", answer=answer_,
                      backend="fake")
 
 
-def test_the_serving_card_opens_with_the_count_then_the_picks_and_the_command(plan_card: dict[str, Any]) -> None:
-    blocks = answer_blocks(serving(plan_card))
+def test_the_serving_card_opens_with_the_count_then_the_picks_and_the_command(served: ServingAnswer,
+                                                                             plan_card: dict[str, Any]) -> None:
+    blocks = answer_blocks(serving(served))
     validate(blocks)
     top = plan_card["plan"]["candidates"][0]
     s = top["sizing"]
@@ -68,8 +76,8 @@ def test_the_serving_card_opens_with_the_count_then_the_picks_and_the_command(pl
     assert "需要" in text and "vllm serve" not in text and "租用方案" not in text
 
 
-def test_english_serving_card(plan_card: dict[str, Any]) -> None:
-    blocks = answer_blocks(serving(plan_card, "en", "You need **2x L20**.\n\n### Launch command\n```\nvllm\n```"))
+def test_english_serving_card(served: ServingAnswer) -> None:
+    blocks = answer_blocks(serving(served, "en", "You need **2x L20**.\n\n### Launch command\n```\nvllm\n```"))
     validate(blocks)
     assert blocks[0]["text"]["text"] == "Serving plan: Qwen2.5-14B" and " in all" in blocks[1]["text"]["text"]
     assert "per million output tokens" in blocks[3]["fields"][0]["text"]
@@ -78,13 +86,13 @@ def test_english_serving_card(plan_card: dict[str, Any]) -> None:
 
 def test_pinned_gpus_that_do_not_start_say_so_first(catalog: Catalog) -> None:
     # 72B in bf16 on one RTX 4090: a GPU no cloud here rents, so the card has the engine's figures and no picks
-    inf = inference(ServingWorkload(model="Qwen2.5-72B", gpu="RTX 4090", gpus=1), catalog).model_dump(mode="json")
+    w = ServingWorkload(model="Qwen2.5-72B", gpu="RTX 4090", gpus=1)
+    answer = ServingAnswer(workload=w, inference=inference(w, catalog))
+    inf = answer.inference.model_dump(mode="json") if answer.inference is not None else {}
     assert inf["starts"] is False
-    card_ = card({"plan": None, "inference": inf, "said": []})
-    assert card_ is not None
     for lang, head, why in (("zh", "1 张 NVIDIA GeForce RTX 4090 24GB 起不来", "每卡权重 135.4 GiB，加载时显存不足"),
                             ("en", "1x NVIDIA GeForce RTX 4090 24GB does not start", inf["starts_reason"])):
-        blocks = card_blocks(serving(card_, lang), extra=[])
+        blocks = card_blocks(serving(answer, lang), extra=[])
         validate(blocks)
         first = blocks[0]["text"]["text"]
         assert first.startswith("❌ " + bold(head)) and why in first
@@ -98,8 +106,8 @@ def test_without_card_sections_keeps_the_rest() -> None:
 
 
 def test_a_serving_answer_streams_and_ends_with_its_card(tmp_path: Path, stub: SlackStub,
-                                                         plan_card: dict[str, Any]) -> None:
-    harness = build_harness(tmp_path, stub, FakeAssistant(serving_plan=plan_card))
+                                                         served: ServingAnswer) -> None:
+    harness = build_harness(tmp_path, stub, FakeAssistant(serving=served))
     assert harness.event(mention("<@UBOT> 上线Qwen2.5-14B对话服务要几张卡，并发20")).status_code == 200
     streamed = stub.streamed()
     assert "需要 **2 张" in streamed and "估算假设" in streamed

@@ -2,8 +2,8 @@
 pinned, to POST /v1/inference beside it) and draws the card: the count first, the KV pool and concurrency, tokens/s,
 TTFT/TPOT, per cloud the instance with ¥/hour, ¥/month, ¥ per million output tokens and the price's source, the
 launch commands with a copy button, warnings and assumptions. A chat answer of the serving type draws the same card
-from AskResult.serving_plan. Chinese for a Chinese question or page (names, units and commands aside), English for
-English, at 1280 and 390 px. Every figure checked here is the API's own, never one written in the test."""
+from its typed answer (kind serving). Chinese for a Chinese question or page (names, units and commands aside),
+English for English, at 1280 and 390 px. Every figure checked here is the API's own, never one written in the test."""
 
 from __future__ import annotations
 

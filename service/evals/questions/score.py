@@ -11,7 +11,15 @@ from typing import Any
 
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
+from service.evals.answers import typed_answer
 from service.evals.questions.dataset import Question
+from service.questions.capacity import CapacityAnswer
+from service.questions.compare import CompareAnswer
+from service.questions.diagnose_answer import DiagnoseAnswer
+from service.questions.feasibility import FeasibilityAnswer
+from service.questions.knowledge import FactAnswer, KnowledgeAnswer
+from service.questions.min_gpus import MinGpusAnswer
+from service.questions.serving import ServingAnswer
 
 REL = 0.02
 
@@ -76,38 +84,39 @@ def _ratio_ok(want: Any, got: Any, factor: float) -> bool:
     return w > 0 and g > 0 and 1 / factor <= g / w <= factor
 
 
-def _obj(result: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = result.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
 def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | None:
     """Does the answer conclude what the label settles? None when the label settles nothing the answer states
     (a free-text knowledge answer, an outcome the question type does not carry). Tolerances: counts within 2x
     (threads report what they ran, not the minimum), memory within 35 %, model size within 1.5x."""
     checks: list[bool] = []
     v = q.verdict
-    feas, serving, diag, cap = (_obj(result, k) for k in ("feasibility", "serving", "diagnose", "capacity"))
+    a = typed_answer(result)
+    feas = a if isinstance(a, FeasibilityAnswer | MinGpusAnswer) else None
+    serving = a.figures() if isinstance(a, ServingAnswer) else None
+    fact = a.fact if isinstance(a, KnowledgeAnswer) else a if isinstance(a, FactAnswer) else None
     if "fits" in v:
-        got = serving.get("starts") if result.get("intent") == "serving" else feas.get("fits")
+        got = (serving.starts if serving is not None else None) if result.get("intent") == "serving" else \
+            (feas.fits if feas is not None else None)
         checks.append(got is not None and bool(got) == bool(v["fits"]))
     if "expected" in v:
-        checks.append(diag.get("expected") is not None and bool(diag["expected"]) == bool(v["expected"]))
+        expected = a.expected if isinstance(a, DiagnoseAnswer) else None
+        checks.append(expected is not None and bool(expected) == bool(v["expected"]))
     if "gpus_needed" in v:
-        checks.append(_ratio_ok(v["gpus_needed"], feas.get("gpus_needed"), 2.0))
+        checks.append(_ratio_ok(v["gpus_needed"], feas.gpus_needed if feas is not None else None, 2.0))
     if "memory_gib_at_least" in v:
-        got = feas.get("min_memory_gib") or feas.get("single_gpu_gib")
-        checks.append(_ratio_ok(v["memory_gib_at_least"], got, 1.35))
+        least = (feas.min_memory_gib or feas.single_gpu_gib) if isinstance(feas, MinGpusAnswer) else None
+        checks.append(_ratio_ok(v["memory_gib_at_least"], least, 1.35))
     if "gpus" in v:
-        checks.append(_ratio_ok(v["gpus"], serving.get("total_gpus") or serving.get("gpus_per_replica"), 2.0))
+        gpus = (serving.total_gpus or serving.gpus_per_replica) if serving is not None else None
+        checks.append(_ratio_ok(v["gpus"], gpus, 2.0))
     if "max_params_b" in v:
-        checks.append(_ratio_ok(v["max_params_b"], cap.get("max_params_b"), 1.5))
+        checks.append(_ratio_ok(v["max_params_b"], a.max_params_b if isinstance(a, CapacityAnswer) else None, 1.5))
     if "winner" in v:
-        winner = str(result.get("winner") or "")
+        winner = str((a.winner if isinstance(a, CompareAnswer) else None) or "")
         checks.append(bool(winner) and (names.gpu(winner) == names.gpu(v["winner"])
                                         or winner.lower() == str(v["winner"]).lower()))
     if "answer" in v and str(v["answer"]).lower() in ("yes", "no"):
-        checks.append(str(_obj(result, "fact").get("answer") or "").lower() == str(v["answer"]).lower())
+        checks.append(str((fact.answer if fact is not None else None) or "").lower() == str(v["answer"]).lower())
     return None if not checks else all(checks)
 
 
@@ -126,17 +135,8 @@ def _has(text: str, alternatives: str) -> bool:
 
 def answer_facts(result: Mapping[str, Any]) -> dict[str, float]:
     """The typed answer's headline figures (service/questions/*: `facts()`), from the result's `answer`."""
-    from pydantic import ValidationError
-
-    from service.questions.registry import parse_answer
-
-    data = result.get("answer")
-    if not isinstance(data, Mapping):
-        return {}
-    try:
-        return parse_answer(data).facts()
-    except (ValidationError, ValueError):
-        return {}
+    a = typed_answer(result)
+    return a.facts() if a is not None else {}
 
 
 def _count(result: Mapping[str, Any], facts: Mapping[str, float], lines: list[str]) -> float | None:

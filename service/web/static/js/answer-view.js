@@ -163,16 +163,30 @@ export function showAnswer(content, extras, result, streamedText = "") {
   inLang(lang, () => drawAnswer(content, extras, result, streamedText, lang));
 }
 
+/** What an answer's card draws, by its typed answer's `kind`: a plan answer's training plan, or a serving answer's
+ * plan and pinned-GPU inference, each with the name assumptions the answer states ({plan} / {serving} / {}). */
+export function cardOf(answer) {
+  if (!answer) return {};
+  if (answer.kind === "plan" && answer.plan) return { plan: answer.plan };
+  if (answer.kind !== "serving" || !(answer.plan || answer.inference)) return {};
+  const said = answer.said || [];
+  const stated = (part) => part && { ...part,
+    assumptions: [...said.map((s) => s[0]), ...(part.assumptions || [])],
+    assumptions_zh: [...said.map((s) => s[1]), ...(part.assumptions_zh || [])] };
+  return { serving: { plan: stated(answer.plan), inference: stated(answer.inference) } };
+}
+
 function drawAnswer(content, extras, result, streamedText, lang) {
   const markdown = result.answer_markdown || streamedText;
   const citations = result.citations || [];
   let shownText = markdown;
-  if (result.recommendation) {
+  const card = cardOf(result.answer);
+  if (card.plan) {
     const { verdict, sections, after } = splitPlanAnswer(markdown);
     fillMarkdown(content, verdict, { final: true, citations });
     const host = h("div", { class: "plan-host" });
     extras.append(host);
-    showPlan(host, result.recommendation, { compact: true, lang });
+    showPlan(host, card.plan, { compact: true, lang });
     const fold = derivation(sections, citations);
     if (fold) extras.append(fold);
     if (after) {
@@ -181,12 +195,12 @@ function drawAnswer(content, extras, result, streamedText, lang) {
       extras.append(rest);
     }
     shownText = `${verdict}\n${after}`;
-  } else if (result.serving_plan) {
+  } else if (card.serving) {
     const { verdict, sections } = splitServingAnswer(markdown);
     fillMarkdown(content, verdict, { final: true, citations });
     const host = h("div", { class: "plan-host" });
     extras.append(host);
-    showServing(host, result.serving_plan, { compact: true, lang });
+    showServing(host, card.serving, { compact: true, lang });
     if (sections.length) {
       const rest = h("div", { class: "markdown" });
       fillMarkdown(rest, sections.map((x) => `### ${x.title}\n\n${x.body}`).join("\n\n"), { final: true, citations });
@@ -201,7 +215,7 @@ function drawAnswer(content, extras, result, streamedText, lang) {
     extras.append(h("div", { class: "alert warn" }, `⚠ ${result.prose_check.join("; ")}`));
   }
   extras.append(...documentsBlock(result.documents || {}, shownText));
-  const carded = Boolean(result.recommendation || result.serving_plan);
+  const carded = Boolean(card.plan || card.serving);
   const cites = citationList(citations, { heading: !carded });
   if (cites) extras.append(carded ? folded("sources", `${t("citationsTitle")} (${citations.length})`, cites) : cites);
   if (result.backend) extras.append(h("p", { class: "small muted backend", title: result.backend }, backendLabel(result.backend)));

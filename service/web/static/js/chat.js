@@ -1,5 +1,5 @@
 // The chat: a user message (shown as text) → POST /v1/chat?stream=true → the answer streamed as Markdown,
-// then the final AskResult: sanitised answer, the recommendation's tables and chart, sources, downloads.
+// then the final AskResult: sanitised answer, the card its typed answer draws (tables, chart), sources, downloads.
 import { api, streamChat } from "./api.js";
 import { announce, errorBox, h } from "./dom.js";
 import { t } from "./i18n.js";
@@ -40,8 +40,7 @@ export function createChat({ onSession, onTurnDone, onError }) {
         const extras = h("div", { class: "extras" });
         items.push(assistantBubble(null, content, extras, false));
         // answered in the language of the question, as the assistant does
-        showAnswer(content, extras, { answer_markdown: m.content, recommendation: m.recommendation,
-          serving_plan: m.serving_plan,
+        showAnswer(content, extras, { answer_markdown: m.content, answer: m.answer,
           citations: m.citations || [], language: /[\u3400-\u9fff]/.test(asked) ? "zh" : "en" });
         if (m.stopped) extras.append(h("p", { class: "small muted" }, t("stopped")));
       }

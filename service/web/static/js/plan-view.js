@@ -1,4 +1,4 @@
-// The engine's plan (POST /v1/plan, AskResult.recommendation) as one comparison table per cloud, a cost and
+// The engine's plan (POST /v1/plan, AskResult.answer.plan of a plan answer) as one comparison table per cloud, a cost and
 // time chart, warnings, assumptions, sources and downloads. Used by the chat and by the form.
 import { barChart } from "./chart.js";
 import { downloadButtons } from "./documents.js";

@@ -1,8 +1,8 @@
 // The serving card: a serving plan (POST /v1/plan/serving) and/or one GPU type sized (POST /v1/inference), as the
-// form gets them and as a chat answer carries them (AskResult.serving_plan: {plan, inference, n_candidates,
-// n_rejected}). The count first (GPUs per replica × replicas), the engine's figures, per cloud the instances with
-// their cost per hour and month and ¥ per million output tokens and the price's source, the launch commands
-// (copyable), warnings and assumptions. Every figure is the engine's; this file only lays them out.
+// form gets them and as a chat answer carries them (AskResult.answer of kind serving: its plan and inference, see
+// answer-view.js cardOf). The count first (GPUs per replica × replicas), the engine's figures, per cloud the
+// instances with their cost per hour and month and ¥ per million output tokens and the price's source, the launch
+// commands (copyable), warnings and assumptions. Every figure is the engine's; this file only lays them out.
 import { announce, h } from "./dom.js";
 import { getLang, inLang, t } from "./i18n.js";
 import { addCopyButtons } from "./markdown.js";
