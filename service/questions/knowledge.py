@@ -340,12 +340,14 @@ def passage_body(p: dict[str, Any]) -> str:
 
 def first_sentence(text: str, limit: int = 160) -> str:
     """The first sentence of a passage, without Markdown marks: the one-line answer to a how-to question."""
-    body = re.sub(r"^#+\s.*$|[*_`>]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text, flags=re.M).strip()
+    body = re.sub(r"^#+\s.*$|[*`>]|(?<!\w)_|_(?!\w)|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text,
+                  flags=re.M).strip()  # emphasis marks go, an identifier's underscores (o_proj) stay
     body = re.sub(r"^\s*\|.*$", "", body, flags=re.M).strip()  # tables
     body = re.sub(r"^\s*(?:[-*]|\d+[.、)])\s+", "", body, flags=re.M)  # list markers: the item is the sentence
     m = re.search(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", body, flags=re.S)
     out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    out = out if len(out) <= limit else out[: limit - 1] + "…"
+    return out + "”" * (out.count("“") > out.count("”"))  # a quote the sentence ends inside is closed
 
 
 

@@ -16,6 +16,7 @@ from service.labels import (
     public_source,
     unpublished,
 )
+from service.questions.pick_why import other_cloud_lines
 
 Artifact = dict[str, Any]
 
@@ -196,7 +197,7 @@ def render_plan(plan: Artifact, lang: str, ph: Artifact, citations: list[Artifac
         title = ph["title"].format(model=model["name"], method=ph["method_names"][job["method"]],
                                    tokens=_tokens(job["tokens_total"]), epochs=f"{job['epochs']:g}")
     lines = [title, ""]
-    lines += _pick_rows(plan, ph) + [""] + _verdicts(plan, top, ph) + [""]
+    lines += _pick_rows(plan, ph) + [""] + other_cloud_lines(plan, ph, lang) + _verdicts(plan, top, ph) + [""]
     lines += _memory(top, ph) + [""] + _time(top, ph) + [""] + _cost(top, ph) + [""]
     lines += _alternatives(plan, ph, lang) + [""]
     codes: dict[str, Artifact] = {}

@@ -131,7 +131,7 @@ def _option_line(o: dict[str, Any], ph: Phrases) -> str:
     cost = (str(ph["srv_cost"]).format(hour=_n(o["cost_per_hour_cny"], 2), month=_n(o["cost_per_month_cny"]),
                                        cpm=_n(o["cny_per_million_output_tokens"], 2), billing=ph["billing_names"].get(
                                            o["billing"], o["billing"]))
-            if o["cost_per_hour_cny"] is not None else str(ph["billing_names"].get("on_request", "")))
+            if o["cost_per_hour_cny"] is not None else f"{ph['billing_names'].get('on_request', '')}{'：' if ph['hours_unit'] == '小时' else ': '}{o['quote_link']}")
     return str(ph["srv_option"]).format(cloud=ph["cloud_names"].get(o["cloud"], o["cloud"]),
                                         instance=o["instance_type"], count=f"{o['gpu_count']:g}", gpu=o["gpu"],
                                         nodes=o["nodes"], cost=cost)
@@ -152,7 +152,7 @@ def _variants(plan: dict[str, Any], ph: Phrases) -> list[str]:
         out += ["", str(ph["srv_variants"])]
         for v in plan["variants"]:
             note = str(ph["srv_variant_weight_only"]).format(gpu=v["gpu"]) if v.get("weight_only") else ""
-            out.append(str(ph["srv_variant"]).format(
+            out.append(str(ph["srv_variant" if v.get("cost_per_month_cny") is not None else "srv_variant_quote"]).format(
                 weights=ph["weights_names"].get(v["weights"], v["weights"]),
                 cloud=ph["cloud_names"].get(v["cloud"], v["cloud"]), instance=v["instance_type"], nodes=v["nodes"],
                 gpus=v["total_gpus"], gpu=v["gpu"], month=_n(v.get("cost_per_month_cny")),
@@ -216,7 +216,7 @@ def _render_art(art: dict[str, Any], ph: Phrases) -> str:
                 count=inf["gpus"], gpu=inf["gpu_name"], model=inf["model"]["name"],
                 weights=ph["weights_names"].get(inf["weights"], inf["weights"]),
                 engine=ph["engine_names"].get(inf["engine"], inf["engine"]), conc=_n(inf["max_concurrency"], 1),
-                ctx=inf["max_model_len"], reason=inf["starts_reason"],
+                ctx=inf["max_model_len"], reason=(zh and inf.get("starts_reason_zh")) or inf["starts_reason"],
                 at_load=_n(inf.get("max_concurrency_at_load")), inp=inf["input_tokens"], out=inf["output_tokens"]))
             if not inf["starts"] and inf.get("fix"):
                 lines.append(str(ph["srv_fix"]).format(fix=inf["fix"]))

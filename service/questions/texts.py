@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.frame import Frame
+from service.planner.costing import QUOTE_LINKS
 from service.questions.plan_text import error_band
 
 Artifact = dict[str, Any]
@@ -185,6 +186,10 @@ def render_compare(art: Artifact, ph: Artifact) -> str:
     if art["unpriced"] and not art.get("cost_unknown"):
         lines += ["", str(ph["cmp_unpriced"]).format(options=", ".join(option_name(kind, o, ph)
                                                                          for o in art["unpriced"]))]
+    quoted = [r for r in rows if r["fits"] and not r["priced"] and r.get("instance_type") and r.get("cloud")]
+    lines += [""] * bool(quoted) + [str(ph["cmp_quote"]).format(  # rented, priced on request: where to ask
+        cloud=ph["cloud_names"].get(r["cloud"], r["cloud"]), instance=r["instance_type"],
+        link=QUOTE_LINKS.get(str(r["cloud"]), "")) for r in quoted]
     return "\n".join(lines)
 
 
@@ -210,8 +215,9 @@ def render_savings(art: Artifact, ph: Artifact) -> str:
                                          after=_n(b["cost_cny"], 0), hours_before=_n(a["hours"]),
                                          hours_after=_n(b["hours"])))
     for side, r in (("before", a), ("after", b)):
-        lines.append(str(ph["save_row"]).format(side=ph["save_side"][side], config=_config(r, ph),
-                                                hours=_n(r["hours"]), cost=_n(r["cost_cny"], 0)))
+        key = "save_row" if r["cost_cny"] is not None else "save_row_unpriced" if r["gpu"] else "save_row_no_fit"
+        lines.append(str(ph[key]).format(side=ph["save_side"][side], config=_config(r, ph), hours=_n(r["hours"]),
+                                         cost=_n(r["cost_cny"], 0), link=QUOTE_LINKS.get(str(r["cloud"]), "")))
     return "\n".join(lines)
 
 

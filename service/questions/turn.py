@@ -33,6 +33,7 @@ from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
 from service.questions.decide import question_type
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
+from service.questions.invariants import log_violations
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
 from service.questions.texts import carried_line
@@ -307,7 +308,9 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
         plan = _route(reading, conv, names, lang, message)
     except ValidationError as exc:
         plan = _Plan(reading.type, frame=reading.frame)
-        error = InvalidInputError(validation_line(exc), "Say the figure again in its unit (e.g. 7B, 4k, 2 张).")
+        line = validation_line(exc)
+        error = InvalidInputError(line, "Say the figure again in its unit (e.g. 7B, 4k, 2 张).",
+                                  message_zh=f"有个数字不在可用的范围内：`{line}`", fix_zh="请带上单位再说一遍（如 7B、4k、2 张）。")
         info = _info(reading, plan)
         return Turn(type=plan.type, reading=info, slots=reading.slots, text=with_notes(error_text(error, ph), notes),
                     language=lang, error=error.to_dict(), frame=reading.frame)
@@ -353,6 +356,7 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any
     except AdvisorError as exc:
         passages = _citations(ctx, plan, lang)
         text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
+        log_violations(None, text, lang)
         return Turn(type=plan.type, reading=info, slots=slots, args=stored, text=with_notes(text, notes),
                     citations=passages, language=lang, error=exc.to_dict(), frame=plan.frame)
     if plan.frame is not None and answer.asked is None:
@@ -362,6 +366,7 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any
     if plan.type == "plan":
         answer.citations = unique_passages(passages)
     text = compose(module, answer, passages, info.alternative if info.confidence == "unsure" else None, notes, ph)
+    log_violations(answer, text, lang, ctx.catalog)  # issue 40 item 6: logged, never blocking
     return Turn(type=plan.type, reading=info, slots=slots, args=stored, answer=answer, text=text,
                 citations=unique_passages(passages), language=lang, frame=plan.frame)
 
