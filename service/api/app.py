@@ -17,7 +17,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.api.limits import BodyLimits, limit_for
 from service.api.protocol import HeadAsGet, allowed_methods
-from service.edge.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
+from service.edge.errors import (
+    BODY_UNREADABLE,
+    error_body,
+    http_error_parts,
+    pydantic_message,
+    status_for,
+    validation_message,
+)
 from service.edge.resources import Resources
 from service.errors import AdvisorError
 from service.settings import Settings
@@ -72,6 +79,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        bad_json = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        if bad_json is not None:  # a body cut short or malformed: the same answer as one json.loads cannot read
+            where, why = bad_json.get("loc", ("", ""))[-1], (bad_json.get("ctx") or {}).get("error", "decode error")
+            code, _, fix = http_error_parts(400, BODY_UNREADABLE, "", "")
+            return JSONResponse(error_body(code, f"The body is not valid JSON at character {where}: {why}.", fix), 400)
         message = validation_message(list(exc.errors()))
         return JSONResponse(error_body("invalid_input", message, "Fix the named field and send again."), 422)
 

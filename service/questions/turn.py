@@ -40,6 +40,7 @@ from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
+from service.reader.invisible import visible
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
 from service.workload import Workload
 
@@ -291,6 +292,7 @@ def read_message(reader: FrameReader, offline: Reader, message: str, conv: Conve
 def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], message: str,
                    conv: Conversation, lang: str | None = None, reader: FrameReader | None = None) -> Turn:
     """Read the message, route it, run the engine and write the answer (the module docstring)."""
+    message = visible(message)  # zero-width and bidi controls are read as the text they hide in
     reading, read_by, fallback = read_message(reader or names.reader, names.reader, message, conv)
     turn = _answer(ctx, names, phrases_of, message, conv, lang, reading)
     return turn.model_copy(update={"reader": read_by, "fallback": fallback})
@@ -316,6 +318,8 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
                     language=lang, error=error.to_dict(), frame=reading.frame)
     info = _info(reading, plan)
     slots = reading.slots
+    if plan.type == "out_of_scope":
+        notes = []  # nothing of the message is echoed back (an injected instruction, a tag, a figure)
     if plan.missing is not None or plan.args is None:
         slot = plan.missing or "model"
         general = _general(ctx, message, lang, ph) if slot in GENERAL_SLOTS else ([], "")
