@@ -1,5 +1,6 @@
-"""Write tests/fixtures/mini_knowledge: a small synthetic catalog (7 GPUs, 7 instances, round prices, 3 models) for
-the tests of queries, question types and the spine, so that a price fix in the shipped data moves none of them.
+"""Write tests/fixtures/mini_knowledge: a small synthetic catalog (7 GPUs, 7 instances, round prices, 6 models: three
+dense decoders, an MoE, an MLA model and a vision-language model) for the tests of queries, question types, the
+cause model and the spine, so that a price fix in the shipped data moves none of them.
 
 The GPU, instance and model rows are copied from knowledge/ (their facts stay sourced); every price is synthetic
 (round numbers, `confidence: estimate`, the source this script), dated 2026-11-01. Rerun after a schema change:
@@ -23,7 +24,7 @@ SOURCE = "scripts/make_mini_catalog.py"
 GPUS = ("A10", "L20", "A100-40G-SXM", "H800-SXM", "V100-32G-SXM2", "RTX-4090", "ASCEND-910B2")
 INSTANCES = ("PNV4.7XLARGE116", "PNV4.28XLARGE466", "PNV5b.64XLARGE768", "GT4.41XLARGE948", "HCCPNV5",
              "p.n1v100.2xlarge", "p.n1v100.10xlarge")
-MODELS = ("Qwen2-7B", "Qwen2.5-14B", "Qwen2-72B")
+MODELS = ("Qwen2-7B", "Qwen2.5-14B", "Qwen2-72B", "Qwen3-30B-A3B", "DeepSeek-V2-Lite", "Qwen2.5-VL-7B")
 # instance -> (on-demand ¥/h, monthly ¥/month or None, spot ¥/h or None); HCCPNV5 has no price
 PRICES: dict[str, tuple[float | None, float | None, float | None]] = {
     "PNV4.7XLARGE116": (10.0, 4800.0, 5.0),

@@ -30,7 +30,7 @@ from service.catalog.queries import gpu_index, model_index, normalize
 from service.evals.dataset import load_scenarios
 from service.evals.questions.dataset import load_split
 from service.evals.questions.frames import gold_draft, load_frames
-from service.questions.decide import question_type
+from service.questions.registry import decide as question_type
 from service.reader import parse_message
 from service.reader.frame_build import CatalogNames
 from service.reader.frame_reader import message_features

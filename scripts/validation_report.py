@@ -252,6 +252,52 @@ def oom_rows(rows: list[Row]) -> list[str]:
     return out + [""]
 
 
+def sources_section(rows: list[Row]) -> list[str]:
+    """Every source document: its rows by kind and the split its name fixed."""
+    by: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    split: dict[str, str] = {}
+    for r in rows:
+        g = r.case.row.source_group
+        by[g]["memory" if r.is_memory else "throughput" if r.is_throughput else "oom"] += 1
+        split[g] = r.case.split
+    out = ["## Sources", "", f"{len(by)} source documents; the split follows the document's name (above).", "",
+           "| source group | split | memory | throughput | OOM |", "|---|---|---|---|---|"]
+    for g in sorted(by):
+        c = by[g]
+        out.append(f"| {g} | {split[g]} | {c['memory']} | {c['throughput']} | {c['oom']} |")
+    return out + [""]
+
+
+def calibration_section(rows: list[Row]) -> list[str]:
+    """Per-class throughput calibration and the 6N prior against the engine, fitted rows left out by source
+    (service/evals/calibration.py)."""
+    from service.evals.calibration import SHRINK_K, chosen, factor_table, points, scores
+
+    pts = points(rows)
+    found = scores(pts)
+    if not found:
+        return []
+    out = ["## Throughput: per-class calibration and the 6N prior", "",
+           "Four estimators on the same throughput rows (`service/evals/calibration.py`): the engine's node model; "
+           "the engine times its class's measured / engine ratio over the fitted sources (each source weighs once), "
+           f"shrunk by S / (S + {SHRINK_K:g}) for S fitted sources; that figure pulled toward the 6N rule by "
+           f"{SHRINK_K:g} / (S + {SHRINK_K:g}) (a class with no fitted source is the rule); and the rule alone (6 x N "
+           "FLOPs per token at 40 % MFU). Fitted rows are scored leave-one-source-out: a source's own rows never set "
+           "its class's factor, so the figure says how each estimator does on a source it was not fitted on. The "
+           "product keeps the estimator with the lowest error there; held-out rows are scored with the factors of "
+           "every fitted source and never chose anything.", "",
+           "| estimator | split | rows | MAE | median | MAE by source |", "|---|---|---|---|---|---|"]
+    for s in found:
+        out.append(f"| {s.estimator} | {s.split} | {s.n} | {s.mae:.1f} % | {s.median:.1f} % | {s.source_mae:.1f} % |")
+    pick = chosen(found)
+    out += ["", f"Chosen on the fitted rows: **{pick}**" + (
+        " (the per-class factors and the rule's prior do worse on sources they were not fitted on, so the "
+        "product's figure is the node model's)." if pick == "engine" else "."), "",
+        "| class | fitted sources | measured / engine | weight |", "|---|---|---|---|"]
+    out += [f"| {c} | {n} | {f:.2f} | {w:.2f} |" for c, n, f, w in factor_table(pts)]
+    return out + [""]
+
+
 def traces_section() -> list[str]:
     """The engine's activation and state terms against the fake-tensor traces (service/evals/traces.py)."""
     from service.evals.traces import TERMS, TRACES_DIR, comparisons, summary
@@ -288,7 +334,11 @@ def render(rows: list[Row], origin: str) -> str:
         "",
         "- **Split**: the rows held out of fitting were fixed by source before any constant was set: sha1 of the "
         f"row's source group, first 8 hex digits, mod 100 < {HELD_OUT_PERCENT} (`service/evals/runs.py`). "
-        f"{held} of {len(rows)} rows are held out. No constant was tuned on them.",
+        f"{held} of {len(rows)} rows are held out. No constant was tuned on them. A source group is named when its "
+        "rows are written, before the engine sizes them, by one rule: an issue or pull-request thread is "
+        "`<project>-issue-<n>` / `<project>-pr-<n>`, a file in a repository `<project>-example-<file>` or "
+        "`<project>-readme-<section or date>`, a paper `paper-<name>`; a new version of a document (another "
+        "commit's table) is a new group (see Sources).",
         "- **Memory** is compared on the row's own basis: `allocated` (torch max_memory_allocated) with the engine's "
         "allocated, `reserved` (max_memory_reserved) with its reserved, `nvidia-smi` with reserved + CUDA context + "
         "NCCL; a peak whose kind the source does not state is compared with the device total (what nvidia-smi shows). Units as written: GB and MB "
@@ -326,12 +376,14 @@ def render(rows: list[Row], origin: str) -> str:
         "",
     ]
     out += misses_section(rows)
+    out += calibration_section(thr)
     out += expected_error_section(rows)
     out += traces_section()
     for title, sub in (("Memory", mem), ("Throughput", thr)):
         out += [f"## {title} by group", ""]
         for key in GROUPS:
             out += _group_table(sub, key, peer=title == "Memory")
+    out += sources_section(rows)
     out += ["## Memory rows", ""] + memory_rows(mem)
     out += ["## Throughput rows", ""] + throughput_rows(thr)
     out += ["## Out-of-memory rows", ""] + oom_rows(oom)

@@ -29,6 +29,20 @@ class InvalidInputError(AdvisorError):
     code = "invalid_input"
 
 
+class IdempotencyConflictError(InvalidInputError):
+    """An Idempotency-Key (or X-Request-Id) sent again with another request: refused, not answered with the first
+    request's answer (Stripe's rule). HTTP 409."""
+
+    code = "idempotency_conflict"
+
+    def __init__(self, key: str, what: str) -> None:
+        shown = key[:64] + ("…" if len(key) > 64 else "")
+        super().__init__(f"The Idempotency-Key (or X-Request-Id) '{shown}' was already used {what}.",
+                         "Send a new Idempotency-Key (or X-Request-Id) for each new message; repeat the same body "
+                         "only to retry it.")
+        self.key = key
+
+
 _KIND_ZH = {"model": "模型", "GPU": "GPU", "instance type": "实例规格", "GPU or instance": "GPU 或实例"}
 
 

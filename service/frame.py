@@ -238,3 +238,28 @@ class Frame(_Frozen):
             if s.outcome is not None and s.outcome.kind is not None:
                 return s.outcome
         return None
+
+
+def asked_observation(frame: Frame) -> Outcome | None:
+    """What the user saw of the setup the question is about: its own outcome, or (one setup, or none marked as
+    the change) the outcome the post reports. A measured baseline beside an untried alternative is not it."""
+    own = frame.setup.outcome
+    if own is not None and own.kind is not None:
+        return own
+    if frame.setup.role == "alternative" or any(s.role == "alternative" for s in frame.setups):
+        return None
+    return frame.observation
+
+
+def measured_baseline(frame: Frame) -> bool:
+    """A run they measured (hours, tokens/s) and another setup they ask about: '4 张 A10 训了 30 小时，换 2 张 A100
+    要多久'."""
+    if len(frame.setups) < 2 or frame.setup.outcome is not None:
+        return False
+    return any(s.outcome is not None and bool(s.outcome.hours or s.outcome.tokens_per_s or s.outcome.step_s)
+               for i, s in enumerate(frame.setups) if i != frame.asked_setup)
+
+
+def has_model(frame: Frame) -> bool:
+    return any(s.models for s in frame.setups)
+

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from service.catalog.queries import resolve_model
 from service.catalog.schema import ModelSpec
 from service.errors import InvalidInputError
-from service.workload import MAX_NAME_CHARS, BillingChoice, CloudName, Objective
+from service.workload import MAX_NAME_CHARS, MIN_PARAMS_B, BillingChoice, CloudName, Objective
 
 WeightsChoice = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
 KvChoice = Literal["auto", "bf16", "fp16", "fp8"]
@@ -39,7 +39,8 @@ class ServingWorkload(BaseModel):
     kind: Literal["serving"] = Field(default="serving", description="the plan contract's discriminator")
     model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="model name, Hugging Face repo id or a size such as 14B")
-    params_b: float | None = Field(default=None, gt=0, le=5000, description="parameters in billions")
+    params_b: float | None = Field(default=None, ge=MIN_PARAMS_B, le=5000, description="parameters in billions (at "
+                                   f"least {MIN_PARAMS_B:g}: the catalog's smallest model has 7.2M)")
     gpu: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                             description="pin one GPU type, e.g. L20 or H800; None = every GPU the clouds rent")
     gpus: int | None = Field(default=None, ge=1, le=64, description="GPUs per replica (tensor parallel); "

@@ -32,7 +32,10 @@ DEFAULT_EPOCHS = 3.0
 MIN_DEADLINE_HOURS = 0.01  # 36 seconds: no training job is planned to finish sooner
 # The least of each size that makes a plan: below these the engine's answer is ¥0.00 in 0 h (issue 31: '1e-300
 # tokens' planned as nothing), so the schema refuses them, naming the field and its least value.
-MIN_PARAMS_B = 1e-3  # 1M parameters
+# The smallest model the catalog holds is YOLOv5s at 7.2M parameters (knowledge/models.yaml; the smallest decoder is
+# Pythia-14M): a size below it sizes nothing we know and was answered all the same ('5e-324B (≈ Qwen2-0.5B)'), so
+# it is refused. tests/api/test_numbers.py keeps this floor at or below the catalog's smallest model.
+MIN_PARAMS_B = 0.007  # 7M parameters
 MIN_TOKENS = 1.0
 MIN_EPOCHS = 0.01
 MIN_DATASET_GB = 1e-6  # 1 KB
@@ -56,7 +59,8 @@ class Workload(BaseModel):
                                       "'serving' (docs/serving.md)")
     model: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="model name or alias, e.g. Qwen2-7B")
-    params_b: float | None = Field(default=None, ge=MIN_PARAMS_B, le=5000, description="parameters in billions")
+    params_b: float | None = Field(default=None, ge=MIN_PARAMS_B, le=5000, description="parameters in billions (at "
+                                    f"least {MIN_PARAMS_B:g}: the catalog's smallest model has 7.2M)")
     method: Method = "lora"
     quant_bits: Literal[4, 8] | None = Field(default=None, description="QLoRA bits: 4 or 8")
     samples: int | None = Field(default=None, gt=0, le=10**12)

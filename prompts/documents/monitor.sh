@@ -5,13 +5,13 @@
 #   watch     the same every $INTERVAL seconds
 #   dmon      nvidia-smi dmon: power, utilization, clocks, violations, memory, ECC, PCIe
 #   dcgm      DCGM profiling (SM / tensor-core / DRAM activity) when dcgmi is installed
-#   log       follow the trainer log ({{ output_dir }}/trainer_log.jsonl) and logs/*.log
+#   log       follow the trainer log ({{ output_dir_comment }}/trainer_log.jsonl) and logs/*.log
 # INTERVAL=5 bash monitor.sh watch   sets the sampling interval in seconds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-OUTPUT_DIR="{{ output_dir }}"
-LOG_DIR="logs"
+OUTPUT_DIR={{ output_dir }}
+LOG_DIR=logs
 INTERVAL="${INTERVAL:-5}"
 QUERY="timestamp,index,name,utilization.gpu,utilization.memory,memory.used,memory.total,temperature.gpu,power.draw,clocks.sm"
 

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from service.api.json_body import JsonBodyCheck
 from service.api.limits import BodyLimits, limit_for
 from service.api.protocol import HeadAsGet, allowed_methods
 from service.edge.errors import (
@@ -94,6 +95,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code, message, fix = http_error_parts(exc.status_code, str(exc.detail), request.method, request.url.path)
+        fix = getattr(exc, "fix", "") or fix  # an exception that knows its fix (json_body.BodyValueError) says it
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))
@@ -173,6 +175,7 @@ def build_api(resources: Resources,
     app.state.resources = resources
     app.openapi = _openapi_with_settings(app, resources.settings)  # type: ignore[method-assign]
     _install_error_handlers(app)
+    app.add_middleware(JsonBodyCheck)  # inside BodyLimits: size and deadline first, then NaN / 1e400 / surrogates
     app.add_middleware(BodyLimits, timeout_s=resources.settings.body_timeout_s)
     app.add_middleware(HeadAsGet)
     mount_docs(app)

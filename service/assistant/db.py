@@ -1,7 +1,7 @@
 """The SQL store behind sessions, turns and Slack's retry dedup: SQLite under the data dir by default, Postgres
 when DATABASE_URL is set (several workers, several hosts).
 
-    db = open_database(settings.database_url, settings.data_dir / "sessions.sqlite")
+    db = open_database(settings.database_url, settings.data_dir / "sessions.sqlite")   # service/assistant/open_db.py
     db.execute("SELECT ... WHERE id=?", (sid,))      # rows; `?` placeholders in both dialects
     with db.lock(f"session:{sid}"):                  # one writer per key, across threads and (Postgres) processes
         ...
@@ -19,13 +19,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
-
-from service.errors import DependencyUnavailableError
-
-if TYPE_CHECKING:
-    from service.assistant.postgres import PostgresDatabase
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -149,20 +144,3 @@ def redacted(url: str) -> str:
     user = f"{parts.username}@" if parts.username else ""
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{user}{host}{port}{parts.path}"
-
-
-def open_database(database_url: str, sqlite_path: Path) -> SqliteDatabase | PostgresDatabase:
-    """Postgres when a URL is configured (or DependencyUnavailableError), else SQLite at `sqlite_path`."""
-    if not database_url:
-        return SqliteDatabase(sqlite_path)
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError as exc:
-        raise DependencyUnavailableError(
-            f"DATABASE_URL is set but the Postgres driver is missing ({exc.name}).",
-            "Install the service extra: pip install -e '.[service]' (psycopg[binary], psycopg-pool).",
-        ) from exc
-    from service.assistant.postgres import PostgresDatabase
-
-    return PostgresDatabase(database_url)

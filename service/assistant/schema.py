@@ -26,7 +26,7 @@ SESSIONS = ("advisor_sessions", "(id TEXT NOT NULL, title TEXT, created_at TEXT,
             "owner TEXT NOT NULL DEFAULT '', PRIMARY KEY (owner, id))")
 TURNS = ("advisor_turns", "(session_id TEXT NOT NULL, seq INTEGER NOT NULL, owner TEXT NOT NULL DEFAULT '', "
          "request_id TEXT, user_text TEXT NOT NULL, answer TEXT NOT NULL, workload TEXT, result TEXT, "
-         "stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, intent TEXT, "
+         "stopped INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, intent TEXT, request_hash TEXT, "
          "PRIMARY KEY (owner, session_id, seq))")
 # a person's 👍 (1) or 👎 (-1) on one turn; their last click counts
 FEEDBACK = ("advisor_feedback", "(session_id TEXT NOT NULL, seq INTEGER NOT NULL, rater TEXT NOT NULL DEFAULT '', "
@@ -74,6 +74,8 @@ def ensure_schema(db: Database) -> None:
         db.execute("ALTER TABLE advisor_turns ADD COLUMN intent TEXT")
     if version < 3:
         _backfill_intent(db)
+    if not _works(db, "SELECT request_hash FROM advisor_turns LIMIT 1"):  # stores from before idempotency checks
+        db.execute("ALTER TABLE advisor_turns ADD COLUMN request_hash TEXT")
     for statement in INDEXES:
         db.execute(statement)
     db.execute("INSERT INTO advisor_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "

@@ -18,8 +18,8 @@ from typing import Any
 
 from service.assistant import compact, retention
 from service.assistant.compact import Detail
-from service.assistant.db import open_database
 from service.assistant.expand import full_result
+from service.assistant.open_db import open_database
 from service.assistant.prompts import phrases, render_prompt
 from service.assistant.prose import citation_url, prose_check, turn_messages
 from service.assistant.result import alias_fields, documents_of, recommendation_of, workload_of
@@ -30,6 +30,7 @@ from service.assistant.sessions import (
     SessionStore,
     TurnRecord,
     now,
+    request_digest,
 )
 from service.assistant.types import (
     AskResult,
@@ -42,11 +43,12 @@ from service.assistant.types import (
     StreamEvent,
 )
 from service.catalog.loader import Catalog, load_catalog
-from service.errors import InvalidInputError
+from service.errors import AdvisorError, IdempotencyConflictError, InvalidInputError
 from service.lexicon import language_of
 from service.questions.base import Context, Phrases, Previous
 from service.questions.turn import Conversation, Names, Turn, answer_message, answer_workload, previous_of
 from service.reader.read import FrameReader
+from service.redact import failure, for_log
 from service.settings import Settings, get_settings
 from service.storage import storage_full
 from service.workload import Workload
@@ -102,8 +104,9 @@ class Assistant:
 
                 llm = build_llm(s)
             except Exception as exc:  # a broken provider setting degrades to the offline path
-                self.llm_error = str(exc)
-                log.warning("LLM backend unavailable, using the offline model: %s", exc)
+                # our own words for a setting we check, else the error's class: never the provider's text
+                self.llm_error = exc.message if isinstance(exc, AdvisorError) else failure(exc)
+                log.warning("LLM backend unavailable, using the offline model: %s", for_log(exc, self._secrets))
         self.llm_reader: FrameReader | None = None
         if llm is not None and s.llm_mode == "agent":
             from langchain.agents import create_agent
@@ -145,7 +148,13 @@ class Assistant:
         except ImportError:
             method = None
         instructions = render_prompt(self.settings.prompts_dir, "reader")
-        return LlmFrameReader(llm, self.names.reader, instructions, method)
+        return LlmFrameReader(llm, self.names.reader, instructions, method, secrets=self._secrets)
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        """What a log line must never hold: the configured API keys (service/redact.py masks them)."""
+        s = self.settings
+        return tuple(k for k in (s.llm_api_key, s.api_key, s.slack_bot_token, s.slack_signing_secret) if k)
 
     def _system(self, hint: str) -> str:
         return render_prompt(self.settings.prompts_dir, "system", language_hint=hint)
@@ -224,14 +233,13 @@ class Assistant:
             return f"session:{owner}:{session_id}"
         return f"request:{owner}:{request_id}" if request_id else f"new:{uuid.uuid4().hex}"
 
-    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None
-               ) -> tuple[str, TurnRecord | None]:
-        """Under the turn's lock: (session id, the stored turn when this request id was answered already)."""
+    def _begin(self, session_id: str | None, create: bool, owner: str, request_id: str | None,
+               digest: str | None = None) -> tuple[str, TurnRecord | None]:
+        """Under the turn's lock: (session id, the stored turn when this request id was answered already). The
+        same id with another request (another message or workload, another session) is a 409, as Stripe answers."""
         if request_id:
             done = self.sessions.answered(owner, request_id)
-            if done is not None and session_id not in (None, done[0]):
-                raise InvalidInputError(f"The request id '{request_id[:64]}' was already used in another session.",
-                                        "Send a new Idempotency-Key (or X-Request-Id) for each new message.")
+            _refuse_reuse(done, session_id, request_id, digest)
             if done is not None and done[1].result is not None:
                 return done[0], done[1]
         if session_id is None:
@@ -249,19 +257,28 @@ class Assistant:
         stored = turn.result or {}
         return AskResult.model_validate(full_result(self.ctx, stored, turn.workload) if detail == "full" else stored)
 
+    def check_request_id(self, message: str, session_id: str | None = None, *, owner: str | None = None,
+                         request_id: str | None = None, workload: Workload | None = None) -> None:
+        """Refuse now (IdempotencyConflictError, HTTP 409) a request id already used with another request, so a
+        stream can be refused before its first byte; the turn's own lock checks again."""
+        if request_id:
+            own = self._owner(session_id, owner)
+            _refuse_reuse(self.sessions.answered(own, request_id), session_id, request_id,
+                          _digest(message, workload))
+
     def _history(self, sid: str, owner: str, history: list[HistoryTurn] | None) -> list[HistoryTurn]:
         if history is not None:
             return list(history)
         return self.sessions.context(sid, owner, CONTEXT_TURNS)
 
     def _record(self, sid: str, owner: str, message: str, result: AskResult, workload: dict[str, Any] | None,
-                request_id: str | None, stopped: bool = False) -> None:
+                request_id: str | None, stopped: bool = False, digest: str | None = None) -> None:
         """Store the turn (one transaction). A full disk is a StorageFullError naming it (HTTP 507): nothing is
         stored for this turn and nothing stored before is touched; /readyz shows it until a turn is stored."""
         try:
             self.sessions.append(sid, owner, TurnRecord(
                 user=message, assistant=result.answer_markdown, workload=workload, request_id=request_id,
-                intent=result.intent,
+                request_hash=digest if request_id else None, intent=result.intent,
                 result=result.model_dump(mode="json"), stopped=stopped))
         except Exception as exc:
             full = storage_full(exc, self.settings.data_dir, self.db.describe())
@@ -282,13 +299,14 @@ class Assistant:
         (a form's structured workload) the turn plans it as it is and the message is only what the chat shows."""
         self._check(message)
         own = self._owner(session_id, owner)
+        digest = _digest(message, workload) if request_id else None
         with self.db.lock(self._lock_key(session_id, own, request_id)):
-            sid, done = self._begin(session_id, create, own, request_id)
+            sid, done = self._begin(session_id, create, own, request_id, digest)
             if done is not None:
                 return self._stored(done, detail)
             turn, backend = self._turn(message, self._history(sid, own, history), lang, workload)
             result = self._result(sid, message, turn, backend)
-            self._record(sid, own, message, result, turn.workload, request_id)
+            self._record(sid, own, message, result, turn.workload, request_id, digest=digest)
             return result if detail == "full" else compact.result(result)
 
     def phrases(self, lang: str) -> Phrases:
@@ -311,8 +329,8 @@ class Assistant:
                 state = self.llm_agent.invoke({"messages": to_messages(turns, message)})
                 return llm_turn(state, lang or self.names.reader.parse(message).language), "openai"
             except Exception as exc:  # provider error or timeout: the offline path answers and says so
-                log.warning("LLM call failed, falling back to the offline model: %s", exc)
-                return self._offline(message, turns, lang), f"offline (fallback: {type(exc).__name__}: {str(exc)[:120]})"
+                log.warning("LLM call failed, falling back to the offline model: %s", for_log(exc, self._secrets))
+                return self._offline(message, turns, lang), f"offline (fallback: {failure(exc)})"
         if self.llm_reader is not None:  # read by the LLM, answered by the spine; offline when it cannot read
             turn = self._offline(message, turns, lang, self.llm_reader)
             if turn.fallback is not None:
@@ -349,8 +367,9 @@ class Assistant:
                      workload: Workload | None = None, detail: Detail = "full") -> None:
         try:
             own = self._owner(session_id, owner)
+            digest = _digest(message, workload) if request_id else None
             with self.db.lock(self._lock_key(session_id, own, request_id)):
-                sid, done = self._begin(session_id, create, own, request_id)
+                sid, done = self._begin(session_id, create, own, request_id, digest)
                 if done is not None:
                     events.put(StreamEvent(type="final", data=self._stored(done, detail).model_dump()))
                     return
@@ -363,7 +382,8 @@ class Assistant:
                 result = self._result(sid, message, turn, backend)
                 if stop.is_set() and text != result.answer_markdown:
                     result = result.model_copy(update={"answer_markdown": text})
-                self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set())
+                self._record(sid, own, message, result, turn.workload, request_id, stopped=stop.is_set(),
+                             digest=digest)
                 sent = result if detail == "full" else compact.result(result)
                 events.put(StreamEvent(type="final", data=sent.model_dump()))
         except BaseException as exc:  # re-raised in the consumer's thread
@@ -393,18 +413,18 @@ class Assistant:
                 if stop.is_set():
                     break
         except Exception as exc:
-            events.put(StreamEvent(type="error", text=f"LLM unavailable, the offline model answers: {exc}"))
+            log.warning("LLM stream failed, falling back to the offline model: %s", for_log(exc, self._secrets))
+            events.put(StreamEvent(type="error", text=self.phrases(answer_lang)["fallback"].lstrip("> ")))
             turn = self._offline(message, turns, lang)
-            return turn, f"offline (fallback: {type(exc).__name__})", turn.text
+            return turn, f"offline (fallback: {failure(exc)})", turn.text
         return llm_turn(state, answer_lang), "openai", "".join(text)
 
     def _result(self, sid: str, message: str, turn: Turn, backend: str) -> AskResult:
         lang: Language = "zh" if turn.language == "zh" else "en"
         text = turn.text
-        if backend.startswith("offline (fallback"):
-            reason = backend.split("fallback: ", 1)[1].rstrip(")")
+        if backend.startswith("offline (fallback"):  # a fixed phrase: the reason stays in `backend` and the log
             key = "reader_fallback" if turn.fallback is not None else "fallback"  # who stood in: reader or model
-            text = self.phrases(lang)[key].format(reason=reason) + "\n\n" + text
+            text = self.phrases(lang)[key] + "\n\n" + text
         answer = turn.answer
         cites = [Citation(id=p.id, title=p.title, source=p.source, url=citation_url(p.model_dump()))
                  for p in turn.citations]
@@ -416,6 +436,21 @@ class Assistant:
             backend=backend, documents=documents_of(answer),
             prose_check=prose_check(text, [*arts, *(p.model_dump() for p in turn.citations)], self.known_instances),
         )
+
+
+def _refuse_reuse(done: tuple[str, TurnRecord] | None, session_id: str | None, request_id: str,
+                  digest: str | None) -> None:
+    """The stored turn of this request id, if any, must be this request's: the same session and the same body."""
+    if done is None:
+        return
+    if session_id not in (None, done[0]):
+        raise IdempotencyConflictError(request_id, "in another session")
+    if digest and done[1].request_hash and digest != done[1].request_hash:
+        raise IdempotencyConflictError(request_id, "with another message or workload")
+
+
+def _digest(message: str, workload: Workload | None) -> str:
+    return request_digest(message, workload.model_dump(mode="json", exclude_none=True) if workload else None)
 
 
 def conversation(turns: list[HistoryTurn]) -> Conversation:

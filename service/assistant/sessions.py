@@ -60,9 +60,21 @@ class TurnRecord(HistoryTurn):
 
     seq: int = 0
     request_id: str | None = None
+    request_hash: str | None = Field(default=None, description="sha256 of the request the request id came with")
     result: dict[str, Any] | None = Field(default=None, description="the AskResult as answered")
     stopped: bool = False
     created_at: str = ""
+
+
+def request_digest(message: str, workload: dict[str, Any] | None) -> str:
+    """sha256 of a request as the turn reads it (the message, stripped, and the form's workload, keys sorted): two
+    bodies that would be answered alike have the same digest; anything else differs (an idempotency key sent with
+    another request is refused)."""
+    import hashlib
+
+    canonical = json.dumps({"message": message.strip(), "workload": workload}, sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def now() -> str:
@@ -186,9 +198,12 @@ class SessionStore:
 
     def answered(self, owner: str | None, request_id: str) -> tuple[str, TurnRecord] | None:
         """(session id, turn) already answered for this caller's request id, if any."""
-        rows = self.db.execute(f"SELECT session_id, {_TURN_COLS} FROM advisor_turns WHERE owner=? AND request_id=?",
-                               (owner or "", request_id))
-        return (str(rows[0][0]), _turn(rows[0][1:])) if rows else None
+        rows = self.db.execute(f"SELECT session_id, request_hash, {_TURN_COLS} FROM advisor_turns WHERE owner=? "
+                               "AND request_id=?", (owner or "", request_id))
+        if not rows:
+            return None
+        turn = _turn(rows[0][2:]).model_copy(update={"request_hash": rows[0][1]})
+        return str(rows[0][0]), turn
 
     def append(self, session_id: str, owner: str | None, turn: TurnRecord) -> TurnRecord:
         """Store one turn (and the session on its first turn) in one transaction, its result compact. Callers hold
@@ -213,10 +228,10 @@ class SessionStore:
                                    (own, session_id))
             seq = int(rows[0][0]) + 1
             self.db.execute(
-                f"INSERT INTO advisor_turns (session_id, owner, intent, {_TURN_COLS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO advisor_turns (session_id, owner, intent, {_TURN_COLS}, request_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, own, turn.intent, seq, turn.request_id, turn.user, turn.assistant,
-                 _dumps(turn.workload), result, int(turn.stopped), stamp))
+                 _dumps(turn.workload), result, int(turn.stopped), stamp, turn.request_hash))
             title = " ".join(turn.user.split())[:40] or "chat"
             self.db.execute(
                 "INSERT INTO advisor_sessions (id, title, created_at, updated_at, turns, owner) VALUES (?, ?, ?, ?, ?, ?) "

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from service.catalog.names import lookup, normalize
 from service.errors import InvalidInputError
 
 UNSIZED_FILE = "unsized_models.yaml"
@@ -94,8 +95,6 @@ def unsized_models(path: Path = _DEFAULT) -> tuple[UnsizedModel, ...]:
 @lru_cache(maxsize=4)
 def unsized_index(path: Path = _DEFAULT) -> dict[str, UnsizedModel]:
     """normalised name -> row (the id, its names, and a Hugging Face id without its organisation)."""
-    from service.catalog.queries import normalize
-
     index: dict[str, UnsizedModel] = {}
     for row in unsized_models(path):
         for name in (row.id, *row.names):
@@ -107,8 +106,6 @@ def unsized_index(path: Path = _DEFAULT) -> dict[str, UnsizedModel]:
 
 def find_unsized(name: str) -> UnsizedModel | None:
     """The unsized release a name means (chat and quantisation suffixes dropped as for catalog rows), else None."""
-    from service.catalog.queries import lookup, normalize
-
     index = unsized_index()
     for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
         found = lookup(normalize(candidate), index)

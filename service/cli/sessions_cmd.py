@@ -18,7 +18,7 @@ from service.cli.common import emit_json, fail, guarded
 
 
 def _store() -> object:
-    from service.assistant.db import open_database
+    from service.assistant.open_db import open_database
     from service.assistant.sessions import SessionStore
     from service.settings import get_settings
 

@@ -7,13 +7,14 @@ import json
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from service.catalog.loader import Catalog
 from service.catalog.schema import GpuSpec, ModelSpec
-from service.documents import fmt
+from service.documents import fmt, safe
 from service.documents.deepspeed import ds_config
 from service.documents.fmt import BILLING, label, tr
-from service.documents.launch_scripts import launch_sh, monitor_sh
+from service.documents.launch_scripts import extra_packages, launch_sh, model_dir, monitor_sh
 from service.documents.llamafactory import (
     DATA_DIR,
     TrainSettings,
@@ -22,6 +23,7 @@ from service.documents.llamafactory import (
     train_settings,
     train_yaml,
 )
+from service.documents.mainland import MainlandRoute, mainland_route, route_bullets
 from service.documents.plan_view import CandidateView, Lang, PlanInput, PlanView, read_plan
 from service.documents.templates import render_template
 
@@ -89,9 +91,6 @@ def _notes(c: CandidateView, t: TrainSettings, lang: Lang) -> str:
         notes.append(tr(lang, "如改用竞价实例降本：实例可能被回收，请调小 save_steps，回收后用 resume_from_checkpoint 续训。",
                         "If you switch to spot to save money: instances can be reclaimed; lower save_steps and resume "
                         "with resume_from_checkpoint."))
-    notes.append(tr(lang, "国内网络下载 Hugging Face 模型可能较慢：可先下载到本地，再把 model_name_or_path 改成本地路径。",
-                    "Downloading from Hugging Face can be slow in mainland China: download the weights first and set "
-                    "model_name_or_path to the local path."))
     return fmt.bullets(notes)
 
 
@@ -111,27 +110,31 @@ def _file_list(files: Mapping[str, str], lang: Lang) -> str:
     return fmt.bullets(rows)
 
 
-def _readme(view: PlanView, c: CandidateView, t: TrainSettings, files: Mapping[str, str], lang: Lang) -> str:
-    extras = ["torch", "metrics"] + (["deepspeed"] if t.deepspeed_file else []) + (
-        ["bitsandbytes"] if c.strategy.method == "qlora" else [])
+def _readme(view: PlanView, c: CandidateView, t: TrainSettings, files: Mapping[str, str], lang: Lang,
+            route: MainlandRoute) -> str:
+    packages = [route.mirrors.llamafactory.pip, *extra_packages(c, t)]
     install_note = ("   `pip install flash-attn --no-build-isolation` "
                     + tr(lang, "（train.yaml 使用 flash_attn: fa2）", "(train.yaml uses flash_attn: fa2)")
                     ) if t.flash_attn == "fa2" else ""
     plan_rows = [[tr(lang, "实例", "Instance"), fmt.instance(c, lang)], ["GPU", fmt.gpus(c, lang)],
-                 [tr(lang, "策略", "Strategy"), c.strategy.label],
+                 [tr(lang, "策略", "Strategy"), safe.md(c.strategy.label)],
                  [tr(lang, "每卡显存", "Memory per GPU"), f"{fmt.gib(c.memory.per_gpu_gib)} / {fmt.num(c.gpu_memory_gib)} GiB"],
                  [tr(lang, "预计时长", "Estimated time"), f"{fmt.num(c.training_hours)} h"],
                  [tr(lang, "费用", "Cost"), f"{label(BILLING, c.billing, lang)} {fmt.cny(c.total_cost_cny)}"]]
     values = {
-        "title": f"{view.model.name} · {c.strategy.label}",
-        "summary": _summary(view, c, t, lang),
+        "title": safe.md(f"{view.model.name} · {c.strategy.label}"),
+        "summary": safe.md(_summary(view, c, t, lang)),
         "plan_table": fmt.table([tr(lang, "项目", "Item"), tr(lang, "内容", "Value")], plan_rows),
         "file_list": _file_list({**files, "README.md": ""}, lang),
         "instance": fmt.instance(c, lang),
         "copy_hint": tr(lang, f"{c.nodes} 个节点每个都要一份，路径相同", f"every one of the {c.nodes} nodes needs a copy "
                         "at the same path") if c.nodes > 1 else "scp -r",
-        "pip_extras": ",".join(extras),
+        "install_what": "、".join(f"`{p}`" for p in packages) if lang == "zh" else
+        ", ".join(f"`{p}`" for p in packages),
+        "pip_packages": " ".join(packages),
         "install_note": install_note,
+        "mainland": fmt.bullets(route_bullets(route, c.cloud, t.model_path if t.model_known else "", lang,
+                                              model_dir(t))),
         "dataset_file": t.dataset_file,
         "example_file": t.example_file,
         "run_block": _run_block(c),
@@ -141,23 +144,25 @@ def _readme(view: PlanView, c: CandidateView, t: TrainSettings, files: Mapping[s
 
 
 def build_launch_bundle(plan: PlanInput, catalog: Catalog, lang: Lang,
-                        candidate_index: int = 0) -> LaunchBundle:
-    """Files to train the plan's candidate `candidate_index` (0 = recommended) with LLaMA-Factory."""
+                        candidate_index: int = 0, knowledge_dir: Path | None = None) -> LaunchBundle:
+    """Files to train the plan's candidate `candidate_index` (0 = recommended) with LLaMA-Factory; the download
+    route comes from `knowledge_dir` (default: the settings')."""
     view = read_plan(plan, lang)
     c = view.chosen(candidate_index)
     gpu = _gpu(c, catalog)
     t = train_settings(view, c, _model(view, catalog), gpu)
+    route = mainland_route(knowledge_dir)
     files: dict[str, str] = {
         "train.yaml": train_yaml(view, c, t, lang),
         f"{DATA_DIR}/dataset_info.json": json.dumps(dataset_info(c.strategy.method), indent=2, ensure_ascii=False) + "\n",
         t.example_file: example_jsonl(c.strategy.method, lang),
-        "launch.sh": launch_sh(c, t, gpu),
+        "launch.sh": launch_sh(c, t, gpu, route),
         "monitor.sh": monitor_sh(c, t),
     }
     if t.deepspeed_file:
         files[t.deepspeed_file] = json.dumps(ds_config(c.strategy.zero_stage, c.strategy.offload,
                                                        c.strategy.precision in ("pure-bf16", "pure_bf16")), indent=2) + "\n"
-    files["README.md"] = _readme(view, c, t, files, lang)
+    files["README.md"] = _readme(view, c, t, files, lang, route)
     return LaunchBundle(files=files, summary=_summary(view, c, t, lang), cloud=c.cloud,
                         instance_type=c.instance_type, deepspeed_file=t.deepspeed_file)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from service.documents import safe
 from service.documents.plan_view import CandidateView, Lang, PriceView
 
 CLOUD = {"tencent": ("腾讯云", "Tencent Cloud"), "jdcloud": ("京东云", "JD Cloud")}
@@ -62,14 +63,14 @@ def confidence(p: PriceView, lang: Lang) -> str:
 
 def gpus(c: CandidateView, lang: Lang) -> str:
     """'1 × NVIDIA A100 40GB SXM4' or '8 × ... × 2 nodes' (per node × nodes, as the plan states them)."""
-    text = f"{c.gpu_count:g} × {c.gpu_name}"
+    text = f"{c.gpu_count:g} × {safe.md(c.gpu_name)}"
     if c.nodes > 1:
         text += tr(lang, f"（每节点）× {c.nodes} 节点", f" per node × {c.nodes} nodes")
     return text
 
 
 def instance(c: CandidateView, lang: Lang) -> str:
-    return f"{label(CLOUD, c.cloud, lang)} {c.instance_type}"
+    return f"{label(CLOUD, c.cloud, lang)} {safe.md(c.instance_type)}"
 
 
 def verdict(ok: bool | None, lang: Lang, *, yes: tuple[str, str], no: tuple[str, str],

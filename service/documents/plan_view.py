@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from service.documents import safe
 from service.documents.errors import DocumentInputError
 from service.labels import mfu_basis, public_links, public_source, strip_internal
 from service.planner.training_types import TrainingPlan
@@ -326,9 +327,14 @@ def read_plan(plan: PlanInput, lang: str = "en") -> PlanView:
     """Validate a training plan (the contract or its JSON); a malformed one raises DocumentInputError listing the
     bad fields."""
     try:
-        return PlanView.model_validate(_localized(_priced_only(_contract_json(plan)), lang))
+        view = PlanView.model_validate(_localized(_priced_only(_contract_json(plan)), lang))
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DocumentInputError(f"The plan does not have plan_to_dict's shape ({where}).",
                                  "Pass the training plan (TrainingPlan) or its JSON, the dict from "
                                  "service.planner.report.plan_to_dict(plan(...)).") from exc
+    # The model's id and name land in scripts, YAML and Markdown: a name that is not a plausible model id (a user's
+    # unknown model, named as typed) is refused here, before any document is written (service/documents/safe.py).
+    safe.model_id(view.model.id, "model")
+    safe.display_name(view.model.name, "model")
+    return view

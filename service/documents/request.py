@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from service.catalog.loader import Catalog
-from service.documents import cost_table, rationale, request_sections, risks
+from service.documents import cost_table, fmt, rationale, request_sections, risks, safe
+from service.documents.hf_repos import hf_repo
+from service.documents.mainland import mainland_route, route_bullets
 from service.documents.mermaid import render_decision_mermaid
 from service.documents.plan_view import Lang, PlanInput, read_plan
 from service.documents.templates import render_template
@@ -32,13 +34,15 @@ def render_request_markdown(plan: PlanInput, lang: Lang, applicant: Mapping[str,
     """
     view = read_plan(plan, lang)
     chosen = view.chosen(candidate_index)
-    who = {k: str(v) for k, v in (applicant or {}).items() if k in APPLICANT_KEYS and v}
+    # the applicant's words are text, never markup: one line each, Markdown's characters escaped
+    who = {k: safe.md(v) for k, v in (applicant or {}).items() if k in APPLICANT_KEYS and safe.comment(v)}
     values = {
         "background": request_sections.background(view, chosen, who, lang),
         "task_table": request_sections.task_table(view, lang),
         "assumptions": request_sections.assumptions(view, lang),
         "resource_table": request_sections.resource_table(view, chosen, lang),
         "resource_notes": request_sections.resource_notes(view, lang),
+        "mainland": fmt.bullets(route_bullets(mainland_route(), chosen.cloud, hf_repo(view.model.id) or "", lang)),
         "cost_summary": cost_table.cost_summary(view, chosen, lang),
         "cloud_comparison": cost_table.comparison_table(view, lang),
         "memory_arithmetic": rationale.memory_arithmetic(chosen, lang),

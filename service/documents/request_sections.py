@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from service.documents import fmt
+from service.documents import fmt, safe
 from service.documents.fmt import BILLING, BLANK, CLOUD, METHOD, label, tr
 from service.documents.plan_view import CandidateView, Lang, PlanView
 from service.labels import host_text
@@ -26,11 +26,11 @@ def background(view: PlanView, c: CandidateView, applicant: Mapping[str, str], l
     rank = view.candidates.index(c) + 1
     summary = tr(
         lang,
-        f"拟在{label(CLOUD, c.cloud, lang)}使用 {fmt.gpus(c, lang)}（{c.instance_type}）对 {view.model.name} 进行 "
+        f"拟在{label(CLOUD, c.cloud, lang)}使用 {fmt.gpus(c, lang)}（{c.instance_type}）对 {safe.md(view.model.name)} 进行 "
         f"{_method(view, lang)} 训练，预计训练 {fmt.num(c.training_hours)} 小时，费用 {fmt.cny(c.total_cost_cny)}"
         f"（{label(BILLING, c.billing, lang)}）。该配置是 GPU Advisor 规划的 {view.n_candidates} 个可行方案中"
         f"排名第 {rank} 的方案（排序目标：{label(OBJECTIVE, view.workload.objective, lang)}）。",
-        f"We plan to train {view.model.name} with {_method(view, lang)} on {label(CLOUD, c.cloud, lang)} "
+        f"We plan to train {safe.md(view.model.name)} with {_method(view, lang)} on {label(CLOUD, c.cloud, lang)} "
         f"{c.instance_type} ({fmt.gpus(c, lang)}), estimated at {fmt.num(c.training_hours)} hours and "
         f"{fmt.cny(c.total_cost_cny)} ({label(BILLING, c.billing, lang)}). It ranks #{rank} of the "
         f"{view.n_candidates} feasible options GPU Advisor planned (objective: "
@@ -55,8 +55,8 @@ def task_table(view: PlanView, lang: Lang) -> str:
     if w.deadline_hours:
         goal += tr(lang, f"；期限 {fmt.num(w.deadline_hours)} 小时", f"; deadline {fmt.num(w.deadline_hours)} h")
     rows = [
-        [tr(lang, "模型", "Model"), tr(lang, f"{m.name}（{fmt.ratio(m.params_b)}B 参数，{m.family}）",
-                                       f"{m.name} ({fmt.ratio(m.params_b)}B parameters, {m.family})")],
+        [tr(lang, "模型", "Model"), tr(lang, f"{safe.md(m.name)}（{fmt.ratio(m.params_b)}B 参数，{safe.md(m.family)}）",
+                                       f"{safe.md(m.name)} ({fmt.ratio(m.params_b)}B parameters, {safe.md(m.family)})")],
         [tr(lang, "训练方法", "Method"), _method(view, lang)],
         [tr(lang, "训练数据", "Data"), data],
         [tr(lang, "序列长度（cutoff）", "Sequence length (cutoff)"), str(job.seq_len)],

@@ -15,6 +15,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "bad_request": 400,
     "unknown_name": 400,
     "invalid_input": 422,
+    "idempotency_conflict": 409,
     "infeasible": 422,
     "unauthorized": 401,
     "not_found": 404,
@@ -33,8 +34,10 @@ STATUS_BY_CODE: dict[str, int] = {
 }
 MESSAGE_MAX = 2000  # a message names the problem; it never carries a large input back
 MAX_ERRORS_LISTED = 5
-HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large"}
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large",
+              422: "invalid_input"}
 HTTP_FIXES = {
+    422: "Fix the named field and send again.",
     404: "See /docs for the routes.",
     405: "Use a method from the Allow header (see /docs).",
     408: "Send the whole body at once, promptly.",

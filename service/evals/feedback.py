@@ -14,7 +14,7 @@ SESSIONS_FILE = "sessions.sqlite"
 def feedback_counts(data_dir: Path, database_url: str = "") -> dict[str, Any]:
     """{"source": where, "by_intent": {intent: {"up", "down"}}, "total": {"up", "down"}} from the session store of
     `data_dir` (or Postgres at `database_url`). A data dir without a store is an error, not an empty count."""
-    from service.assistant.db import open_database
+    from service.assistant.open_db import open_database
     from service.assistant.sessions import SessionStore
 
     path = data_dir / SESSIONS_FILE

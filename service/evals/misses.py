@@ -27,12 +27,23 @@ CAUSES: dict[str, str] = {
     "tt-flags-llama32-3b-compile-1xa100-mem": "torch.compile fuses the MLP and norm activations the eager trace "
     "keeps: less activation memory than the engine's eager count",
     "tt-flags-llama32-3b-chunkedce-1xa100-mem": "as the compiled row (compile stays on)",
-    "llama3-405b-16384xh100-tp8-pp16-mfu": "4D parallelism at 16k GPUs (TP8 x PP16 x CP x FSDP): the engine sizes "
-    "the FSDP part only and reads the published whole-run MFU low",
+    "llama3-405b-16384xh100-tp8-pp16-mfu": "4D parallelism at 16k GPUs (TP8 x PP16 x CP x FSDP): the engine prices "
+    "the plain 1F1B pipeline bubble, (pp - 1) / (m + pp - 1) = 48 % at 15 micro-batches per replica; the paper's "
+    "schedule, which the row does not state, hides most of it (without the bubble the node model reads 0.40)",
     "llama3-405b-16384xh100-cp16-131k-mfu": "as the 16k-GPU row, with context parallelism at 131k tokens",
     "llama3-405b-8192xh100-tp8-pp16-mfu": "as the 16k-GPU row",
     "fsdp-paper-gpt175b-128xa100-tflops": "minGPT's 175B at 512 tokens: short sequences of a very wide model, where "
     "the engine's GEMM efficiency curve under-reads the paper's TFLOPS",
+    "axolotl-ex-llama4-scout-qlora-fsdp2-4xh100-thr": "Llama 4 Scout QLoRA with linearized experts: every expert's "
+    "NF4 weights are all-gathered and dequantised each pass while a token visits one; 280 tokens/s/GPU is 2 % MFU, "
+    "and the engine's expert loop and dequantisation terms, fitted on dense and looped-MoE rows, read 4x that",
+    "axolotl-ex-llama4-scout-qlora-1xh100-thr": "as the 4-GPU row, on one H100 with activations offloaded to CPU "
+    "(gradient_checkpointing: offload), whose copies the engine does not time",
+    "axolotl-ex-llama4-scout-qlora-fsdp2-4xh100-mem": "FSDP2 QLoRA over linearized experts: the all-gathered NF4 "
+    "layer and its dequantised bf16 copy per expert are not in the engine's FSDP buffers (sized for one dense layer)",
+    "tt2405-llama2-7b-lora-fsdp-2x4090-mem": "torchtune's 2024-05 table: the maintainers could not reproduce its "
+    "figures at the stated 2048 tokens (PR #961 padded every sample to 2048 to compare); alpaca samples are far "
+    "shorter, and the config turns activation checkpointing off",
     "vllm-12330-llama3-8b-a100-40g": "the printed 9.37 GiB activation peak at 8k tokens: a max_num_batched_tokens "
     "the log does not state",
     "vllm-21348-qwen3-235b-fp8-h100x4-vllm": "6 GiB less pool than the printed terms add up to, which the "

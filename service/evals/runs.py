@@ -162,6 +162,8 @@ def _ckpt(value: str | bool | None) -> str | None:
 
 def _sharding(row: RunRow, fw: FrameworkDefaults) -> str:
     text = f"{row.framework} {row.note} {' '.join(row.assumed)} {row.extra.get('fsdp', '')}".lower()
+    if "fsdp1" in text:  # torchtune's distributed recipes ran FSDP1 until its FSDP2 migration (PR #1517, 2024-09)
+        return "fsdp"
     if "fsdp2" in text or fw.sharding == "fsdp2":
         return "fsdp2"
     if "fsdp" in text:
@@ -177,7 +179,9 @@ def _optimizer(row: RunRow) -> str | None:
         return None
     text = f"{row.id} {row.note} {' '.join(row.assumed)} {row.extra.get('optimizer_name', '')}".lower()
     eight = "8bit" in text or "8-bit" in text
-    if "paged" in text and eight:
+    if "paged" in text and (eight or row.extra.get("paged_optimizer")):
+        # a 32-bit paged AdamW a row marks as such is sized as the 8-bit one: both keep their states in unified
+        # memory, outside the allocator's count
         return "paged-adamw-8bit"
     if eight:
         return "adamw-8bit"
@@ -230,6 +234,7 @@ def build_setup(row: RunRow, gpu: GpuSpec | None) -> tuple[TrainSetup, list[str]
         fsdp_wrapped=not _unwrapped(row), interconnect=interconnect(gpu, row.nodes) if gpu else None,
         expert_loop=bool(extra.get("expert_loop", False)), ds_bf16_master=s.ds_bf16_master,
         shard_gpus=_int(extra.get("shard_gpus"), 0), expandable_segments=bool(extra.get("expandable_segments")),
+        compiled=bool(extra.get("compile") or extra.get("torch_compile")),
         **parallel)
     return setup, assumed
 

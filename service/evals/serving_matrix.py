@@ -213,6 +213,10 @@ GAPS = """- vLLM's printed pool is one rank's; the capacity is the least over th
 - Rows whose profile peak is unexplained (vllm#12330: 9.37 GiB for Llama-3-8B at 8k; vllm#21348: 6 GiB less pool
   for Qwen3-235B-FP8 than the sum predicts, which the maintainers put down to the profiling order) miss by more
   than 10 %.
+- Two rows dominate the KV means, so read the medians beside them: lmdeploy#4366 (+4,777 %) prints the
+  session length TurboMind truncated to (4,928 tokens) after a warm-up failure the reporter calls a bug, not the
+  pool's capacity; vllm#16570 (+2,791 %) is a failed start whose printed pool is 0.04 GiB, a near-zero
+  denominator (the engine's 1.16 GiB is 3 % of the card and its no-start verdict is right).
 - TTFT is shown, not gated: sources give medians over mixed prompt lengths and engines batch prefills in ways
   (vLLM 0.6's multi-step scheduling, TurboMind's request batching) the fixed-point queue does not follow."""
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu, resolve_model
 from service.catalog.schema import GpuSpec, ModelSpec
+from service.catalog.unsized import UnsizedModelError
 from service.errors import UnknownNameError
 from service.evals.dataset import EVALS_DIR, read_yaml
 from service.sizing.serving.types import KvDtype, ServingSetup, WeightsDtype
@@ -129,7 +130,7 @@ def _model(name: str, cat: Catalog) -> ModelSpec | None:
         for variant in (c, re.sub(r"-(AWQ|GPTQ-Int4|GPTQ-Int8|FP8|chat)$", "", c, flags=re.IGNORECASE)):
             try:
                 return resolve_model(variant, cat.models)
-            except UnknownNameError:
+            except (UnknownNameError, UnsizedModelError):  # a release the catalog knows but does not size
                 continue
     return None
 

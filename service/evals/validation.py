@@ -110,6 +110,10 @@ def context(seq: int) -> str:
     return "<=1k" if seq <= 1024 else "2k-4k" if seq <= 4096 else ">=8k"
 
 
+def micro_batch_tokens(tokens: int) -> str:
+    return "<2k" if tokens < 2048 else "2k-8k" if tokens < 8192 else ">=8k"
+
+
 def scale(gpus: int) -> str:
     return "1 GPU" if gpus == 1 else "2-8 GPUs" if gpus <= 8 else "9-128 GPUs" if gpus <= 128 else ">128 GPUs"
 
@@ -184,6 +188,9 @@ GROUPS: dict[str, Callable[[Row], str]] = {
     "GPU": lambda r: r.case.gpu.id if r.case.gpu else "not stated",
     "scale": lambda r: scale(r.case.row.gpus),
     "context": lambda r: context(r.case.setup.seq_len if r.case.setup else 2048),
+    # tokens one GPU runs per micro-batch: the one-line rule's 40 % MFU is a large-GEMM figure
+    "micro-batch tokens": lambda r: micro_batch_tokens(r.case.setup.seq_len * r.case.setup.micro_batch
+                                                       if r.case.setup else 2048),
     # rows whose sequence length or micro-batch the source leaves out are sized at the engine's defaults
     "shape": lambda r: "seq and batch stated" if r.case.row.seq_len and r.case.row.micro_batch
     else "seq or batch assumed",

@@ -7,9 +7,10 @@ Stateless with JSON responses: every POST stands alone (no session to pin to one
 behind any number of uvicorn workers or replicas; GET (a server-to-client stream) and DELETE (end a session)
 have nothing to serve and answer 405. The tools share the app's catalog and retriever (each loaded
 once per process); a retriever that cannot load fails search_knowledge alone, with the reason. When
-GPU_ADVISOR_API_KEY is set, a request without `Authorization: Bearer <key>` gets the API's 401 error body. A JSON
-body is checked before the SDK reads it (service.mcp.guard): not UTF-8, nested too deep, a malformed id or an
-unknown method get JSON-RPC's own errors, never a 500.
+GPU_ADVISOR_API_KEY is set, a request without `Authorization: Bearer <key>` gets the API's 401 error body. Every
+body is checked before the SDK reads it, whatever its Content-Type (service.mcp.guard): not UTF-8, nested too deep,
+a number that is not finite, a lone surrogate, a malformed id or an unknown method get JSON-RPC's own errors, never
+a 500; a Content-Type the SDK does not take then gets its 415.
 """
 
 from __future__ import annotations
@@ -61,13 +62,6 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], headers: 
     raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
-
-
-def _is_json(scope: Scope) -> bool:
-    for name, value in scope.get("headers", []):
-        if name == b"content-type":
-            return bytes(value).split(b";")[0].strip().lower() == b"application/json"
-    return False
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -146,11 +140,11 @@ class McpEndpoint:
                               "Install the service extra (pip install -e '.[service]'), which includes mcp, "
                               "and start the app with its lifespan (uvicorn does).")
             return
-        if _is_json(scope):  # anything else: the SDK's 415
-            body = await _read_body(receive)
-            problem = check_body(body)
-            if problem is not None:
-                await _send_json(send, *problem)
-                return
-            receive = _replay(body, receive)
-        await self.manager.handle_request(scope, receive, send)
+        # One check whatever the Content-Type says ("application/json, text/plain", a charset, odd casing, none):
+        # the SDK reads a body under more spellings than one, and a body it may not read never reaches it.
+        body = await _read_body(receive)
+        problem = check_body(body)
+        if problem is not None:
+            await _send_json(send, *problem)
+            return
+        await self.manager.handle_request(scope, _replay(body, receive), send)

@@ -160,6 +160,9 @@ def call(ctx: McpContext, name: str, arguments: dict[str, Any]) -> types.CallToo
         log.exception("MCP tool %s failed", name)
         return tool_error("internal_error", f"The tool {name} failed unexpectedly.",
                           "Try again; if it persists, see the server log.")
+    refused = getattr(getattr(result, "documents", None), "refused", None)
+    if refused is not None:  # a document asked for was refused (a model name that is not a model id): say so
+        return tool_error("invalid_input", refused.message, refused.fix or FIX_ARGS)
     full = json.loads(json.dumps(artifact_of(result), ensure_ascii=False, default=str))  # plain JSON values
     structured = full if detail == "full" else compact(full)
     if name == "search_knowledge" or isinstance(structured.get("passages"), list):

@@ -83,15 +83,14 @@ def protocol_stdout() -> Iterator[TextIOWrapper]:
 
 
 def run_stdio(settings: Settings) -> None:
-    from mcp.server.stdio import stdio_server
-
     from service.mcp.server import build_server
+    from service.mcp.stdio_transport import guarded_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     server = build_server(context_from_settings(settings))
 
-    async def serve(out: TextIOWrapper) -> None:
-        async with stdio_server(stdout=anyio.wrap_file(out)) as (read, write):
+    async def serve(out: TextIOWrapper) -> None:  # each line passes /mcp's input check first (service/mcp/guard.py)
+        async with guarded_stdio(anyio.wrap_file(sys.stdin.buffer), anyio.wrap_file(out)) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     with protocol_stdout() as out:

@@ -167,8 +167,9 @@ def _prefer_published(ranked: list[Candidate]) -> list[Candidate]:
     out: list[Candidate] = []
     group: list[Candidate] = []
     for c in ranked:
+        # the cost the ranking compared (a tight fit's premium included), so a tight fit never jumps a cheaper one
         if group and not (c.priced and group[0].priced and c.ok == group[0].ok
-                          and c.total_cny <= group[0].total_cny * (1 + ESTIMATE_TIE)):
+                          and ranking_cost(c) <= ranking_cost(group[0]) * (1 + ESTIMATE_TIE)):
             out += sorted(group, key=lambda x: _PRICE_TRUST[x.cost.price.confidence] if x.cost else 3)
             group = []
         group.append(c)

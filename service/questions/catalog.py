@@ -180,6 +180,8 @@ class CatalogAnswer(AnswerBase):
     rdma: bool | None = None
     fp8: bool | None = None
     breakeven: BreakEven | None = None
+    missing: list[str] = Field(default_factory=list, description="families named that the catalog has no public "
+                               "specification for")
     spot: list[SpotLine] = Field(default_factory=list)
     side: list[SideLine] = Field(default_factory=list)
     families: list[FamilyLine] = Field(default_factory=list)

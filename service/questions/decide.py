@@ -7,14 +7,16 @@ the documents asked for (a plan).
 
 Both readers call it (passed in: the reader sits below the spine), the turn calls it again on the conversation's
 frame when a message continues the last question. The (task, asked) table is the modules' own declarations
-(service/questions/registry.py `frames`).
+(service/questions/registry.py `frames`), passed in: registry.decide(frame) binds it.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Mapping
 
-from service.frame import Frame, Outcome
+from service.frame import Frame, asked_observation, has_model, measured_baseline
+
+Table = Mapping[tuple[str, str], str]
 
 # A question about a run's time or speed with the run's own figure is a diagnosis ('一个epoch要20小时', read as a
 # time question); one that asks how many cards or how much memory stays a sizing question whatever the run did
@@ -31,39 +33,9 @@ _TRAIN_ASKS = {"fits": "feasibility", "count": "min_gpus", "memory": "min_gpus",
                "latency": "serving"}
 
 
-@cache
-def _table() -> dict[tuple[str, str], str]:
-    from service.questions.registry import frame_table
-
-    return frame_table()
-
-
-def asked_observation(frame: Frame) -> Outcome | None:
-    """What the user saw of the setup the question is about: its own outcome, or (one setup, or none marked as
-    the change) the outcome the post reports. A measured baseline beside an untried alternative is not it."""
-    own = frame.setup.outcome
-    if own is not None and own.kind is not None:
-        return own
-    if frame.setup.role in ("alternative",) or any(s.role == "alternative" for s in frame.setups):
-        return None
-    return frame.observation
-
-
-def measured_baseline(frame: Frame) -> bool:
-    """A run they measured (hours, tokens/s) and another setup they ask about: '4 张 A10 训了 30 小时，换 2 张 A100
-    要多久'."""
-    if len(frame.setups) < 2 or frame.setup.outcome is not None:
-        return False
-    return any(s.outcome is not None and (s.outcome.hours or s.outcome.tokens_per_s or s.outcome.step_s)
-               for i, s in enumerate(frame.setups) if i != frame.asked_setup)
-
-
-def has_model(frame: Frame) -> bool:
-    return any(s.models for s in frame.setups)
-
-
-def question_type(frame: Frame) -> str:
-    """The question type that answers the frame (the module docstring)."""
+def question_type(frame: Frame, table: Table) -> str:
+    """The question type that answers the frame (the module docstring); `table` is the spine's (task, asked) ->
+    type (service/questions/registry.py `frame_table`, and `decide` there binds it)."""
     task, asked = frame.task, frame.asked
     if frame.documents and (task in ("train", "both") or has_model(frame)) and asked not in ("cause", "fix"):
         return "plan"
@@ -86,12 +58,14 @@ def question_type(frame: Frame) -> str:
     if asked == "capacity":
         return "capacity"
     if asked in ("price", "fact"):
-        if frame.names or frame.fact in CATALOG_FACTS or (asked == "price" and frame.fact is None):
+        gpu_named = any(s.hardware.gpu for s in frame.setups)
+        if frame.names or frame.fact in CATALOG_FACTS or (asked == "price" and frame.fact is None) or (
+                frame.fact in ("sells", "regions") and (not gpu_named or frame.fact == "regions")):
             return "catalog"  # the tables answer it: a price, a family, which instances, the cheapest, billing
         return "knowledge"  # a GPU's feature, who sells it, where: the fact with the guide's passages
     if asked == "howto":
         return "knowledge"
-    hit = _table().get((task, asked))
+    hit = table.get((task, asked))
     if hit is not None:
         return hit
     if task == "serve" and asked in _SERVE_ASKS:

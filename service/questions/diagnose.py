@@ -1,128 +1,29 @@
-"""Question type `diagnose`: the user reports what a run did and asks whether it is expected ('训一个epoch要20
-小时正常吗', '8卡4k就OOM', 'GPU util 40%'). The engine's figure for the same setup, the verdict, the likely cause
-and the change that fixes it. Engine: service/planner/questions/diagnose.py."""
+"""Question type `diagnose`: the user reports what a run did and asks whether it is expected, why, or how to fix
+it ('训一个epoch要20小时正常吗', '8卡4k就OOM', 'GPU util 40%', 'vllm 显存吃到21g'). The cause the user's own numbers
+point to first, with its number and the fix (the cause model, service/planner/causes), then the engine's figure
+beside theirs (service/planner/questions/diagnose.py for a training run, serve_diagnose.py for a server) and the
+other causes that apply. Routing reads the question frame only (service/questions/diagnose_route.py)."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
+from service.errors import AdvisorError, InvalidInputError
+from service.frame import Load, Setup
+from service.planner.causes.run import serve_diagnosis, train_diagnosis
+from service.planner.causes.types import Diagnosis
 from service.planner.lenient import catalog_for, with_assumptions
-from service.planner.questions.diagnose import Observation, diagnose
-from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis, serve_diagnose
-from service.questions.base import (
-    AnswerBase,
-    Ask,
-    Asked,
-    Context,
-    Missing,
-    Phrases,
-    QuestionModule,
-    workload_of,
-)
-from service.questions.diagnose_serving import render_serving, server_question, serving_args
-from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
-from service.questions.routing import subject_count, subject_gpu, without
+from service.planner.questions.diagnose import diagnose
+from service.planner.questions.fit import gpu_for
+from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
+from service.questions.base import Context, Phrases, QuestionModule, workload_of
+from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
+from service.questions.diagnose_estimate import estimate_text
+from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
+from service.questions.diagnose_route import DEFAULT_GPU, route
+from service.questions.diagnose_serving import render_serving
 from service.questions.texts import memory_line, method_name
-from service.reader.cues import CUES
 from service.workload import Workload
-
-# A run's GPU when the question does not say: the data-centre card most such runs use, said in the answer.
-DEFAULT_GPU = "A100-80G-SXM"
-# '8 ranks via torchrun', '--nproc_per_node 8', '4 个进程': the processes of the run, one per GPU
-_RANKS = re.compile(r"(?<![\d.])(?P<n>\d{1,3})\s*(?:ranks|processes|procs|个进程)|nproc[-_]per[-_]node[=\s]+(?P<m>\d{1,3})",
-                    re.IGNORECASE)
-_BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
-_SERVED, _TRAINED = CUES["serve"], CUES["train"]
-_MULTI = re.compile(r"多卡|多机|(?<![A-Za-z])(?:multi[- ]?gpu|multi[- ]?node|zero[-_ ]?[23])(?![A-Za-z])", re.IGNORECASE)
-
-
-class DiagnoseArgs(Asked):
-    gpu: str = Field(description="the GPU the run used: A800, 4090, A100 80G ...")
-    observation: Observation | None = Field(default=None, description="what the run did: kind oom | hours | memory "
-                                            "| util | host_oom | slow, with the figures the user gave")
-    serving: ServeCase | None = Field(default=None, description="a server's run (an engine named or serving words): "
-                                      "its setups (engine, GPU x count, TP, flags, what each did) and what is asked")
-    engine: str | None = Field(default=None, description="the inference engine, when the run is a server (vllm ...)")
-    mentions_bf16: bool = Field(default=False, description="the user runs bf16")
-    model_named: bool = Field(default=True, description="false: no model was named; only catalog rules answer")
-    gpu_assumed: bool = Field(default=False, description="the GPU was not named: the answer says which was assumed")
-    engine_assumed: bool = Field(default=False, description="a server's engine was not named: vLLM's defaults assumed")
-
-
-class Finding(Part):
-    """A cause or a fix: its code (the renderer's words) and the figures that re-sizing gave it."""
-
-    code: str
-    per_gpu_gib: float | None = None
-    fits: bool | None = None
-    training_hours: float | None = None
-    strategy: StrategyEcho | None = None
-    gpu_count: int | None = None
-    seq_len: int | None = None
-    host_ram_gib: float | None = None
-    ranks: int | None = None
-    fraction: float | None = None
-    reserved_gib: float | None = None
-    speedup: float | None = None
-    gpus: int | None = None
-    ref: int | None = None
-
-
-class DiagnoseAnswer(AnswerBase):
-    kind: Literal["diagnose"] = "diagnose"
-    observation: Observation | None = None
-    serving: ServeDiagnosis | None = Field(default=None, description="a server diagnosed: each setup's engine "
-                                           "figures, the verdict, the cause and the one flag that fixes it")
-    gpu: str
-    gpu_name: str
-    gpu_count: int
-    gpu_memory_gib: float
-    usable_gib: float
-    sized: bool = True
-    expected: bool | None = None
-    rule: str | None = None
-    causes: list[Finding] = Field(default_factory=list)
-    fixes: list[Finding] = Field(default_factory=list)
-    per_gpu_gib: float | None = None
-    fits: bool | None = None
-    memory: MemoryTerms | None = None
-    strategy: StrategyEcho | None = None
-    model: ModelEcho | None = None
-    training_hours: float | None = None
-    throughput_tokens_per_s: float | None = None
-    estimated_hours_per_epoch: float | None = None
-    estimated_hours_run: float | None = None
-    whole_run: bool | None = None
-    ratio: float | None = None
-    tokens_per_s: float | None = None
-    tokens_in_observed_time: int | None = None
-    data_unknown: bool | None = None
-    speedup_vs_reference: float | None = None
-    reference_gpus: int | None = None
-    observed_gib: float | None = None
-    host_ram_needed_gib: float | None = None
-    epochs: float | None = Field(default=None, description="the epochs the whole run's estimate covers")
-    host_copies_gib: float | None = Field(default=None, description="host RAM of one full model copy per process")
-    ranks: int | None = None
-    host_ram_seen_gb: float | None = Field(default=None, description="the host RAM the post states, as written")
-    util_high: bool | None = None
-    observed_tokens_per_s: float | None = None
-    workload: Workload | None = None
-    assumptions: list[str] = Field(default_factory=list)
-    assumptions_zh: list[str] = Field(default_factory=list)
-
-    def facts(self) -> dict[str, float]:
-        if self.serving is not None:
-            f = self.serving.setups[0]
-            return {k: float(v) for k, v in (("per_gpu_gib", f.weights_gib_per_gpu + f.kv_cache_gib_per_gpu),
-                                              ("tokens_per_s", f.tokens_per_s_single),
-                                              ("kv_tokens", f.kv_capacity_tokens)) if v is not None}
-        return {k: float(v) for k, v in (("per_gpu_gib", self.per_gpu_gib),
-                                          ("hours", self.estimated_hours_per_epoch or self.estimated_hours_run),
-                                          ("tokens_per_s", self.tokens_per_s)) if v is not None}
 
 
 def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseAnswer:
@@ -137,162 +38,181 @@ def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseA
     if args.engine_assumed:
         notes.append(("The inference engine was not named: vLLM's defaults assumed.",
                       "没有说用哪个推理引擎：按 vLLM 的默认设置说明。"))
+    kind = {"oom": "oom", "growth": "oom", "slow": "slow"}.get(case.asked)
+    diagnosis = None
+    if kind is not None and args.setup is not None:
+        diagnosis = _causes(lambda: serve_diagnosis(cat, case.model, g, _with_count(args.setup, head.gpus, head.tp),
+                                                    args.load or Load(), kind))  # type: ignore[arg-type]
+    expected = d.expected if diagnosis is None or diagnosis.verdict is None else diagnosis.verdict
     return DiagnoseAnswer(observation=args.observation, gpu=g.id, gpu_name=g.name, gpu_count=head.gpus,
                           gpu_memory_gib=g.memory_gib, usable_gib=round(g.memory_gib, 2), sized=True,
-                          expected=d.expected, serving=d,
+                          expected=expected, serving=d, diagnosis=diagnosis, engine=head.engine,
                           assumptions=[*d.assumptions, *[en for en, _ in notes]],
                           assumptions_zh=[*d.assumptions_zh, *[zh for _, zh in notes]])
+
+
+def _with_count(setup: Setup, gpus: int, tp: int) -> Setup:
+    hw = setup.hardware.model_copy(update={"gpu_count": gpus})
+    knobs = setup.knobs.model_copy(update={"tp": setup.knobs.tp or tp})
+    return setup.model_copy(update={"hardware": hw, "knobs": knobs})
+
+
+def _causes(compute: Any) -> Diagnosis | None:
+    """The cause model's diagnosis; None when the setup cannot be sized that way (the estimate still answers)."""
+    try:
+        out: Diagnosis = compute()
+        return out
+    except (AdvisorError, ValueError):
+        return None
+
+
+def _observed_tps(args: DiagnoseArgs, out: dict[str, Any]) -> float | None:
+    """The user's training rate, all GPUs together: as stated, or their hours over the data, or their step time."""
+    obs = args.observation
+    if obs is not None and obs.tokens_per_s:
+        return obs.tokens_per_s
+    if out.get("ratio") and out.get("throughput_tokens_per_s") and not out.get("data_unknown"):
+        return float(out["throughput_tokens_per_s"]) / float(out["ratio"])
+    seen = args.setup.outcome if args.setup is not None else None
+    strat = out.get("strategy") or {}
+    if seen is not None and seen.step_s:
+        k = args.setup.knobs if args.setup is not None else None
+        accum = (k.grad_accum if k is not None else None) or 1
+        tokens = float(strat.get("seq_len", 2048) * strat.get("micro_batch", 1) * args.gpu_count * accum)
+        return tokens / seen.step_s
+    return None
+
+
+def _train_kind(args: DiagnoseArgs, out: dict[str, Any]) -> str:
+    assert args.observation is not None
+    kind = args.observation.kind
+    seen = args.setup.outcome if args.setup is not None else None
+    if kind in ("hours", "slow") and (seen is not None and seen.kind == "scaling" or
+                                      out.get("speedup_vs_reference") is not None):
+        return "scaling"
+    return "slow" if kind in ("hours", "util") else kind
 
 
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     if args.serving is not None:
         return _run_serving(ctx, args, args.serving)
     if args.observation is None:
-        from service.errors import InvalidInputError
-
         raise InvalidInputError("observation: Field required: say what the run did (OOM, hours per epoch, memory "
                                 "in use ...).", "Give the observation, or a server's setups under `serving`.")
+    obs = args.observation
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w) if args.model_named else (ctx.catalog, [])
-    out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, args.observation,
-                   args.engine, args.mentions_bf16)
+    try:
+        gpu_for(cat, args.gpu)
+    except AdvisorError:  # a card the catalog does not hold ('MX150', 'Ascend-910B4'): sized on the default, said
+        said = [*said, (f"{args.gpu} is not in the catalog: sized on the {DEFAULT_GPU}.",
+                        f"目录里没有 {args.gpu}：按 {DEFAULT_GPU} 估算。")]
+        args = args.model_copy(update={"gpu": DEFAULT_GPU})
+    out = diagnose(cat, w if args.model_named else None, args.gpu, args.gpu_count or 1, obs, args.engine,
+                   args.mentions_bf16)
     if args.gpu_assumed:
         said = [*said, (f"The GPU was not named: sized on {args.gpu_count or 1}x {args.gpu}; tell me yours.",
                         f"没有说是什么卡：按 {args.gpu_count or 1} 张 {args.gpu} 估算，告诉我实际的卡可以算得更准。")]
     if args.engine_assumed:
         said = [*said, ("The inference engine was not named: vLLM's defaults assumed.",
                         "没有说用哪个推理引擎：按 vLLM 的默认设置说明。")]
-    return DiagnoseAnswer.model_validate(with_assumptions(out, said))
+    answer = DiagnoseAnswer.model_validate(with_assumptions(out, said))
+    if not args.model_named or args.setup is None:
+        return answer
+    g, _ = gpu_for(cat, args.gpu)
+    setup = args.setup.model_copy(update={"outcome": args.setup.outcome or None})
+    if args.served or (answer.rule == "engine_prealloc" and args.engine):
+        model = args.model or f"{args.params_b:g}B"
+        diagnosis = _causes(lambda: serve_diagnosis(cat, model, g, _with_count(setup, args.gpu_count or 1, 1),
+                                                    args.load or Load(), "memory"))
+    elif answer.sized:
+        diagnosis = _causes(lambda: train_diagnosis(
+            cat, w, g, args.gpu_count or 1, setup, _train_kind(args, out),  # type: ignore[arg-type]
+            _observed_tps(args, out), not out.get("data_unknown"), out.get("throughput_tokens_per_s")))
+    else:
+        diagnosis = None
+    if diagnosis is None:
+        return answer
+    keep_old = diagnosis.observed_kind == "train_slow" and answer.expected is not None
+    expected = answer.expected if keep_old or diagnosis.verdict is None else diagnosis.verdict
+    return answer.model_copy(update={"diagnosis": diagnosis, "expected": expected,
+                                     "engine": args.engine if args.served or answer.rule else None})
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
-    observed = a.read.slots.get("observed") or (a.prev.args.get("observation") if a.same_type and a.prev else None)
-    served = server_question(a)
-    if served is not None:  # a server's run: sized as serving, never as a training job
-        return {"observation": observed, **serving_args(a, served)}
-    if not observed:
-        return Missing("observation")
-    engine = a.read.slots.get("engine")
-    # '单卡部署qwen2-7b占用了20g显存': memory seen on a server whose engine is not named: vLLM, the default engine
-    engine_assumed = engine is None and observed.get("kind") == "memory" and _SERVED.search(a.text) is not None \
-        and _TRAINED.search(a.text) is None
-    engine = "vllm" if engine_assumed else engine
-    bf16 = bool(_BF16.search(a.text))
-    named = bool(a.slots.get("model") or a.slots.get("params_b"))
-    gpu = subject_gpu(a)
-    machine = next(iter(a.extra.get("instance_gpus") or []), None)  # 'on GT4.41XLARGE948': its GPUs
-    if gpu is None and machine is not None:
-        gpu = machine[0]
-    if not named and not (engine and observed.get("kind") == "memory") and not (bf16 and gpu):
-        return Missing("model")
-    assumed = gpu is None
-    ranks = _RANKS.search(a.text)
-    count = (subject_count(a, None) or (int(ranks.group("n") or ranks.group("m")) if ranks else None)
-             or (int(machine[1]) if machine is not None and machine[1] >= 1 else None)
-             or (8 if assumed and _MULTI.search(a.text) else 1))
-    slots = without(a.slots, "gpu_include", "gpu_count") if named else {"params_b": 7.0}
-    return {**slots, "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": observed, "engine": engine,
-            "mentions_bf16": bf16, "model_named": named, "gpu_assumed": assumed, "engine_assumed": engine_assumed}
+def _names(answer: DiagnoseAnswer, ph: Phrases) -> dict[str, str]:
+    art = answer.public()
+    code = answer.serving.setups[0].engine if answer.serving is not None else (answer.engine or "")
+    return {"gpu": answer.gpu_name, "count": str(answer.gpu_count),
+            "model": answer.model.name if answer.model is not None else (
+                answer.serving.model_name if answer.serving is not None else ""),
+            "method": method_name(art, ph) if art.get("strategy") else "",
+            "engine": str(ph["engine_names"].get(code, code)), "engine_code": code}
 
 
-def _verdict_key(art: dict[str, Any]) -> str:
-    kind = art["observation"]["kind"]
-    if kind in ("hours", "slow"):
-        ratio = art.get("ratio")
-        if art.get("data_unknown"):
-            return "dia_hours_data"
-        if art.get("observed_tokens_per_s") is not None and ratio is not None:
-            return "dia_tps_ok" if art["expected"] else ("dia_tps_fast" if ratio < 1 else "dia_tps_slow")
-        if ratio is None:
-            if art.get("speedup_vs_reference") is not None and art["expected"] is False:
-                return "dia_slow_unscaled"
-            return "dia_slow_structural" if art["expected"] else "dia_hours_unknown"
-        return "dia_hours_ok" if art["expected"] else ("dia_hours_fast" if ratio < 1 else "dia_hours_slow")
-    if kind == "oom":
-        return "dia_oom_expected" if art["expected"] else "dia_oom_unexpected"
-    if kind == "memory":
-        return "dia_memory_ok" if art["expected"] else "dia_memory_off"
-    if kind == "util":
-        if art.get("util_high"):
-            return "dia_util_high"
-        return "dia_util_expected" if art["expected"] else "dia_util_low"
-    return "dia_host_copies" if art.get("host_copies_gib") else "dia_host"
+def _figures(answer: DiagnoseAnswer, ph: Phrases) -> dict[str, str]:
+    s = answer.strategy
+    d = answer.diagnosis
+    ref = answer.reference_gpus or 1
+    card = d.observed.value if d is not None and d.observed is not None and d.observed_kind == "train_oom" else         answer.usable_gib
+    whole = bool(answer.whole_run)
+    est = answer.estimated_hours_run if whole else answer.estimated_hours_per_epoch
+    span = str(ph["dia_span_run" if whole else "dia_span_epoch"]).format(epochs=num(answer.epochs or 1))
+    hours = answer.observation.hours if answer.observation is not None else None
+    return {"count": str(answer.gpu_count), "gpu": answer.gpu_name, "span": span,
+            "est": num(est) if est and hours else "", "hours": num(hours) if hours else "",
+            "model": answer.model.name if answer.model is not None else "", "seq": num(s.seq_len) if s else "",
+            "mb": num(s.micro_batch) if s else "", "card": num(card), "card_raw": str(answer.gpu_memory_gib),
+            "need": num(d.expected.value) if d is not None and d.expected is not None else "", "ref": str(ref)}
 
 
-def _cause(c: dict[str, Any], ph: Phrases) -> str:
-    text = str(ph["dia_causes"].get(c["code"], c["code"]))
-    if "per_gpu_gib" in c:
-        text += str(ph["dia_cause_fig"]).format(need=c["per_gpu_gib"])
-    return text.format(host=c.get("host_ram_gib", ""), speedup=c.get("speedup", ""), gpus=c.get("gpus", ""),
-                       ref=c.get("ref", 1))
+def _cause_first(d: Diagnosis) -> bool:
+    if d.top is None or d.top.code.startswith("maybe_"):  # only an unstated setting's cost: the figure first
+        return d.impossible is not None
+    if d.observed_kind == "train_slow":
+        return d.verdict is False or d.top.stated
+    # an OOM the estimate fits: its figure first, then the one setting that would settle it
+    return not (d.observed_kind == "train_oom" and d.verdict is False)
 
 
-def _fix(f: dict[str, Any], ph: Phrases) -> str:
-    code = str(f["code"])
-    name = ph["dia_fixes"].get(code.split("_")[0] if code.startswith("gpus_") else code, code)
-    text = str(name).format(count=f.get("gpu_count"), seq=f.get("seq_len"))
-    if "per_gpu_gib" in f:
-        text += str(ph["dia_fix_fig"]).format(need=f["per_gpu_gib"], count=f["gpu_count"])
-    return text
-
-
-def _tokens(n: Any, ph: Phrases) -> str:
-    if not isinstance(n, (int, float)):
-        return ""
-    if ph["hours_unit"] == "小时":
-        return f"{n / 1e8:.2f} 亿" if n >= 1e8 else f"{n / 1e4:,.0f} 万"
-    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:,.0f}M"
-
-
-def _num(x: Any) -> str:
-    return "" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
+def _notes(answer: DiagnoseAnswer, ph: Phrases, serving: bool) -> list[str]:
+    zh = ph["hours_unit"] == "小时"
+    if serving:
+        notes = (answer.assumptions_zh if zh else answer.assumptions)[1:]
+        return ["", str(ph["assume_title"]), *[f"- {n}" for n in notes]] if notes else []
+    if not answer.sized:  # a rule's answer: every assumption (the engine, the card) is said
+        said = [f"> {x}" for x in (answer.assumptions_zh if zh else answer.assumptions)]
+        return ["", *said] if said else []
+    items = answer.assumptions_zh if zh else []
+    said = [f"> {x}" for x in items if "按 " in x and "估算" in x]
+    return ["", *said] if said else []
 
 
 def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
-    if answer.serving is not None:
-        zh = ph["hours_unit"] == "小时"
-        notes = (answer.assumptions_zh if zh else answer.assumptions)[1:]  # the engine is said on its own line
-        return "\n".join(render_serving(answer.serving, ph) + (["", str(ph["assume_title"]),
-                                                                *[f"- {n}" for n in notes]] if notes else []))
-    art = answer.public()
-    if not art.get("sized", True):
-        return _render_rule(art, ph)
-    obs = art["observation"]
-    whole = bool(art.get("whole_run"))
-    span = str(ph["dia_span_run" if whole else "dia_span_epoch"]).format(epochs=_num(art.get("epochs")))
-    first = str(ph[_verdict_key(art)]).format(
-        count=art["gpu_count"], gpu=art["gpu_name"], model=art["model"]["name"], method=method_name(art, ph),
-        seq=art["strategy"]["seq_len"], need=art["per_gpu_gib"], usable=art["usable_gib"], span=span,
-        hours=obs.get("hours", ""), ratio=art.get("ratio", ""),
-        est=art.get("estimated_hours_run" if whole else "estimated_hours_per_epoch", ""),
-        tps=art.get("tokens_per_s", ""), seen=obs.get("memory_gb", ""), util=obs.get("util_pct", ""),
-        host=art.get("host_ram_needed_gib", ""), speedup=art.get("speedup_vs_reference", ""),
-        ranks=art.get("ranks", ""), copies=f"{art.get('host_copies_gib') or 0:,.0f}",
-        ram=str(ph["dia_host_ram"]).format(seen=f"{art['host_ram_seen_gb']:,.0f}")
-        if art.get("host_ram_seen_gb") and (art.get("host_copies_gib") or 0) * 2**30 / 1e9 > art["host_ram_seen_gb"]
-        else "",
-        ref=art.get("reference_gpus", 1), tokens=_tokens(art.get("tokens_in_observed_time"), ph),
-        data=ph["dia_data_run" if obs.get("whole_run") else "dia_data_epoch"],
-        seen_tps=_num(obs.get("tokens_per_s")))
-    lines = [first, memory_line(art, ph)]
-    items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or []
-    lines += [f"> {x}" for x in items if "按 " in x and "估算" in x] if items else []
-    if art.get("causes"):
-        lines += ["", str(ph["dia_cause_title"]), *[f"- {_cause(c, ph)}" for c in art["causes"]]]
-    if art.get("fixes"):
-        lines += ["", str(ph["dia_fix_title"]), *[f"- {_fix(f, ph)}" for f in art["fixes"]]]
-    return "\n".join(lines)
-
-
-def _render_rule(art: dict[str, Any], ph: Phrases) -> str:
-    if art.get("rule") is None:
-        return str(ph["ask"]["model"])
-    c = art["causes"][0]
-    first = str(ph[f"dia_rule_{art['rule']}"]).format(gpu=art["gpu_name"], pct=round(100 * c.get("fraction", 0)),
-                                                      reserved=c.get("reserved_gib", ""))
-    lines = [first, "", str(ph["dia_fix_title"]), *[f"- {ph['dia_fixes'][f['code']]}" for f in art["fixes"]]]
-    items = (art.get("assumptions_zh") if ph["hours_unit"] == "小时" else None) or art.get("assumptions") or []
-    return "\n".join(lines + ([""] + [f"> {x}" for x in items] if items else []))
+    d = answer.diagnosis
+    serving = answer.serving is not None
+    if serving:
+        assert answer.serving is not None
+        old = render_serving(answer.serving, ph)
+    else:
+        old = estimate_text(answer.public(), ph).splitlines()
+    if d is None or not _cause_first(d):
+        ask = [ask_line(d, ph)] if d is not None and d.ask and old else []
+        lines = old[:1] + ask + old[1:]
+        lines += other_lines(d, ph, _names(answer, ph), 0) if d is not None and d.causes and not serving else []
+        return "\n".join(lines + _notes(answer, ph, serving))
+    names = _names(answer, ph)
+    figures = {**names, **_figures(answer, ph)}
+    lines = head_lines(d, ph, names, figures)
+    if serving:
+        cut = next((i for i, x in enumerate(old) if x.startswith("###")), len(old))
+        lines += ["", *[x for x in old[1:cut] if x.strip()]]
+    else:
+        fig = figure_line(d, ph, figures)
+        lines += ["", fig] if fig else []
+        if answer.memory is not None and d.observed_kind in ("train_oom", "train_memory"):
+            lines.append(memory_line(answer.public(), ph))
+    lines += other_lines(d, ph, names)
+    return "\n".join(lines + _notes(answer, ph, serving))
 
 
 def _summary(o: DiagnoseAnswer) -> str:
@@ -302,16 +222,20 @@ def _summary(o: DiagnoseAnswer) -> str:
                          f"GiB + KV {f.kv_cache_gib_per_gpu} GiB per GPU, {f.tokens_per_s_single} tok/s single"
                          for f in d.setups)
         return f"expected={d.expected}, cause {d.cause}, fix {d.fix} ({d.engine_assumed}): {figs}"
+    top = o.diagnosis.top if o.diagnosis is not None else None
+    cause = f" top cause {top.code} ({top.explains.value} {top.explains.unit})" if top and top.explains else ""
     if o.sized:
-        return (f"expected={o.expected}: engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
+        return (f"expected={o.expected}:{cause} engine {o.per_gpu_gib} GiB per GPU on {o.gpu_count}x {o.gpu}, "
                 f"{o.training_hours} h")
     return f"expected={o.expected} by rule {o.rule} on {o.gpu}"
 
 
 MODULE = QuestionModule(
     name="diagnose", tool="diagnose", title="Is what I saw expected?", args=DiagnoseArgs, answer=DiagnoseAnswer,
-    run=_run, route=_route, render=_render, summary=_summary,
+    run=_run, route=route, render=_render, summary=_summary,
     frames=(("train", "cause"), ("train", "fix"), ("serve", "cause"), ("serve", "fix")),
     description="The user reports what a run did (OOM on N x GPU at length L, T hours an epoch, X GB used, low GPU "
-                "utilisation, host RAM overflow) and asks whether it is expected: the engine's figure for that setup, "
-                "the verdict, the likely cause and the change that fixes it, with numbers.")
+                "utilisation, host RAM overflow, a server that OOMs, holds memory or is slow, more GPUs no faster) "
+                "and asks whether it is expected, why, or how to fix it: the cause the user's own numbers point to, "
+                "with its number and the fix, the engine's figure for that setup beside theirs, the verdict and the "
+                "other causes that apply.")

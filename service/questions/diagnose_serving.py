@@ -1,134 +1,109 @@
 """The `diagnose` question type for a server ('lmdeploy tp=4 llama2-70B 显存缓慢增长 OOM', 'tp4能跑，tp8就oom',
-'HF能跑 vllm OOM', 'TP8 vs TP4', 'why does FP8 run on A100', '9 tokens/s 正常吗'): what routes a question here
-(an engine named or serving words, no training words), the setups read from its words, and the answer's words.
-The engine function is service/planner/questions/serve_diagnose.py; the figures are its."""
+'HF能跑 vllm OOM', 'TP8 vs TP4', 'why does FP8 run on A100', '9 tokens/s 正常吗'): the ServeCase read from the
+question frame's setups (their engine, card, TP and what each did), whether a question typed otherwise explains a
+server's run, and the answer's words. The engine function is service/planner/questions/serve_diagnose.py; the
+figures are its."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from service.frame import Frame
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
 from service.questions.base import Ask, Phrases
-from service.questions.routing import subject_count, subject_gpu
-from service.reader.cues import CUES
-from service.reader.serve_setups import ServeRead, read_serve
+from service.questions.diagnose_route import DEFAULT_GPU, is_server, kind_of, serve_asked
 
-_SERVED, _TRAINED = CUES["serve"], CUES["train"]
-SERVER_ENGINES = frozenset({"vllm", "sglang", "lmdeploy", "trtllm", "tgi", "ollama", "llamacpp", "mindie",
-                            "ktransformers", "xinference"})
-DEFAULT_GPU = "A100-80G-SXM"
-# An NPU post that names no card ('vllm-ascend', 'PYTORCH_NPU_ALLOC_CONF', 'MindIE'): the Ascend card people rent
-_NPU = re.compile(r"ascend|(?<![A-Za-z])npu|mindie|昇腾|910b", re.IGNORECASE)
-ASCEND_DEFAULT = "ASCEND-910B2"
-_QUOTED = re.compile(r"\"([^\"]{12,})\"")
+MAX_GPUS = 64  # a server's GPUs the serving engine sizes
+_OUTCOME = {"worked": "worked", "oom": "oom", "error": "oom", "slow": "slow"}
 
 
-def _gpu_positions(a: Ask) -> tuple[tuple[int, str], ...]:
-    """Where each GPU the subject names sits in the text (the spans the name finder matched)."""
-    spans = [s for s in a.extra.get("mentioned") or [] if isinstance(s, str)]
-    ids = list(a.read.parsed.subject.gpus)
-    low = a.text.lower()
-    found = sorted((low.find(s.lower()), s) for s in spans if low.find(s.lower()) >= 0)
-    return tuple((pos, gpu) for (pos, _), gpu in zip(found, ids, strict=False))
+def _has_model(f: Frame) -> bool:
+    return any(m.id or m.name or m.params_b for s in f.setups for m in s.models)
 
 
-_TP_WORDS = re.compile(r"(?<![A-Za-z])(?:tp\s*[=:]?\s*\d|tensor[-_ ]parallel)", re.IGNORECASE)
-# What only a server's post says when it names no engine: its launcher and flags ('text-generation-launcher',
-# 'max batch total tokens', '--max-model-len', 'build engine'), a released inference checkpoint being run
-# ('running Meta-Llama-3.1-405B-Instruct-fp8 on 8xH100'), an NPU's allocator, a latency or a load test.
-_SERVER_HINTS = re.compile(
-    r"首字|首token|压测|(?<![A-Za-z])(?:launcher|max[-_ ]batch[-_ ](?:total|prefill)[-_ ]tokens|max[-_ ]total[-_ ]tokens|"
-    r"max[-_ ]model[-_ ]len|gpu[-_ ]memory[-_ ]utilization|max[-_ ]num[-_ ]seqs|build(?:ing)? (?:the )?engine|"
-    r"tp[-_ ]size|world[-_ ]size\s*\d|PYTORCH_NPU_ALLOC_CONF|ttft|tpot|qps|"
-    r"(?:running|run|launch(?:ing)?|load(?:ing)?|serv(?:e|ing))\s+\S*(?:instruct|chat)[-_]?(?:fp8|awq|gptq|int4|int8|gguf)?"
-    r"(?![A-Za-z]))", re.IGNORECASE)
-
-
-def is_server(a: Ask, hints: bool = True) -> bool:
-    """A post about a server: an engine named, serving words or a tensor-parallel degree (or, with `hints`, a
-    server's launcher, flags or released checkpoint being run), and no training words."""
-    if _TRAINED.search(a.text):
-        return False
-    engine = a.read.slots.get("engine")
-    return (engine in SERVER_ENGINES or _SERVED.search(a.text) is not None or _TP_WORDS.search(a.text) is not None
-            or (hints and _SERVER_HINTS.search(a.text) is not None))
-
-
-def server_question(a: Ask, hints: bool = True) -> ServeRead | None:
-    """The setups and the question, when the post asks to explain what a server did (None: not a diagnosis).
-    Without `hints` only an engine, serving words or a TP degree make it a server's (a serving question that
-    mentions a flag stays a serving question)."""
-    if not is_server(a, hints) or not (a.slots.get("model") or a.slots.get("params_b")):
+def server_question(a: Ask) -> str | None:
+    """What a server's post asks to explain (oom, growth, slow, compare, why_runs), None when it is no server's
+    run to explain: memory seen (the engine's reservation answers), host RAM killed, a speed with no figure."""
+    f = a.frame
+    if not is_server(f) or not _has_model(f):
         return None
-    r = read_serve(a.text, _gpu_positions(a))
-    observed = (a.read.slots.get("observed") or {}).get("kind")
-    if observed == "host_oom" and a.read.slots.get("engine") not in SERVER_ENGINES:
-        return None  # host RAM killed while loading ('8 ranks via torchrun', device_map): the host rule answers
-    if observed == "memory" and r.asked not in ("oom", "growth"):
-        return None  # memory seen on a server: the engine's reservation rule answers
-    if r.asked == "slow" and r.tokens_per_s is None and observed not in ("slow",):
+    asked = serve_asked(f)
+    o = f.setup.outcome or next((s.outcome for s in f.setups if s.outcome is not None), None)
+    if asked == "memory" or kind_of(o) == "host_oom":
         return None
-    return r if r.asked else None
-
-
-_ASKS_WHY = re.compile(r"正常吗|正常么|正常嘛|正常不|是否正常|正不正常|为什么|为啥|怎么回事|是.{0,8}问题还是|"
-                       r"(?<![A-Za-z])(?:expected|normal|why|misconfig\w*|is (?:this|it|that) (?:normal|expected))"
-                       r"(?![A-Za-z])", re.IGNORECASE)
+    if asked == "slow" and o is not None and o.tokens_per_s is None and o.ttft_ms is None and f.load.ttft_ms is None:
+        return None if kind_of(o) != "slow" else asked
+    return asked
 
 
 def explains_observation(a: Ask) -> bool:
-    """A serving question that states what a server did (memory in use, a TTFT, a speed, an OOM) and asks
-    whether it is normal or why: a diagnosis, not a new deployment ('vllm起个qwen2.5 1.5b 单卡a10 显存直接吃到21g
-    正常吗', 'TTFT ~4s at 8 QPS. Expected or misconfig?')."""
-    observed = a.read.slots.get("observed")
-    return bool(observed) and _ASKS_WHY.search(a.text) is not None and not _TRAINED.search(a.text)
+    """A serving question that states what a server did (memory in use, a TTFT, a speed, an OOM) and asks why or
+    whether it is normal: a diagnosis, not a new deployment."""
+    f = a.frame
+    o = f.setup.outcome or next((s.outcome for s in f.setups if s.outcome is not None), None)
+    return is_server(f) and kind_of(o) is not None and f.asked in ("cause", "fix")
 
 
 def wants_serving_diagnosis(a: Ask) -> bool:
-    """A question typed as serving / compare / capacity that explains a server's run (an OOM, a speed, FP8 on
-    a card, two TP degrees compared): answered by `diagnose`, never sized as a new deployment. Two layouts
-    compared by a serving question ('tp2x4副本 还是 tp4x2副本 吞吐哪个高') stay a serving plan."""
-    r = server_question(a, hints=False)
-    if r is None or (r.asked == "slow" and r.tokens_per_s is None):
+    """A question typed as serving / compare / capacity that explains a server's run (an OOM, a speed, FP8 on a
+    card, two TP degrees compared): answered by `diagnose`, never sized as a new deployment. Two layouts compared
+    by a serving question stay a serving plan."""
+    asked = server_question(a)
+    if asked is None:
         return False
-    return r.asked != "compare" or a.read.type in ("compare", "diagnose", "knowledge")
+    if asked == "slow":
+        o = a.frame.setup.outcome
+        if o is None or (o.tokens_per_s is None and o.ttft_ms is None):
+            return False
+    return asked != "compare" or a.read.type in ("compare", "diagnose", "knowledge")
 
 
-def serving_args(a: Ask, r: ServeRead) -> dict[str, Any]:
+def serving_args(f: Frame, asked: str, model: str) -> dict[str, Any]:
     """The ServeCase of the post, and what was assumed (the GPU, the engine)."""
-    slots = a.read.slots
-    gpu = subject_gpu(a)
-    default_gpu = ASCEND_DEFAULT if _NPU.search(a.text) else DEFAULT_GPU
-    count = subject_count(a, None)
-    if r.gpus and r.gpus > (count or 0):  # '2*8*80G': two nodes of eight
-        count = r.gpus
-    engine = slots.get("engine")
+    first = f.setups[0] if f.setups else f.setup
+    engine = next((s.knobs.engine for s in f.setups if s.knobs.engine), None)
     engine = "hf" if engine == "transformers" else engine
-    named_engine = engine or next((s.engine for s in r.setups if s.engine), None)
-    setups = []
-    for s in r.setups:
-        tp = s.tp or (r.setups[0].tp if len(r.setups) == 1 else None)
-        n = (tp or 1) * (r.pp or 1)
+    gpu = next((s.hardware.gpu for s in f.setups if s.hardware.gpu), None)
+    count = first.hardware.gpu_count
+    setups: list[dict[str, Any]] = []
+    for s in f.setups or (f.setup,):
+        k, h = s.knobs, s.hardware
+        tp = k.tp or (first.knobs.tp if len(f.setups) == 1 else None)
+        n = (tp or 1) * (k.pp or 1)
+        gpus = min(MAX_GPUS, max(n, h.gpu_count or count or 1) if k.tp is None and len(f.setups) <= 1 else (
+            h.gpu_count if k.tp is None and h.gpu_count else n))
+        o = s.outcome
         setups.append({
-            "engine": s.engine or engine or "vllm", "gpu": s.gpu or gpu or default_gpu,
-            "gpus": max(n, count or 1) if s.tp is None and len(r.setups) == 1 else n,
-            "tp": tp, "pp": r.pp, "weights": slots.get("weights"), "kv_dtype": slots.get("kv_dtype") or "auto",
-            "max_model_len": slots.get("max_model_len"), "mem_fraction": r.mem_fraction,
-            "enforce_eager": r.enforce_eager, "outcome": s.outcome,
-            "gpus_assumed": count is None and tp is None and r.pp is None,
-            "tokens_per_s": r.tokens_per_s if r.asked == "slow" else None, "concurrency": slots.get("concurrency")})
-    if r.asked in ("oom", "growth") and not any(s["outcome"] == "oom" for s in setups):
+            "engine": ("hf" if k.engine == "transformers" else k.engine) or engine or "vllm",
+            "gpu": h.gpu or gpu or DEFAULT_GPU, "gpus": gpus, "tp": tp, "pp": k.pp,
+            "weights": k.weights or (s.model.weights if s.model else None), "kv_dtype": k.kv_dtype or "auto",
+            "max_model_len": k.max_model_len, "mem_fraction": k.gpu_memory_utilization, "enforce_eager": False,
+            "outcome": _OUTCOME.get(o.status, "unknown") if o is not None else "unknown",
+            "gpus_assumed": (h.gpu_count or count) is None and tp is None and k.pp is None,
+            "tokens_per_s": o.tokens_per_s if asked == "slow" and o is not None else None,
+            "concurrency": f.load.concurrency})
+    if asked in ("oom", "growth") and not any(x["outcome"] == "oom" for x in setups):
         setups[-1]["outcome"] = "oom"
-    model = a.slots.get("model") or f"{a.slots.get('params_b'):g}B"
-    case = ServeCase(model=str(model), setups=setups, asked=r.asked,
-                     input_tokens=slots.get("input_tokens"), output_tokens=slots.get("output_tokens"))
-    keep = {k: v for k, v in a.slots.items() if k in ("model", "params_b")}
-    return {**keep, "serving": case.model_dump(), "gpu": setups[0]["gpu"], "gpu_count": setups[0]["gpus"],
-            "gpu_assumed": gpu is None, "engine_assumed": named_engine is None, "engine": named_engine or "vllm"}
+    case = ServeCase(model=model, setups=setups, asked=asked,
+                     input_tokens=f.load.input_tokens, output_tokens=f.load.output_tokens)
+    return {"model": model, "serving": case.model_dump(), "gpu": setups[0]["gpu"], "gpu_count": setups[0]["gpus"],
+            "gpu_assumed": gpu is None, "engine_assumed": engine is None, "engine": engine or "vllm",
+            "setup": f.setup.model_copy(update={"models": ()}).model_dump(exclude_defaults=True),
+            "load": f.load.model_dump(exclude_none=True)}
 
 
 # --- the answer ---------------------------------------------------------------------------------------------------
+QUOTE_MIN = 12  # an engine's own message quoted in its reason is at least this long
+
+
+def _quoted(reason: str) -> str | None:
+    """The engine's own message its reason quotes ('... refuses TP6: "Total number of attention heads ..."')."""
+    start = reason.find('"')
+    end = reason.find('"', start + 1) if start >= 0 else -1
+    return reason[start + 1:end] if end - start - 1 >= QUOTE_MIN else None
+
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def _label(f: dict[str, Any], ph: Phrases) -> str:
@@ -162,7 +137,7 @@ def _cause(code: str, d: dict[str, Any], f: dict[str, Any], ph: Phrases) -> str:
     slow = setups[1 - d["faster"]] if d.get("faster") is not None and len(setups) == 2 else f
     est = f.get("tokens_per_s_at_load") or f.get("tokens_per_s_single")
     zh = ph["hours_unit"] == "小时"
-    reason = str(f.get("reason_zh")) if zh and f.get("reason_zh") else _QUOTED.sub(r"\1", str(f.get("reason", "")))
+    reason = str(f.get("reason_zh")) if zh and f.get("reason_zh") else str(f.get("reason", "")).replace('"', "")
     return text.format(
         gpus=f["gpus"], tp=f["tp"], model=d["model_name"], w=_num(f["weights_gib_per_gpu"]),
         act=_num(f.get("activation_peak_gib")), frac=f"{f.get('mem_fraction') or 0.9:g}",
@@ -198,9 +173,9 @@ def render_serving(d: ServeDiagnosis, ph: Phrases) -> list[str]:
     else:
         opener = str(p["expected"] if d.expected else p["unexpected"]) if d.expected is not None else ""
     lines = [opener + _cause(d.cause, art, f, ph) + ("。" if zh else ".")]
-    quoted = _QUOTED.search(str(f.get("reason", "")))
+    quoted = _quoted(str(f.get("reason", "")))
     if quoted and d.asked != "why_runs":
-        lines.append(str(p["message"]).format(message=quoted.group(1)))
+        lines.append(str(p["message"]).format(message=quoted))
     lines.append(str(p["engine"]).format(engine=d.engine_assumed_zh if zh else d.engine_assumed))
     lines += [""] + [str(p["setup"]).format(label=_label(x, ph), w=_num(x["weights_gib_per_gpu"]),
                                             kv=_num(x["kv_cache_gib_per_gpu"]), tokens=f"{x['kv_capacity_tokens']:,}",

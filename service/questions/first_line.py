@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from service.planner.serving_types import ServingOption, ServingSizing
-from service.planner.training_types import TrainingCandidate
+from service.planner.training_types import TrainingCandidate, TrainingPlan
 from service.questions.base import AnswerBase
 
 Phrases = Mapping[str, object]
@@ -65,12 +65,38 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
             return _ph(ph, "plan_cost_quote").format(where=where, hours=_n(c.training_hours, 1))
         return _ph(ph, "plan_cost").format(cny=_n(c.total_cost_cny), hours=_n(c.training_hours, 1), where=where,
                                            billing=_name(ph, "billing_names", str(c.billing)))
+    if asked == "plan":
+        return _picks(answer.plan, ph)
     if asked == "host" and answer.host is not None and c.vcpus is not None and c.memory_gib is not None:
         h = answer.host  # (a host whose vCPU / RAM is unpublished, HCCPNV5, has no 'you have' to compare)
         return _ph(ph, "plan_host").format(vcpus=h.vcpus, ram=_n(h.ram_gib), disk=_n(h.disk_gb),
                                            ckpt=_n(h.checkpoint_gb, 1), where=where, have_vcpus=c.vcpus * c.nodes,
                                            have_ram=_n(c.memory_gib * c.nodes))
     return None
+
+
+def _picks(plan: TrainingPlan, ph: Phrases) -> str | None:
+    """The configuration in one line: each cloud's pick, its hours and cost, and whether it meets the deadline and
+    the budget asked."""
+    parts: list[str] = []
+    for cloud, instance in plan.picks.items():
+        c = next((x for x in plan.candidates if x.cloud == cloud and x.instance_type == instance), None)
+        if c is None:
+            continue
+        cost = (_ph(ph, "pick_quote") if c.total_cost_cny is None else
+                _ph(ph, "pick_cost").format(cny=_n(c.total_cost_cny), billing=_name(ph, "billing_names", str(c.billing))))
+        verdicts = []
+        if c.meets_deadline is not None and plan.workload.deadline_hours:
+            verdicts.append(_ph(ph, "pick_deadline_ok" if c.meets_deadline else "pick_deadline_no").format(
+                hours=f"{plan.workload.deadline_hours:g}"))
+        if c.within_budget is not None and plan.workload.budget_cny:
+            verdicts.append(_ph(ph, "pick_budget_ok" if c.within_budget else "pick_budget_no"))
+        parts.append(_ph(ph, "pick").format(where=_where(ph, c.cloud, c.instance_type, c.gpu_count, c.gpu_name, c.nodes),
+                                            hours=_n(c.training_hours, 1), cost=cost,
+                                            verdicts="".join(verdicts)))
+    if not parts:
+        return None
+    return _ph(ph, "picks").format(picks=("；" if _zh(ph) else "; ").join(parts))
 
 
 def _serving_figures(answer: AnswerBase) -> tuple[ServingSizing | None, ServingOption | None]:
@@ -156,6 +182,8 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
 def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
 
+    if isinstance(answer, CatalogAnswer) and answer.missing:
+        return _ph(ph, "cat_missing").format(names=("、" if _zh(ph) else ", ").join(answer.missing))
     if not isinstance(answer, CatalogAnswer) or answer.breakeven is None or not answer.breakeven.pairs:
         return None
     p = answer.breakeven.pairs[0]

@@ -15,7 +15,7 @@ from service.planner.training_types import TrainingPlan
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
-from service.questions.view import unsized_model, workload_fields
+from service.questions.view import is_memory_class, unsized_model, workload_fields
 from service.workload import Workload
 
 PLAN_CANDIDATES = 10
@@ -30,9 +30,20 @@ class PlanArgs(Workload):
     lang: Literal["zh", "en"] = Field(default="zh", description="the documents' language")
 
 
+class Refusal(Part):
+    """Why a document asked for was not written (the plan is answered all the same)."""
+
+    field: str = Field(default="", description="the field refused, e.g. model; empty when the plan itself cannot "
+                       "be written as that document")
+    message: str
+    message_zh: str
+    fix: str = ""
+
+
 class Documents(Part):
     request_document: str | None = Field(default=None, description="the request document, Markdown")
     launch_bundle: dict[str, str] | None = Field(default=None, description="file name -> content")
+    refused: Refusal | None = Field(default=None, description="why the documents asked for were not written")
 
 
 class HostAnswer(Part):
@@ -78,10 +89,22 @@ def plan_dict(ctx: Context, w: Workload) -> dict[str, Any]:
 def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
     w = Workload.model_validate(args.model_dump(exclude={"documents", "lang", "asked"}, exclude_unset=True))
     p = plan_dict(ctx, w)
-    docs: Documents | None = None
-    if args.documents:
-        docs = Documents()
-        lang: Literal["zh", "en"] = "en" if args.lang == "en" else "zh"
+    docs = _documents(ctx, p, args) if args.documents else None
+    plan = TrainingPlan.model_validate(p)
+    out = PlanAnswer(plan=plan, documents=docs)
+    if args.asked == "host" and plan.candidates:
+        out.host = _host(plan)
+    return out
+
+
+def _documents(ctx: Context, p: dict[str, Any], args: PlanArgs) -> Documents:
+    """The documents asked for; one that cannot be written (a model name that is not a plausible model id, a plan
+    LLaMA-Factory cannot run) is refused with the reason, and the plan is still the answer."""
+    from service.documents.errors import DocumentInputError
+
+    docs = Documents()
+    lang: Literal["zh", "en"] = "en" if args.lang == "en" else "zh"
+    try:
         if "request_document" in args.documents:
             from service.documents import render_request_markdown
 
@@ -90,11 +113,11 @@ def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
             from service.documents import build_launch_bundle
 
             docs.launch_bundle = dict(build_launch_bundle(p, ctx.catalog, lang).files)
-    plan = TrainingPlan.model_validate(p)
-    out = PlanAnswer(plan=plan, documents=docs)
-    if args.asked == "host" and plan.candidates:
-        out.host = _host(plan)
-    return out
+    except DocumentInputError as exc:
+        return Documents(refused=Refusal(
+            field=str(getattr(exc, "field", "")), message=exc.message, fix=exc.fix,
+            message_zh=getattr(exc, "message_zh", "") or "该方案无法写成申请文档或 LLaMA-Factory 启动包。"))
+    return docs
 
 
 def _host(plan: TrainingPlan) -> HostAnswer:
@@ -116,6 +139,8 @@ def _route(a: Ask) -> PlanArgs | Missing:
         return Missing("model")
     if f.setup.hardware.gpu_count:
         fields["gpu_count"] = f.setup.hardware.gpu_count  # '8卡A800，要多久': the count they name
+    if f.setup.hardware.gpu and not fields.get("gpu_include") and not is_memory_class(f.setup.hardware.gpu):
+        fields["gpu_include"] = [f.setup.hardware.gpu]  # '2机16卡A800 大概几天': planned on the card they name
     docs = list(f.documents)
     return PlanArgs.model_validate({**fields, **({"documents": docs, "lang": a.lang} if docs else {}),
                                     "asked": f.asked})
@@ -126,6 +151,9 @@ def _render(answer: PlanAnswer, ph: Phrases) -> str:
     plan = answer.plan.model_dump(mode="json")
     text = plan_text.render_plan(plan, lang, ph, [c.model_dump(mode="json") for c in answer.citations])
     docs = answer.documents
+    if docs is not None and docs.refused is not None:
+        text += "\n\n" + ph["doc_refused"].format(reason=docs.refused.message_zh if lang == "zh" else
+                                                  docs.refused.message)
     if docs is not None and docs.request_document:
         text += "\n\n" + ph["doc_ready"].format(document=docs.request_document)
     if docs is not None and docs.launch_bundle:

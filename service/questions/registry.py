@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter
 
+from service.frame import Frame
 from service.questions import (
     capacity,
     catalog,
@@ -29,6 +30,7 @@ from service.questions import (
 )
 from service.questions.base import AnswerBase, QuestionModule
 from service.questions.clarify import ClarifyAnswer
+from service.questions.decide import question_type
 
 MODULES: tuple[QuestionModule[Any, Any], ...] = (
     plan.MODULE,
@@ -50,6 +52,7 @@ BY_TOOL: dict[str, QuestionModule[Any, Any]] = {m.tool: m for m in MODULES if m.
 WORKLOAD_TYPES: tuple[str, ...] = tuple(m.name for m in MODULES if m.workload)
 
 
+@cache
 def frame_table() -> dict[tuple[str, str], str]:
     """(task, asked) -> question type, from the modules' declarations; a later module's claim wins."""
     out: dict[tuple[str, str], str] = {}
@@ -76,3 +79,10 @@ def parse_answer(data: Any) -> AnswerBase:
     out = answer_adapter().validate_python(data)
     assert isinstance(out, AnswerBase)
     return out
+
+
+def decide(frame: Frame) -> str:
+    """The question type of a frame (service/questions/decide.py with the modules' table): what both readers and
+    the turn call."""
+    return question_type(frame, frame_table())
+

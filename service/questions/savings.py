@@ -8,11 +8,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from service.errors import InvalidInputError, validation_line
+from service.frame import measured_baseline
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
 from service.questions import texts
 from service.questions.base import AnswerBase, Ask, Asked, Context, Missing, QuestionModule, workload_of
-from service.questions.decide import measured_baseline
 from service.questions.parts import PlanRow
 from service.questions.view import workload_fields
 from service.workload import Workload

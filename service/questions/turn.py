@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
 from service.catalog.unsized import unsized_index
+from service.catalog.user_prices import UserPrice
 from service.errors import AdvisorError, InvalidInputError, validation_line
 from service.frame import Frame
 from service.questions import knowledge
@@ -31,11 +32,10 @@ from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, P
 from service.questions.carry import continued
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
-from service.questions.decide import question_type
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
 from service.questions.invariants import log_violations
 from service.questions.parts import PassageRef
-from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer
+from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, decide
 from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
@@ -125,6 +125,7 @@ class Names:
         self.instances = {normalize(r.instance_type): r.instance_type for r in catalog.instances}
         self.instance_gpus = {r.instance_type: (r.gpu, r.gpu_count) for r in catalog.instances}
         self.kinds: dict[str, str] = {m.id: m.kind for m in catalog.models}
+        self.sizes: dict[str, float] = {m.id: m.params_published_b for m in catalog.models}
         families = frozenset({r.family.lower() for r in catalog.instances} |
                              {r.instance_type.lower() for r in catalog.instances} |
                              {f.family.lower() for f in catalog.families})  # named only ('PNV5是什么卡')
@@ -134,7 +135,7 @@ class Names:
         self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
         spelled = {f.family.lower(): f.family for f in catalog.families} | {r.family.lower(): r.family
                                                                             for r in catalog.instances}
-        self.reader = Reader(self.models, self.gpus, question_type,
+        self.reader = Reader(self.models, self.gpus, decide,
                              catalog=CatalogNames(families, dict(self.instances), spelled))
 
     def mentioned(self, text: str) -> list[str]:
@@ -148,6 +149,16 @@ class Names:
             if hit and hit not in found and not any(hit in f for f in found):
                 found.append(span if key in self.gpus else hit)
         return found
+
+    def members(self, family: str) -> list[str]:
+        """The catalog's models of a family named without a size ('LLaVA' -> [LLaVA-1.5-7B], 'BLOOM' -> [BLOOM-560M,
+        BLOOM-7B1]): the ids whose name starts with it, smallest first."""
+        key = normalize(family)
+        if len(key) < 3:
+            return []
+        ids = sorted({i for i in self.models.values() if normalize(i).startswith(key) and i in self.sizes},
+                     key=lambda i: self.sizes[i])
+        return ids
 
     def kind(self, name: str) -> str | None:
         """The model's kind: from the catalog, or from the name of one outside it ('bge-small-en': encoder)."""
@@ -206,6 +217,7 @@ class _Plan:
     alternative: str | None = None
     frame: Frame | None = None
     carried: tuple[str, ...] = ()
+    family: str | None = None  # 'LLaVA→LLaVA-1.5-7B': a family read as its one catalog member, said
 
 
 def _compat(frame: Frame, text: str, names: Names) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -230,7 +242,8 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     if prev_frame is None and conv.user_texts and reading.frame.continues:
         prev_frame = frame_from_texts(names.reader, conv.user_texts)
     frame, carried = continued(reading.frame, prev_frame, reading.bare)
-    qtype = question_type(frame)
+    frame, family = _family_member(frame, names)
+    qtype = decide(frame)
     slots, extra = _compat(frame, text, names)
     ask = Ask(frame, prev, lang, reading, slots, text, extra)
     if qtype in REDIAGNOSED and (wants_serving_diagnosis(ask) or (qtype == "serving" and explains_observation(ask))):
@@ -238,7 +251,10 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     module = BY_NAME[qtype]
     routed = module.route(ask)
     if isinstance(routed, Missing):
-        return _Plan(module.name, missing=routed.slot, name=routed.name, frame=frame, carried=carried)
+        name, slot = routed.name, routed.slot
+        if slot == "model_size" and name and (members := names.members(name)):
+            slot, name = "model_which", name + "|" + ("、" if lang == "zh" else ", ").join(members[:4])
+        return _Plan(module.name, missing=slot, name=name, frame=frame, carried=carried)
     if routed is None:  # a how-to with a workload in it: answered as knowledge
         routed = BY_NAME["knowledge"].route(ask)
         assert isinstance(routed, BaseModel)
@@ -248,7 +264,23 @@ def _route(reading: Reading, conv: Conversation, names: Names, lang: str, text: 
     if isinstance(args, Workload) and "method" not in args.model_fields_set and names.kind(
             str(args.model or "")) in ("encoder", "vision_transformer", "cnn"):
         args = args.model_copy(update={"method": "full"})  # encoders, ViTs and CNNs are fine-tuned in full
-    return _Plan(module.name, args, frame=frame, carried=carried)
+    return _Plan(module.name, args, frame=frame, carried=carried, family=family)
+
+
+def _family_member(frame: Frame, names: Names) -> tuple[Frame, str | None]:
+    """A model named by its family alone ('LLaVA') that the catalog has one member of: that member, said. Several
+    members ('BLOOM'): left for the route to ask which, with the sizes the catalog knows."""
+    s = frame.setup
+    ref = s.models[0] if s.models else None
+    if ref is None or ref.id or ref.params_b:
+        return frame, None
+    members = names.members(ref.name)
+    if len(members) != 1:
+        return frame, None
+    setup = s.model_copy(update={"models": (ref.model_copy(update={"id": members[0], "name": members[0],
+                                                                   "estimated": False}), *s.models[1:])})
+    setups = tuple(setup if i == frame.asked_setup else x for i, x in enumerate(frame.setups))
+    return frame.model_copy(update={"setups": setups}), f"{ref.name}→{members[0]}"
 
 
 GENERAL_SLOTS = ("model", "observation", "gpu")  # asked back, with what the guide says in general meanwhile
@@ -270,7 +302,8 @@ def _general(ctx: Context, message: str, lang: str, ph: Phrases) -> tuple[list[P
 def _ask_back(slot: str, name: str | None, ph: Phrases, notes: Sequence[str]) -> str:
     """One precise question for the slot that changes the answer (naming what it asks about)."""
     head = "".join(f"> {n}\n\n" for n in notes)
-    return head + str(ph["ask"].get(slot, ph["ask"]["model"])).format(name=name or "")
+    said, _, members = (name or "").partition("|")
+    return head + str(ph["ask"].get(slot, ph["ask"]["model"])).format(name=said, members=members)
 
 
 def _context(reader: FrameReader, conv: Conversation) -> tuple[str, ...]:
@@ -303,8 +336,9 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
     lang = lang or reading.language
     ph = phrases_of(lang)
     notes = list(reading.frame.notes)
-    if reading.parsed.user_price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
-        ctx, price_note = priced_context(ctx, reading.parsed.user_price, lang)
+    price = reading.parsed.user_price or _frame_price(reading.frame)
+    if price is not None:  # '每卡每小时只要8元': this turn is costed at the user's price
+        ctx, price_note = priced_context(ctx, price, lang)
         notes = [price_note, *notes]
     try:
         plan = _route(reading, conv, names, lang, message)
@@ -329,7 +363,20 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
                     text=text, citations=general[0], language=lang, frame=plan.frame)
     if plan.carried:
         notes = [*notes, carried_line(plan.frame or reading.frame, plan.carried, ph, lang)]
+    if plan.family:
+        said, meant = plan.family.split("→")
+        notes = [*notes, str(ph["family_member"]).format(family=said, model=meant)]
     return _answered(ctx, plan, info, slots, notes, ph, lang)
+
+
+def _frame_price(frame: Frame) -> UserPrice | None:
+    """The user's own price as a frame states it (the LLM reader's), for the card of the setup asked about."""
+    cny = frame.constraints.user_price_cny_per_gpu_hour
+    gpu = frame.setup.hardware.gpu or next(iter(frame.constraints.gpu_include), None)
+    if cny is None or not gpu:
+        return None
+    clouds = frame.constraints.clouds
+    return UserPrice(gpu, cny, clouds[0] if len(clouds) == 1 else None, f"¥{cny:g}")
 
 
 def _info(reading: Reading, plan: _Plan) -> ReadingInfo:

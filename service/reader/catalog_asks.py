@@ -27,6 +27,7 @@ def _c(pattern: str) -> re.Pattern[str]:
 # an instance family as the clouds write it: GT4, PNV4, HCCPNV4sn, GN10Xp, p.n1v100 (JD: p.<family>)
 _FAMILY = re.compile(r"(?<![A-Za-z0-9.])(?:(?:HCC|BM)?[A-Z]{2,5}\d{1,2}[A-Za-z]{0,3}|p\.[a-z]\d[a-z0-9]+|cps\.gpu)"
                      r"(?![A-Za-z0-9])")
+_NOT_FAMILY = re.compile(r"(?:FP|BF|INT|TP|PP|EP|DP|SM|CC|GB|TB|MB)\d", re.IGNORECASE)  # dtypes, degrees, units
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 _CHEAPEST = _c(r"最便宜|最低价|便宜的|(?<![A-Za-z])(?:cheapest|lowest price|least expensive)(?![A-Za-z])")
 _BREAKEVEN = _c(r"划算|合算|临界|break[- ]?even|worth it|多少小时|几个小时")
@@ -62,6 +63,11 @@ def catalog_names(text: str, families: Mapping[str, str], instances: Mapping[str
             continue
         if low in families:
             found.append((m.start(), families[low]))
+    if found:  # beside a family the catalog has, another written the clouds' way is one too (it may have no rows)
+        for m in _FAMILY.finditer(text):
+            word = m.group(0)
+            if not _NOT_FAMILY.match(word) and not any(at <= m.start() < at + len(h) for at, h in found):
+                found.append((m.start(), word))
     return tuple(dict.fromkeys(name for _, name in sorted(found)))
 
 

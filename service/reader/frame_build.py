@@ -19,6 +19,7 @@ from service.reader import catalog_asks
 from service.reader.choices import billings_mentioned, methods_mentioned
 from service.reader.constraints import GPU_MARK
 from service.reader.message import ParsedMessage
+from service.reader.run_frame import with_run_figures
 from service.reader.scope import off_scope
 from service.reader.setups import Contrast, find_contrast
 
@@ -43,12 +44,15 @@ class CatalogNames:
     families: frozenset[str] = frozenset()
     instances: Mapping[str, str] = field(default_factory=dict)
     spelled: Mapping[str, str] = field(default_factory=dict)  # a family in lower case -> as the catalog writes it
+    model_ids: frozenset[str] = frozenset()  # the catalog's model ids (a name outside them is sized by its size)
 
 
-def _model_refs(slots: Mapping[str, Any], parsed: ParsedMessage) -> tuple[ModelRef, ...]:
+def _model_refs(slots: Mapping[str, Any], parsed: ParsedMessage, known: frozenset[str]) -> tuple[ModelRef, ...]:
     name = slots.get("model")
-    if name:
+    if name and (not known or name in known):
         return (ModelRef(name=str(name), id=str(name), params_b=slots.get("params_b")),)
+    if name:  # named as written, not a catalog id: sized by the size it states, else asked for
+        return (ModelRef(name=str(name), params_b=slots.get("params_b"), estimated=True),)
     if slots.get("params_b"):
         return (ModelRef(name=f"{slots['params_b']:g}B", params_b=float(slots["params_b"]), estimated=True),)
     mention = parsed.extra.get("model_mention")
@@ -67,7 +71,7 @@ def _outcome(slots: Mapping[str, Any]) -> Outcome | None:
                    util_pct=obs.get("util_pct"))
 
 
-def _setup(slots: Mapping[str, Any], parsed: ParsedMessage) -> Setup:
+def _setup(slots: Mapping[str, Any], parsed: ParsedMessage, known: frozenset[str] = frozenset()) -> Setup:
     engine = slots.get("engine")
     knobs = Knobs(engine=engine if engine in (*_ENGINES, "mindie", "ktransformers", "hf") else None,
                   framework=engine if engine in _FRAMEWORKS else None, max_model_len=slots.get("max_model_len"),
@@ -79,7 +83,7 @@ def _setup(slots: Mapping[str, Any], parsed: ParsedMessage) -> Setup:
     hw = Hardware(gpu=gpus[0] if gpus else None, gpu_memory_gb=slots.get("gpu_memory_gb"),
                   gpu_count=parsed.subject.gpu_count or slots.get("gpu_count"),
                   cloud=clouds[0] if len(clouds) == 1 else None, nodes=catalog_asks.machines(parsed.marked))
-    return Setup(models=_model_refs(slots, parsed), method=slots.get("method"), objective=slots.get("stage"),
+    return Setup(models=_model_refs(slots, parsed, known), method=slots.get("method"), objective=slots.get("stage"),
                  knobs=knobs, hardware=hw, outcome=_outcome(slots))
 
 
@@ -181,7 +185,7 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
     text = text or parsed.marked.replace("\x00", " ").replace("\x01", " ")
     if asked == "capacity" and task != "serve" and _SERVE_WORDS.search(text) and not _TRAIN_WORDS.search(text):
         task = "serve"  # '4090能部署多大的模型': the largest model an inference engine starts
-    base = _setup(slots, parsed)
+    base = _setup(slots, parsed, catalog.model_ids)
     contrast = find_contrast(parsed.marked.replace("\x00", " ").replace("\x01", " ") or "")
     setups: tuple[Setup, ...] = (base,)
     which = 0
@@ -223,8 +227,9 @@ def build_frame(parsed: ParsedMessage, slots: Mapping[str, Any], task: str, aske
     if compared is None and len(methods_mentioned(text)) >= 2:
         compared, options = "method", tuple(methods_mentioned(text))
     lex = lexicon()
-    return Frame(task=task, asked=asked, setups=setups, asked_setup=which,
-                 data=data, load=load, constraints=constraints, documents=tuple(parsed.wants_documents),
-                 fact=fact, target=slots.get("target"), compared=compared, options=options,
-                 names=names, region=lex.region_in(text), other_clouds=tuple(lex.other_clouds_in(text)),
-                 query=text.strip(), language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    frame = Frame(task=task, asked=asked, setups=setups, asked_setup=which,
+                  data=data, load=load, constraints=constraints, documents=tuple(parsed.wants_documents),
+                  fact=fact, target=slots.get("target"), compared=compared, options=options,
+                  names=names, region=lex.region_in(text), other_clouds=tuple(lex.other_clouds_in(text)),
+                  query=text.strip(), language=parsed.language, notes=tuple(parsed.unparsed_notes))
+    return with_run_figures(frame, parsed.marked, tuple(parsed.subject.gpus))  # a run's knobs, links, CUDA error

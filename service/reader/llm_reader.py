@@ -26,6 +26,7 @@ from service.reader.from_frame import Names, OffSchemaError, reading_from_draft
 from service.reader.llm_schema import FrameDraft
 from service.reader.message import note
 from service.reader.read import Reader, ReaderUnavailable, Reading
+from service.redact import failure, for_log, mask
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +48,14 @@ def user_prompt(text: str, turns: Sequence[str], prev_type: str | None) -> str:
 
 
 def _why(exc: BaseException) -> str:
+    """The reason a turn read offline, as `backend` and the stored turn carry it: the schema's field and the error
+    kind, or the error's class and HTTP status (service/redact.py); never the provider's own words."""
     if isinstance(exc, ValidationError):
         errors = exc.errors()
         loc, kind = (errors[0]["loc"], errors[0]["type"]) if errors else ((), "invalid")
-        where = ".".join(str(p) for p in loc) or "frame"
+        where = ".".join(str(p) for p in loc if isinstance(p, int) or str(p).isidentifier()) or "frame"
         return f"off-schema answer ({where}: {kind})"[:REASON_CHARS]
-    return f"{type(exc).__name__}: {str(exc)[:REASON_CHARS]}"
+    return failure(exc)[:REASON_CHARS]
 
 
 class LlmFrameReader:
@@ -61,7 +64,7 @@ class LlmFrameReader:
     name = "llm"
 
     def __init__(self, llm: Any, offline: Reader, instructions: str, method: str | None = "function_calling",
-                 context_turns: int = CONTEXT_TURNS) -> None:
+                 context_turns: int = CONTEXT_TURNS, secrets: Sequence[str] = ()) -> None:
         kwargs: dict[str, Any] = {"method": method} if method else {}
         self._structured = llm.with_structured_output(FrameDraft, include_raw=True, **kwargs)
         self._offline = offline
@@ -69,6 +72,12 @@ class LlmFrameReader:
         self.instructions = instructions
         self.method = method
         self.context_turns = context_turns
+        self._secrets = tuple(secrets)  # masked wherever a failure is logged (the configured API key)
+
+    def _unavailable(self, exc: BaseException, reason: str | None = None) -> ReaderUnavailable:
+        """The failure logged with its text masked; the reason that leaves this module has no provider text."""
+        log.warning("LLM reader failed: %s", for_log(exc, self._secrets))
+        return ReaderUnavailable(mask(reason or _why(exc), self._secrets))
 
     def draft(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> FrameDraft:
         """The provider's frame of the message; ReaderUnavailable when there is none."""
@@ -78,18 +87,18 @@ class LlmFrameReader:
         try:
             out = self._structured.invoke(messages)
         except Exception as exc:  # the provider's error, its timeout, a refusal
-            raise ReaderUnavailable(_why(exc)) from exc
+            raise self._unavailable(exc) from exc
         parsed = out.get("parsed") if isinstance(out, dict) else out
         error = out.get("parsing_error") if isinstance(out, dict) else None
         if error is not None:
             cause = error.__cause__ if isinstance(error.__cause__, ValidationError) else error
-            raise ReaderUnavailable(_why(cause) if isinstance(cause, ValidationError)
-                                    else f"off-schema answer ({str(error)[:REASON_CHARS]})")
+            raise self._unavailable(cause, _why(cause) if isinstance(cause, ValidationError)
+                                    else f"off-schema answer ({type(error).__name__})")
         if isinstance(parsed, dict):  # a provider that returns the arguments unparsed
             try:
                 parsed = FrameDraft.model_validate(parsed)
             except ValidationError as exc:
-                raise ReaderUnavailable(_why(exc)) from exc
+                raise self._unavailable(exc) from exc
         if not isinstance(parsed, FrameDraft):
             raise ReaderUnavailable("off-schema answer (no frame in the reply)")
         return parsed
@@ -103,8 +112,8 @@ class LlmFrameReader:
         try:
             return reading_from_draft(draft, text, self._names, self._offline.decide, notes)
         except (OffSchemaError, ValidationError) as exc:
-            raise ReaderUnavailable(_why(exc) if isinstance(exc, ValidationError)
-                                    else f"off-schema answer ({exc})") from exc
+            raise self._unavailable(exc, _why(exc) if isinstance(exc, ValidationError)
+                                    else f"off-schema answer ({exc})") from exc  # our words, from the frame's counts
 
 
 class UnavailableReader:
@@ -115,7 +124,7 @@ class UnavailableReader:
     context_turns = 0
 
     def __init__(self, reason: str) -> None:
-        self.reason = reason[:REASON_CHARS]
+        self.reason = reason[:REASON_CHARS]  # our own words (a setting missing) or failure(exc): no provider text
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
         raise ReaderUnavailable(self.reason)

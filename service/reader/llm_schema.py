@@ -200,6 +200,8 @@ class ConstraintsDraft(_Draft):
     objective: Objective | None = Field(default=None, description="cheapest, fastest or balanced (性价比)")
     gpu_include: list[str] = Field(default_factory=list, max_length=8, description="only these GPUs")
     gpu_exclude: list[str] = Field(default_factory=list, max_length=8, description="never these GPUs")
+    user_price_cny_per_gpu_hour: float | None = Field(default=None, gt=0, le=10000, description="the user's own "
+                                                      "price per GPU-hour, yuan ('协议价A800每卡时8块' = 8)")
     usage_hours_per_month: float | None = Field(default=None, gt=0, description="hours a month they will run "
                                                 "('每月只用100小时')")
     needs: list[Need] = Field(default_factory=list, max_length=3, description="instance features required: "

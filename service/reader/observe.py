@@ -33,9 +33,10 @@ _UNIT_H = {"小时": 1.0, "个小时": 1.0, "h": 1.0, "hr": 1.0, "hrs": 1.0, "ho
            "days": 24.0, "day": 24.0, "分钟": 1 / 60, "min": 1 / 60, "mins": 1 / 60, "minutes": 1 / 60, "minute": 1 / 60}
 _DUR = (rf"(?P<n>{DEC}|[一二两三四五六七八九十半]+|(?<![A-Za-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?)(?![A-Za-z]))\s*(?P<u>个小时|小时|hrs?|hours?|h(?![A-Za-z])|天|days?|分钟|mins?|minutes?)")
 _EPOCH = r"(?:epoch|轮|个epoch|一轮|一个epoch|1个epoch|每个epoch|每轮|per epoch|an epoch|one epoch|1 epoch|each epoch)"
+_DEADLINE_AFTER = r"(?!\s*(?:内|之内|以内|完成|跑完|训完|搞定|deadline|or less|以下))"  # '48h 内' is a deadline
 _HOURS = [
-    _c(_EPOCH + r"[^。.!?？\n\d]{0,14}?" + _DUR),
-    _c(_DUR + r"[^。.!?？\n\d]{0,12}?(?:per|for|an?|one|each|一个|每个|1个)?\s*" + _EPOCH),
+    _c(_EPOCH + r"[^。.!?？\n\d]{0,14}?" + _DUR + _DEADLINE_AFTER),
+    _c(_DUR + _DEADLINE_AFTER + r"[^。.!?？\n\d]{0,12}?(?:per|for|an?|one|each|一个|每个|1个)?\s*" + _EPOCH),
     _c(r"(?:花了|用了|跑了|训了|训练了|练了|要跑|需要跑|得跑|实际需要|实际要|显示|预计还要|预计|总时长|耗时|"
        r"(?<![A-Za-z])(?:took|takes?|taking|eta|it'?s been|ran for|trained for)"
        r"(?![A-Za-z]))[^。.!?？\n\d]{0,10}?" + _DUR + r"(?!\s*(?:内|之内|以内|完成|deadline))"),

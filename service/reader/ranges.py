@@ -44,7 +44,7 @@ RANGES: dict[str, Range] = {
                             ("at most 5 years", "最多 5 年")),
     "seq_len": Range(16, 1_048_576, ("at least 16 tokens", "至少 16 tokens"),
                      ("at most 1M tokens", "最多 1M tokens")),
-    "params_b": Range(MIN_PARAMS_B, 5000, ("at least 1M parameters", "至少 100 万参数"),
+    "params_b": Range(MIN_PARAMS_B, 5000, ("at least 7M parameters", "至少 700 万参数"),
                       ("at most 5000B parameters", "最多 5000B 参数")),
     "dataset_gb": Range(MIN_DATASET_GB, 1e7, ("at least 1 KB", "至少 1 KB"), ("at most 10 PB", "最多 10 PB")),
     "lora_rank": Range(1, 4096, ("at least rank 1", "至少为 1"), ("at most rank 4096", "最多 4096"), whole=True),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from threading import Lock
 from typing import Any, Literal, Protocol
 
@@ -38,6 +38,10 @@ MARGIN = 0.25
 ALSO = 0.15  # a second reading this likely is worth a line
 FOLLOW_WEIGHT = 0.6  # how much a follow-up without words of its own keeps the previous question type
 FOLLOW_CHARS = 24  # a follow-up is short: a longer message states its own question
+_QUESTION_WORDS = re.compile(r"吗|是什么|为什么|怎么|如何|是否|哪个|哪些|会不会|要不要|有没有|咋|啥|多少|多大|多久|几张|几卡|"
+                             r"(?<![A-Za-z])(?:what|why|how|which|does|do|is|are|can|could|should)(?![A-Za-z])",
+                             re.IGNORECASE)
+OWN_QUESTION = 0.6  # a follow-up whose words say what it asks this surely asks that ('改成lora的话能省多少': savings)
 PARSED_CACHE = 512  # messages kept parsed: a conversation's earlier turns are read again on every turn
 Confidence = Literal["sure", "unsure"]
 # The frame a question type implies (a previous turn known only by its type; a case labelled before the frame)
@@ -91,9 +95,12 @@ class FrameReader(Protocol):
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading: ...
 
 
-def _continues(text: str, x: Mapping[str, float]) -> bool:
-    """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own."""
-    return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow")) and not x.get("s:model")
+def _continues(text: str, x: Mapping[str, float], parsed: ParsedMessage) -> bool:
+    """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own (the conversation's
+    model, in the features, is not its own)."""
+    own = {**parsed.question_slots, **parsed.slots}
+    named = any(k in own for k in ("model", "params_b")) or "model_mention" in parsed.extra
+    return len(text.strip()) <= FOLLOW_CHARS and bool(x.get("c:follow") or _CONTINUES.search(text)) and not named
 
 
 class Reader:
@@ -108,6 +115,8 @@ class Reader:
         self.model_aliases = model_aliases
         self.gpu_aliases = gpu_aliases
         self.catalog = catalog or CatalogNames()
+        if not self.catalog.model_ids:
+            self.catalog = replace(self.catalog, model_ids=frozenset(model_aliases.values()))
         self.families = self.catalog.families  # the catalog's instance families and types, lower case
         self._decide = decide
         self._model = model
@@ -157,7 +166,10 @@ class Reader:
         p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
         parsed, slots = conversation_slots(text, turns, self.parse)
         own = question_slots(parsed)
-        bare = prev_type is not None and _continues(text, x)
+        # a follow-up with no question of its own: no question words ('预算改成4500呢', '那两张呢'), or none that say
+        # surely what it asks ('what about two of them?'); '改成lora的话能省多少' asks its own question
+        bare = prev_type is not None and _continues(text, x, parsed) and (
+            not _QUESTION_WORDS.search(text) or max(p_asked.values()) < OWN_QUESTION)
         follows = (prev_type is not None or bool(turns)) and continues(text, parsed, x, bare)
         if (turns or prev_type) and not follows:
             # a new question in a conversation ('H800一小时多少钱' after a plan): read on its own, nothing carried

@@ -17,7 +17,8 @@ Sources (the repositories at the commits named; paths inside them):
   optimizer_in_bwd True; distributed: FSDP2, torch AdamW).
 - Axolotl @067b021 (2026-07-24): utils/schemas/config.py (gradient_checkpointing False), utils/schemas/training.py
   (optimizer adamw_torch_fused), loaders/model.py (QLoRA runs prepare_model_for_kbit_training unless FSDP or
-  ZeRO-3), utils/schemas/peft.py (lora_target_linear unset: PEFT's per-model default, q_proj and v_proj for Llama).
+  ZeRO-3, then `_configure_embedding_dtypes` casts the norms and the embedding modules back to torch_dtype for an
+  adapter run: no fp32 embeddings, head or residual stream stay), utils/schemas/peft.py (lora_target_linear unset: PEFT's per-model default, q_proj and v_proj for Llama).
 - TRL @f2cd577 (2026-07-24): trainer/base_config.py (gradient_checkpointing True), trainer/sft_config.py (bf16 True,
   loss_type "chunked_nll"), trainer/sft_trainer.py (a model named by id loads in fp32; QLoRA adapters cast to bf16;
   no prepare_model_for_kbit_training since v0.22, Aug 2025).
@@ -76,7 +77,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharding="fsdp2", pure_without_zero=True, fused_adamw=True, source="pytorch/torchtune@bd2a0fc")}),
     "axolotl": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="Axolotl", precision="bf16", optimizer_full_single="adamw", checkpointing="none", lora_targets="qv",
-        loss="full_logits", kbit_upcast=True, fused_adamw=True, source="axolotl-ai-cloud/axolotl@067b021")}),
+        loss="full_logits", kbit_upcast=False, fused_adamw=True, source="axolotl-ai-cloud/axolotl@067b021")}),
     "trl": FrameworkDefaults(**{**_COMMON, **dict(  # type: ignore[arg-type]
         name="TRL", precision="bf16", optimizer_full_single="adamw", checkpointing="full", lora_targets="qv",
         loss="chunked", fp32_weights=True, base_fp32=True, source="huggingface/trl@f2cd577")}),

@@ -80,6 +80,7 @@ class TrainSetup:
     # "eager"), not one grouped GEMM per projection (transformers 5's grouped_mm, Megatron's grouped GEMM)
     expert_loop: bool = False
     expert_parallel: int = 1  # expert-parallel degree: experts spread over this many GPUs, tokens sent all-to-all
+    compiled: bool = False  # torch.compile: the elementwise work between GEMMs fused (service/sizing/throughput.py)
 
     @property
     def shard_n(self) -> int:

@@ -119,8 +119,8 @@ def build_slack_app(settings: Settings, assistant: AssistantProtocol | Assistant
         ack()
 
     def ack_command(ack: Ack, command: dict[str, Any]) -> None:
-        if str(command.get("text") or "").strip():
-            ack()
+        if str(command.get("text") or "").strip():  # the answer's first lines, in the command's own response
+            ack(**handlers.command_reply(command))
         else:  # nothing asked: the usage, privately (the lazy listener does nothing)
             ack(text=f"{usage_text('zh')}\n{usage_text('en')}")
 

@@ -1,8 +1,11 @@
-"""Slack retries an event when our 2xx is late or lost (X-Slack-Retry-Num: 1, 2, 3; same event_id).
+"""Slack retries an event when our 2xx is late or lost (X-Slack-Retry-Num: 1, 2, 3; same event_id); a signed slash
+command or button click replayed within the five minutes its signature is valid is the same request again (same
+trigger_id). Each is answered once.
 
-`SeenEvents.first_time(event_id)` is true once per event id within the TTL, across threads and processes that
-share the data dir, or the Postgres database with DATABASE_URL (several workers, several hosts): an
-INSERT ... ON CONFLICT DO NOTHING on the event id is the atomic test.
+`SeenEvents.first_time(key)` is true once per key within the TTL, across threads and processes that share the data
+dir, or the Postgres database with DATABASE_URL (several workers, several hosts): an INSERT ... ON CONFLICT DO
+NOTHING on the key is the atomic test. Keys: the event id; `command:<trigger_id>` for a slash command;
+`action:<trigger_id>` for an interactive payload (Slack makes a new trigger_id for every invocation and click).
 """
 
 from __future__ import annotations
@@ -41,13 +44,22 @@ def retry_info(headers: Mapping[str, Any]) -> tuple[int, str]:
     return (int(num) if num.isdigit() else 0), first("x-slack-retry-reason")
 
 
+def dedup_key(body: Mapping[str, Any]) -> str | None:
+    """What makes this request the same as one seen: the event id, or the command's or click's trigger id."""
+    if body.get("type") == "event_callback":
+        key = body.get("event_id")
+        return key if isinstance(key, str) and key else None
+    trigger = body.get("trigger_id")
+    if not isinstance(trigger, str) or not trigger:
+        return None
+    return f"command:{trigger}" if body.get("command") else f"action:{trigger}" if body.get("type") else None
+
+
 def is_duplicate(seen: SeenEvents, body: Mapping[str, Any], headers: Mapping[str, Any]) -> bool:
-    """True for an Events API delivery whose event_id was already taken; other payloads are never duplicates."""
-    event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-    if not isinstance(event_id, str) or not event_id:
-        return False
-    if seen.first_time(event_id):
+    """True for an event, slash command or click already taken (dedup_key); other payloads are never duplicates."""
+    key = dedup_key(body)
+    if key is None or seen.first_time(key):
         return False
     num, reason = retry_info(headers)
-    log.info("dropping duplicate Slack event %s (retry %d, %s)", event_id, num, reason or "no reason given")
+    log.info("dropping duplicate Slack request %s (retry %d, %s)", key, num, reason or "no reason given")
     return True

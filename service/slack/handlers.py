@@ -30,6 +30,7 @@ from service.slack.blocks import (
     parse_action_value,
     usage_text,
 )
+from service.slack.command_reply import PendingAnswers, command_reply
 from service.slack.delivery import SlackDelivery, is_connection_error
 from service.slack.feedback import feedback_block, parse_feedback, thanks_text
 from service.slack.kit import Block, Lang, section, tr
@@ -87,6 +88,7 @@ class SlackHandlers:
         self.threads = threads
         self.delivery = delivery or SlackDelivery()
         self.langs: dict[str, Lang] = {}  # user id -> language of their Slack locale (panel greetings)
+        self.pending = PendingAnswers()  # slash commands answered in their ack, waiting for their thread
 
     # -- Bolt lazy listeners (arguments are injected by name) -------------------------------------------
     def on_mention(self, event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
@@ -136,33 +138,46 @@ class SlackHandlers:
             return
         self.converse(client, channel, thread_ts, question, recipient=recipient_of(body, event))
 
+    # -- the slash command: its own response carries the answer (service/slack/command_reply.py) --------------------
+    def command_reply(self, command: dict[str, Any]) -> dict[str, Any]:
+        """What the ack sends back: the answer's first lines when it is ready in time, else a line it is coming.
+        The answer is started here and kept for the lazy listener, which posts it in a thread."""
+        question = slack_text_to_plain(str(command.get("text") or ""))
+        asked = _asked(command, question)
+        future = self.pending.start(_key(command), lambda: self.answer(None, None, question, asked=asked))
+        return command_reply(future, language_of(question))
+
     def _on_command(self, command: dict[str, Any], client: WebClient, respond: Callable[..., Any]) -> None:
         question = slack_text_to_plain(str(command.get("text") or ""))
         if not question:
             return  # the ack showed the usage
-        user, lang = str(command.get("user_id") or ""), language_of(question)
-        quoted = escape(truncate(question, 500))
-        asked = tr(lang, f"<@{user}> 问：{quoted}", f"<@{user}> asked: {quoted}") if user else quoted
+        asked = _asked(command, question)
+        started = self.pending.take(_key(command))
+        ready = started.result() if started is not None else None  # the ack's answer: asked once
         channel = str(command["channel_id"])
         try:  # the question is the root of a new thread; the answer streams in below it
             root = client.chat_postMessage(channel=channel, text=asked)
         except SlackApiError as exc:
             # the bot may not post here (not a member, or someone else's DM): answer the asker privately
             log.info("cannot post in %s: %s", channel, exc.response.get("error"))
-            result, blocks = self.answer(None, None, question, asked=asked)
+            result, blocks = ready or self.answer(None, None, question, asked=asked)
             if result is not None:
                 blocks = answer_blocks(result, asked=asked, extra=self.feedback_blocks(result))
             respond(text=_text(result, blocks), blocks=blocks, response_type="ephemeral", replace_original=False)
             return
         self.converse(client, channel, str(root["ts"]), question,
-                      recipient=(str(command.get("team_id") or ""), user))
+                      recipient=(str(command.get("team_id") or ""), str(command.get("user_id") or "")), ready=ready)
 
     def converse(self, client: WebClient, channel: str, thread_ts: str, question: str, *,
-                 recipient: tuple[str, str] = ("", "")) -> AskResult | None:
+                 recipient: tuple[str, str] = ("", ""),
+                 ready: tuple[AskResult | None, list[Block]] | None = None) -> AskResult | None:
         """Thinking status, answer, stream it into the thread with its card and feedback buttons (an ordinary
-        message when Slack will not stream here), then any documents asked for. The result, or None on failure."""
+        message when Slack will not stream here), then any documents asked for. The result, or None on failure.
+        `ready`: an answer already made (the slash command's), which this thread continues."""
         set_status(client, channel, thread_ts, language_of(question))
-        result, blocks = self.answer(channel, thread_ts, question)
+        result, blocks = ready if ready is not None else self.answer(channel, thread_ts, question)
+        if ready is not None and result is not None:
+            self.threads.put(channel, thread_ts, result.session_id)
         if result is None:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=_text(None, blocks), blocks=blocks)
             return None
@@ -327,6 +342,19 @@ class SlackHandlers:
             log.warning("file upload failed, posting the document as code blocks: %s", exc)
         for blocks in document_messages(title, files):
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=title, blocks=blocks)
+
+
+def _key(command: Mapping[str, Any]) -> str:
+    """One slash command invocation (Slack makes a trigger id for each)."""
+    return str(command.get("trigger_id") or "") or f"{command.get('channel_id')}:{command.get('user_id')}:" \
+        f"{command.get('text')}"
+
+
+def _asked(command: Mapping[str, Any], question: str) -> str:
+    """Who asked what, quoted above the answer."""
+    user, lang = str(command.get("user_id") or ""), language_of(question)
+    quoted = escape(truncate(question, 500))
+    return tr(lang, f"<@{user}> 问：{quoted}", f"<@{user}> asked: {quoted}") if user else quoted
 
 
 def _text(result: AskResult | None, blocks: list[Block]) -> str:

@@ -68,7 +68,7 @@ class SharedSlackDb(SlackDb):
     def _shared(self) -> Any:
         with self._lock:
             if self._db is None:
-                from service.assistant.db import open_database
+                from service.assistant.open_db import open_database
 
                 db = open_database(self.database_url, Path("unused"))
                 db.execute("CREATE TABLE IF NOT EXISTS slack_threads (channel TEXT NOT NULL, thread_ts TEXT NOT "

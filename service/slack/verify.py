@@ -4,17 +4,18 @@
 
 Order: size (the caller reads at most MAX_BODY_BYTES), then the timestamp (digits, within five minutes), then the
 v0 signature (HMAC-SHA256 over `v0:{timestamp}:{body}`, compared in constant time), and only then the body's shape
-(UTF-8; JSON, or a form whose `payload` is JSON). Each problem is (status, code, message, fix) for our error shape.
+(UTF-8, then one of Slack's payloads in its shape: service/slack/shapes.py). Each problem is (status, code, message, fix)
+for our error shape.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qs
+
+from service.slack.shapes import payload_problem
 
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KB; 1 MiB is ample
 MAX_AGE_S = 5 * 60
@@ -59,23 +60,15 @@ def check_signature(headers: Mapping[str, str], body: bytes, secret: str, now: f
 
 
 def check_shape(content_type: str, body: bytes) -> Problem | None:
-    """A signed body must still be what Slack sends: UTF-8 JSON, or a form (whose `payload`, if any, is JSON)."""
-    bad = Problem(400, "bad_request", "", "Send the payload Slack sends: a JSON object, or a form with a JSON `payload`.")
+    """A signed body must still be what Slack sends: UTF-8, then one of its payloads in its shape
+    (service/slack/shapes.py: an Events API envelope, a slash command, an interactive payload, ssl_check)."""
+    fix = "Send the payload Slack sends: a JSON object, or a form with a JSON `payload`."
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return Problem(400, bad.code, "The body is not UTF-8.", bad.fix)
-    try:  # the same choice as Bolt's parse_body: JSON when so typed or when it starts with "{", else a form
-        if content_type == "application/json" or text.startswith("{"):
-            if not isinstance(json.loads(text), dict):
-                return Problem(400, bad.code, "The body is not a JSON object.", bad.fix)
-        elif text:
-            payload = parse_qs(text).get("payload")
-            if payload is not None and not isinstance(json.loads(payload[0]), dict):
-                return Problem(400, bad.code, "The form's `payload` is not a JSON object.", bad.fix)
-    except ValueError:
-        return Problem(400, bad.code, "The body (or its `payload`) is not valid JSON.", bad.fix)
-    return None
+        return Problem(400, "bad_request", "The body is not UTF-8.", fix)
+    problem = payload_problem(content_type, text)
+    return Problem(400, "bad_request", problem, fix) if problem is not None else None
 
 
 def check_request(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Problem | None:

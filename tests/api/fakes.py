@@ -82,6 +82,9 @@ class FakeAssistant:
             yield StreamEvent(type="token", text=tok)
         yield StreamEvent(type="final", data=self._result(sid).model_dump())
 
+    def check_request_id(self, message: str, session_id: str | None = None, **kwargs: object) -> None:
+        """The fake keeps no request ids: nothing to refuse (the real one: tests/api/test_idempotency.py)."""
+
     def has_session(self, session_id: str, owner: str | None = None) -> bool:
         return self._visible(session_id, owner)
 

@@ -240,7 +240,7 @@ def test_provider_failure_falls_back_to_offline_and_says_so(tmp_path: Path) -> N
     a = Assistant(_settings(tmp_path), llm=BrokenLLM(responses=[AIMessage("x")]), retriever_factory=FakeRetriever)
     r = a.ask("用Qwen2-7B做问答微调，数据集10万条JSONL，预算月均¥3000")
     assert r.backend.startswith("offline (fallback")
-    assert "大模型服务不可用" in r.answer_markdown
+    assert "大模型服务暂不可用，已用离线模型回答" in r.answer_markdown
     assert r.recommendation is not None
 
 

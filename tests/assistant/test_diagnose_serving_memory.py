@@ -11,7 +11,10 @@ def test_memory_seen_on_a_server_is_the_engines_reservation(assistant: Any) -> N
     answer = str(r.answer_markdown)
     assert r.intent == "diagnose"
     first = answer.splitlines()[0]
-    assert first.startswith("正常") and "gpu_memory_utilization=0.9" in first and "21.6 GiB" in first
+    top = r.answer.diagnosis.causes[0]  # the cause model: the reservation, what vLLM holds per card at 0.9
+    assert top.code == "reservation" and top.detail["share"] == 0.9
+    assert first.startswith("正常") and "gpu_memory_utilization=0.9" in first
+    assert f"{top.detail['held_gib']:g} GiB" in first and 21 <= top.detail["held_gib"] <= 22.2
     assert "按 vLLM 的默认设置" in answer  # the engine was not named
 
 

@@ -20,7 +20,7 @@ from tests.assistant.openai_stub import OpenAIStub, Reply
 from tests.web.conftest import GuideRetriever
 
 NOTE_EN = "the offline reader read this message"
-NOTE_ZH = "本条消息由离线解析器读取"
+NOTE_ZH = "大模型解析暂不可用，已用离线解析"
 # the offline reader reads this as a comparison of two GPUs; the scripted frame as "does it fit on the H800"
 MESSAGE = "A100和H800哪个划算，训练Qwen2-7B lora"
 FITS_ON_H800 = {"task": "train", "asked": "fits",

@@ -74,7 +74,7 @@ def test_precision_and_attention_follow_the_gpu(plan_name: str, instance: str | 
 
 def test_v100_pins_cuda_12(plans: dict[str, Any], catalog: Catalog) -> None:
     b, _ = _bundle(plans, catalog, "qwen_lora", "p.n1v100.2xlarge")
-    assert 'MAX_CUDA_MAJOR="12"' in b.files["launch.sh"]
+    assert "\nMAX_CUDA_MAJOR=12 " in b.files["launch.sh"]
 
 
 @pytest.mark.parametrize("plan_name", PLANS)
@@ -150,7 +150,7 @@ def test_unknown_model_gets_a_placeholder_launch_refuses(plans: dict[str, Any], 
     b = build_launch_bundle(p, catalog, "en")
     cfg = yaml.safe_load(b.files["train.yaml"])
     assert cfg["model_name_or_path"] == PLACEHOLDER_MODEL and cfg["template"] == "default"
-    assert "REPLACE_WITH" in b.files["launch.sh"]
+    assert "\nMODEL_HF=''  #" in b.files["launch.sh"] and "HUB=local" in b.files["launch.sh"]
 
 
 def test_non_llm_model_is_refused(plans: dict[str, Any], catalog: Catalog) -> None:

@@ -43,7 +43,11 @@ def test_diagram_has_a_branch_per_pick(plan_name: str, lang: str, plans: dict[st
 
 
 def test_labels_with_syntax_characters_stay_escaped(plans: dict[str, Any]) -> None:
+    """A model name like this is refused before any document (tests/documents/test_hostile_names.py); the labels
+    that may still hold such characters (instance types, notes) are escaped."""
     p = plans["qwen_lora"]
-    odd = {**p, "model": {**p["model"], "name": 'My "Qwen" [v2] {x}'}}
+    pick = p["picks"]["tencent"]
+    odd = {**p, "candidates": [{**c, "instance_type": 'My "GT4" [v2] {x}'} if c["instance_type"] == pick else c
+                               for c in p["candidates"]], "picks": {**p["picks"], "tencent": 'My "GT4" [v2] {x}'}}
     src = render_decision_mermaid(odd, "en")
-    assert 'My #quot;Qwen#quot; #91;v2#93; #123;x#125;' in src
+    assert 'My #quot;GT4#quot; #91;v2#93; #123;x#125;' in src

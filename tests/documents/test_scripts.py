@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,47 +12,15 @@ from service.catalog.loader import Catalog
 from service.documents.bundle import build_launch_bundle
 
 from .conftest import index_of
-
-NVIDIA_SMI = """#!/usr/bin/env bash
-case "$*" in
-  *--query-gpu=name*) for _ in $(seq "${STUB_GPUS:-1}"); do echo "Stub GPU"; done ;;
-  *--query-gpu*) echo "timestamp, index, name"; echo "2026/10/01, 0, Stub GPU" ;;
-  *) echo "| NVIDIA-SMI 550.54   Driver Version: 550.54   CUDA Version: ${STUB_DRIVER_CUDA:-12.4} |" ;;
-esac
-"""
-PYTHON = """#!/usr/bin/env bash
-case "$*" in
-  *torch.version.cuda*) echo "${STUB_TORCH_CUDA:-12.1}" ;;
-esac
-exit 0
-"""
-LLAMAFACTORY = """#!/usr/bin/env bash
-echo "RAN $* FORCE_TORCHRUN=${FORCE_TORCHRUN:-} NNODES=${NNODES:-} NODE_RANK=${NODE_RANK:-} \
-MASTER_PORT=${MASTER_PORT:-} NCCL_IB_HCA=${NCCL_IB_HCA:-} NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-}"
-"""
+from .stubs import run, write
 
 
 def _write(root: Path, files: dict[str, str], with_data: bool = True) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    if with_data:
-        (root / "data" / "my_qa.jsonl").write_text('{"instruction": "q", "input": "", "output": "a"}\n')
-
-
-def _stubs(root: Path) -> Path:
-    bin_dir = root / "stub-bin"
-    bin_dir.mkdir()
-    for name, text in {"nvidia-smi": NVIDIA_SMI, "python": PYTHON, "llamafactory-cli": LLAMAFACTORY}.items():
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    return bin_dir
+    write(root, files, with_data)
 
 
 def _run(root: Path, script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {"PATH": f"{_stubs(root)}:{os.environ['PATH']}", "HOME": str(root), **env}
-    return subprocess.run(["bash", script, *args], cwd=root, env=full, capture_output=True, text=True, timeout=60)
+    return run(root, script, *args, **env)
 
 
 def _bundle_dir(tmp_path: Path, plans: dict[str, Any], catalog: Catalog, plan_name: str,
@@ -68,7 +35,7 @@ def test_single_gpu_launch_runs_train_yaml(tmp_path: Path, plans: dict[str, Any]
     root = _bundle_dir(tmp_path, plans, catalog, "qwen_lora")
     r = _run(root, "launch.sh")
     assert r.returncode == 0, r.stderr
-    assert "RAN train train.yaml FORCE_TORCHRUN= " in r.stdout
+    assert "RAN train train.yaml model_name_or_path=models/qwen2-7b FORCE_TORCHRUN= " in r.stdout
     assert "RAN train train.yaml" in (root / "logs" / "train.log").read_text()
 
 
@@ -112,10 +79,17 @@ def test_multinode_exports_torchrun_and_nccl(tmp_path: Path, plans: dict[str, An
 
 
 def test_placeholder_model_blocks_the_launch(tmp_path: Path, plans: dict[str, Any], catalog: Catalog) -> None:
+    """A model with no known repo: launch.sh stops before training until MODEL_DIR names its weights."""
     p = {**plans["qwen_lora"], "model": {**plans["qwen_lora"]["model"], "id": "generic-7b"}}
     _write(tmp_path, build_launch_bundle(p, catalog, "en").files)
     r = _run(tmp_path, "launch.sh")
-    assert r.returncode != 0 and "REPLACE_WITH" in r.stderr
+    assert r.returncode != 0 and "MODEL_DIR" in r.stderr and "RAN" not in r.stdout
+    weights = tmp_path / "my-weights"
+    weights.mkdir()
+    (weights / "config.json").write_text("{}")
+    r = _run(tmp_path, "launch.sh", MODEL_DIR=str(weights))
+    assert r.returncode == 0, r.stderr
+    assert f"model_name_or_path={weights}" in r.stdout
 
 
 @pytest.mark.parametrize("mode, code, text", [

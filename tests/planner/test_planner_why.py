@@ -53,9 +53,11 @@ def test_a_cheaper_option_tight_on_memory_is_named(catalog) -> None:
 
 
 def test_a_published_price_beats_an_estimate_within_three_percent(catalog) -> None:
-    # an 8 x A100 HCC node estimated 2 % under GT4's list price: the published price ranks first, and says why
+    # an 8 x A100 HCC node estimated 2 % under GT4's list price: the published price ranks first, and says why.
+    # QLoRA: a LoRA run there reads tight (9 % margin against the multi-GPU LoRA classes' ±19.8 % since a third
+    # LoRA source was held out), which is the cheaper_tight reason, not this one
     cat = _with_estimate(catalog, "HCCPNV4h", 226.0)
-    w = Workload(model="Qwen2-7B", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
+    w = Workload(model="Qwen2-7B", method="qlora", samples=100_000, budget_cny=3000, gpu_include=["A100-40G-SXM"])
     d = plan_to_dict(plan(w, cat, today=TODAY))
     reason = d["pick_reasons"]["tencent"]
     assert reason["instance_type"] == d["picks"]["tencent"] and reason["code"] == "published_price"

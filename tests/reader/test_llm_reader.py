@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from service.frame import Frame
 from service.lexicon import lexicon
-from service.questions.decide import question_type
+from service.questions.registry import decide as question_type
 from service.reader.asked import _FACTS, _TARGETS
 from service.reader.llm_reader import LlmFrameReader, user_prompt
 from service.reader.llm_schema import Engine, FrameDraft, SetupDraft, provider_schema

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.questions.decide import question_type
+from service.questions.registry import decide as question_type
 from service.reader.read import Reader, Reading
 from tests.reader.test_reader import GPUS, MODELS
 

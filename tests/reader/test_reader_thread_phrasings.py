@@ -8,7 +8,7 @@ import pytest
 
 from service.catalog.loader import load_catalog
 from service.catalog.queries import gpu_index, model_index
-from service.questions.decide import question_type
+from service.questions.registry import decide as question_type
 from service.reader import parse_message
 from service.reader.observe import find_observation
 from service.reader.read import Reader

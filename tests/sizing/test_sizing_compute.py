@@ -153,3 +153,16 @@ def test_cluster_scale_is_capped_by_published_mfu(gpu, model) -> None:
     m, g = model("Llama-3-8B"), gpu("H100")
     t = training_time(m, g, TrainSetup("pretrain", seq_len=8192, grad_ckpt=False), 1e12, 1024)
     assert t.mfu.value == pytest.approx(cluster_mfu(g, m).value, rel=1e-3)
+
+
+def test_torch_compile_speeds_the_gpu_time_not_the_step_overhead(model, gpu) -> None:  # type: ignore[no-untyped-def]
+    """torch.compile fuses the elementwise work between GEMMs: the compute time shrinks by COMPILE_SPEEDUP, the
+    fixed per-micro-batch overhead does not."""
+    from service.sizing.throughput import COMPILE_SPEEDUP
+
+    m, g = model("Llama-3-8B"), gpu("A100 80G")
+    base = TrainSetup("full", seq_len=4096, micro_batch=4)
+    eager = training_time(m, g, base, 1e9, total_gpus=1)
+    fused = training_time(m, g, replace(base, compiled=True), 1e9, total_gpus=1)
+    ratio = fused.throughput_tokens_per_s / eager.throughput_tokens_per_s
+    assert 1.0 < ratio <= COMPILE_SPEEDUP + 1e-9

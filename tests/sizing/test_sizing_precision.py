@@ -137,3 +137,15 @@ def test_zero3_step_chunk_is_a_new_segment_unless_expandable(model) -> None:  # 
     assert plain.allocated_gib == pytest.approx(grown.allocated_gib)
     assert plain.reserved_gib - grown.reserved_gib == pytest.approx(
         min(4e9, plain.activations_gib * GIB + (plain.buffers_gib * GIB)) / GIB, rel=0.2)
+
+
+def test_axolotl_adapters_keep_no_fp32_embeddings_after_kbit_preparation() -> None:
+    """Axolotl runs prepare_model_for_kbit_training for QLoRA, then casts the norms and embedding modules back to
+    torch_dtype for an adapter run (loaders/model.py _configure_embedding_dtypes): no fp32 head, embeddings or
+    residual stream stay; plain Transformers Trainer scripts keep them."""
+    axo, _ = resolve_settings("axolotl", Stated(), method="qlora", n_gpus=1, zero_stage=0)
+    assert axo.kbit_upcast is False
+    from service.evals.runs import FRAMEWORK_ALIASES
+
+    hf, _ = resolve_settings(FRAMEWORK_ALIASES["hf-trainer"], Stated(), method="qlora", n_gpus=1, zero_stage=0)
+    assert hf.kbit_upcast is True

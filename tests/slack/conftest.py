@@ -78,6 +78,11 @@ class SlackHarness:
         self.client = TestClient(app)
         self._n = 0
 
+    def _trigger(self) -> str:
+        """A new trigger id per command or click, as Slack makes one (a replay repeats it)."""
+        self._n += 1
+        return f"{self._n}.2.3"
+
     def post(self, body: str, content_type: str = "application/json", **headers: str) -> Any:
         return self.client.post(EVENTS_PATH, content=body,
                                 headers={**signed_headers(body, content_type=content_type), **headers})
@@ -91,7 +96,7 @@ class SlackHarness:
 
     def command(self, text: str, *, channel: str = "C1", user: str = "U1", command: str = "/gpu") -> Any:
         form = {"token": "t", "team_id": "T1", "channel_id": channel, "user_id": user, "command": command,
-                "text": text, "response_url": f"{self.stub.url}response/1", "trigger_id": "1.2.3"}
+                "text": text, "response_url": f"{self.stub.url}response/1", "trigger_id": self._trigger()}
         return self.post(urlencode(form), "application/x-www-form-urlencoded")
 
     def click(self, action: dict[str, Any], message: dict[str, Any] | None, *, channel: str = "C1",
@@ -99,7 +104,7 @@ class SlackHarness:
         payload: dict[str, Any] = {
             "type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "api_app_id": "A1",
             "channel": {"id": channel}, "container": {"type": "message", "channel_id": channel},
-            "response_url": f"{self.stub.url}response/2", "trigger_id": "1.2.3", "actions": [action]}
+            "response_url": f"{self.stub.url}response/2", "trigger_id": self._trigger(), "actions": [action]}
         if message is not None:
             payload["message"] = message
         return self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")

@@ -42,7 +42,8 @@ def feedback(message: dict[str, Any], which: str) -> dict[str, Any]:
 def test_slash_command_starts_a_thread_with_the_answer(slack: SlackHarness, assistant: FakeAssistant,
                                                        command: str) -> None:
     r = slack.command("用Qwen2-7B做问答微调，预算月均¥3000", command=command)
-    assert r.status_code == 200 and r.text == ""  # acknowledged with nothing to show
+    assert r.status_code == 200 and r.json()["response_type"] == "ephemeral"  # the answer's first lines, privately
+    assert "30.12 GiB" in r.json()["text"] and "新话题" in r.json()["blocks"][-1]["elements"][0]["text"]
     [root] = slack.stub.to("chat.postMessage")  # the question, quoted, starts the thread
     assert "thread_ts" not in root and root["text"] == "<@U1> 问：用Qwen2-7B做问答微调，预算月均¥3000"
     [status] = slack.stub.to("assistant.threads.setStatus")
@@ -54,7 +55,7 @@ def test_slash_command_starts_a_thread_with_the_answer(slack: SlackHarness, assi
     slack.event({"type": "app_mention", "channel": "C1", "user": "U1", "ts": "60.1",
                  "thread_ts": "2000000000.000001", "text": "<@UBOT> 换成包月"})
     [session] = assistant.sessions
-    assert assistant.asked[1] == ("换成包月", session)
+    assert assistant.asked == [("用Qwen2-7B做问答微调，预算月均¥3000", None), ("换成包月", session)]  # asked once
 
 
 def test_slash_command_is_acknowledged_within_three_seconds(tmp_path: Path, stub: SlackStub) -> None:

@@ -45,7 +45,9 @@ def test_guide_example_end_to_end(harness: SlackHarness, real: Assistant) -> Non
     blocks = stop["blocks"]
     assert_valid_blocks(blocks)
     text = harness.stub.streamed()
-    assert text.startswith("## 推荐配置：Qwen2-7B") and "| 云厂商 |" not in text and "参考资料" not in text
+    # the first line is the configuration itself (each cloud's pick), then the plan's heading
+    assert text.startswith("推荐：腾讯云") and "## 推荐配置：Qwen2-7B" in text
+    assert "| 云厂商 |" not in text and "参考资料" not in text
     assert "/knowledge/" not in text  # page links are for the web page, not for Slack
     table = next(b for b in blocks if b["type"] == "table")
     instances = [row[1]["text"] for row in table["rows"][1:]]

@@ -85,11 +85,14 @@ def chat(
 ) -> Any:
     """Ask the assistant; the answer carries the engine's recommendation, citations and the session id.
     Turns to one session are answered one at a time, in order; a retry with the same Idempotency-Key (or
-    X-Request-Id) gets the stored answer instead of a second turn. A plan answer is compact unless `detail=full`
-    (query or body): its chosen candidates, as the turn is stored."""
+    X-Request-Id) and the same body gets the stored answer instead of a second turn; the same key with another
+    message, workload or session is a 409 `idempotency_conflict` naming the key. A plan answer is compact unless
+    `detail=full` (query or body): its chosen candidates, as the turn is stored."""
     message = check_message(body.message, settings.max_message_chars)
     session_id = checked_session(assistant, body.session_id, owner)
     level: Detail = body.detail or detail or "compact"
+    # a key reused with another body is a 409 before anything is answered or streamed (the turn checks again)
+    assistant.check_request_id(message, session_id, owner=owner, request_id=request_id, workload=body.workload)
     if stream:
         return StreamingResponse(
             event_stream(assistant, message, session_id, owner, request_id, body.workload, level),

@@ -7,6 +7,8 @@ never from the request body.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, cast
 
 from fastapi import APIRouter
@@ -56,10 +58,27 @@ def _attachment(content: bytes, media_type: str, filename: str) -> Response:
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
+@contextmanager
+def fields_named(body: DocumentIn) -> Iterator[None]:
+    """A value refused for a document names the request's field: 'workload.model' (or 'plan.workload.model')."""
+    from service.documents.safe import UnsafeValueError
+
+    try:
+        yield
+    except UnsafeValueError as exc:
+        raise exc.at("plan.workload" if body.plan is not None else "workload") from None
+
+
 @router.post("/request", response_class=Response, responses={200: {"content": {
     "text/markdown": {}, DOCX: {}}, "description": "the document, Markdown or DOCX"}})
 def request_document(body: RequestDocumentIn, catalog: CatalogDep, settings: SettingsDep) -> Response:
-    """The resource-request document 《AI训练资源申请说明》 (or its English version), Markdown or DOCX."""
+    """The resource-request document 《AI训练资源申请说明》 (or its English version), Markdown or DOCX. A model name
+    that is not a plausible model id (letters, digits, `._-/`, at most 128 characters) is a 422 naming the field."""
+    with fields_named(body):
+        return _request_document(body, catalog, settings)
+
+
+def _request_document(body: RequestDocumentIn, catalog: Catalog, settings: Settings) -> Response:
     plan = plan_for(body, catalog, settings)
     options: dict[str, Any] = {"candidate_index": body.candidate_index, "catalog": catalog}
     if body.format == "docx":
@@ -75,10 +94,13 @@ def request_document(body: RequestDocumentIn, catalog: CatalogDep, settings: Set
 @router.post("/launch", response_class=Response,
              responses={200: {"content": {"application/zip": {}}, "description": "the launch bundle as a zip"}})
 def launch_bundle(body: DocumentIn, catalog: CatalogDep, settings: SettingsDep) -> Response:
-    """The launch bundle (LLaMA-Factory YAML, DeepSpeed JSON, launch and monitoring scripts) as a zip."""
+    """The launch bundle (LLaMA-Factory YAML, DeepSpeed JSON, launch and monitoring scripts) as a zip. A model name
+    that is not a plausible model id (letters, digits, `._-/`, at most 128 characters) is a 422 naming the field."""
     build = document_function("build_launch_bundle", "launch")
     as_zip = document_function("bundle_as_zip", "launch")
-    plan = plan_for(body, catalog, settings)
-    folder = _filename(plan, "-launch")
-    data: bytes = as_zip(build(plan, catalog, body.lang, candidate_index=body.candidate_index), root=folder)
+    with fields_named(body):
+        plan = plan_for(body, catalog, settings)
+        folder = _filename(plan, "-launch")
+        data: bytes = as_zip(build(plan, catalog, body.lang, candidate_index=body.candidate_index,
+                                   knowledge_dir=settings.knowledge_dir), root=folder)
     return _attachment(data, "application/zip", f"{folder}.zip")

@@ -43,7 +43,7 @@ def reader_settings(settings: Settings, reader: ReaderChoice, base_url: str = ""
 
 def served_frames(reader: ReaderChoice, catalog: Catalog, splits: tuple[Split, ...]) -> dict[str, str]:
     """The stand-in's frames for every question of the splits (prompt key -> frame JSON)."""
-    from service.questions.decide import question_type
+    from service.questions.registry import decide as question_type
     from service.questions.turn import Names
     from service.reader.from_frame import Names as DraftNames
     from service.reader.from_frame import reading_from_draft

@@ -158,16 +158,21 @@ def _worth(cat: Catalog, rows: list[dict[str, Any]]) -> dict[str, Any]:
             if best else None, "worth": worth, "retired": retired}
 
 
-def _families(cat: Catalog, names: list[str], clouds: list[str]) -> list[dict[str, Any]]:
+def _families(cat: Catalog, names: list[str], clouds: list[str], missing: list[str] | None = None
+              ) -> list[dict[str, Any]]:
     """Two or more families (or instance types) side by side: their GPUs, cards, RDMA, network, host, the
-    cheapest priced GPU-hour and whether each is still worth renting."""
+    cheapest priced GPU-hour and whether each is still worth renting. A name the catalog has no rows for goes to
+    `missing` (no public specification): the others are still set out."""
     out = []
     for name in names:
         inst = find_instance(name, cat.instances)
         insts = [inst] if inst is not None else _family_rows(cat, name, clouds)
         if not insts:
-            raise InvalidInputError(f"families: no instance family or type '{name}' in the catalog.",
-                                    "Name them as the cloud writes them, e.g. HCCPNV4h and HCCPNV4s.")
+            if missing is None:
+                raise InvalidInputError(f"families: no instance family or type '{name}' in the catalog.",
+                                        "Name them as the cloud writes them, e.g. HCCPNV4h and GT4.")
+            missing.append(name)
+            continue
         rows = _sorted([row(cat, r) for r in insts])
         priced = [x for x in (_per_gpu_hour(r) for r in rows) if x is not None]
         out.append({"family": name, "cloud": rows[0]["cloud"], "gpus": sorted({r["gpu"] for r in rows}),
@@ -192,8 +197,13 @@ def catalog_answer(cat: Catalog, ask: Ask, *, gpu: str | None = None, gpus: list
     if ask == "families":
         if len(families or []) < 2:
             raise InvalidInputError("families: name two instance families to compare.", "E.g. HCCPNV4h and HCCPNV4s.")
-        lines = _families(cat, list(families or [])[:4], clouds)
+        missing: list[str] = []
+        lines = _families(cat, list(families or [])[:4], clouds, missing)
+        if not lines:
+            raise InvalidInputError(f"families: no instance family or type {', '.join(missing)} in the catalog.",
+                                    "Name them as the cloud writes them, e.g. HCCPNV4h and GT4.")
         return {"kind": "catalog", "ask": ask, "clouds": clouds, "families": lines, "rows": [], "matched": len(lines),
+                "missing": missing,
                 "answer": "yes", "quote_links": {c: QUOTE_LINKS[c] for c in (clouds or CLOUDS)}}
     g = _gpu(cat, gpu)
     if gpu and g is None and ask != "offer":

@@ -1,0 +1,181 @@
+"""The diagnose question type's routing: the question frame (service/frame.py) read into the arguments of a training
+diagnosis or a server's, or the one slot to ask for. Only the frame: the asked setup's model, method, knobs,
+hardware and outcome, the other setups a post contrasts ('TP4 works, TP8 OOMs'), the data and the load.
+
+    is_server(frame)        a server's run: the frame's task is serving, or an inference engine runs it
+    serve_asked(frame)      what a server's post asks: oom | growth | slow | compare | why_runs | memory
+    route(ask)              DiagnoseArgs as a dict (training or serving), or Missing(slot)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.frame import Frame, Outcome, Setup
+from service.questions.base import Ask, Missing
+
+DEFAULT_GPU = "A100-80G-SXM"  # a run's GPU when the post names none, said in the answer
+SERVER_ENGINES = frozenset({"vllm", "sglang", "lmdeploy", "trtllm", "tgi", "ollama", "llamacpp", "mindie",
+                            "ktransformers", "xinference"})
+CARD_SIZES = (8, 11, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 141, 192)  # a card by the total its OOM message states
+# The frame's observation kinds as the training engine (service/planner/questions/diagnose.py) groups them
+_TRAIN_KIND = {"oom": "oom", "error": "oom", "memory": "memory", "hours": "hours", "util": "util",
+               "host_oom": "host_oom", "slow": "slow", "scaling": "slow"}
+_STATUS_KIND = {"oom": "oom", "error": "oom", "slow": "slow"}
+
+
+def _outcome(f: Frame) -> Outcome | None:
+    """What was seen: the asked setup's outcome, else any setup's."""
+    for s in (f.setup, *f.setups):
+        o = s.outcome
+        if o is not None and (o.kind is not None or o.status != "unknown"):
+            return o
+    return None
+
+
+def kind_of(o: Outcome | None) -> str | None:
+    if o is None:
+        return None
+    return o.kind or _STATUS_KIND.get(o.status)
+
+
+TRAINED = frozenset({"full", "lora", "freeze", "pretrain"})
+
+
+def is_server(f: Frame) -> bool:
+    """A server's run: the task is serving (or an engine serves it, or a released quantised checkpoint is run:
+    'Qwen2-57B-A14B-Instruct-GPTQ-Int4 生成很慢') and no training method is named."""
+    engine = next((s.knobs.engine for s in f.setups if s.knobs.engine), None)
+    released = any(m.weights for s in f.setups for m in s.models)
+    if f.task == "train" and not (released and f.setup.method in (None, "qlora") and not f.setup.objective):
+        return False
+    if engine not in SERVER_ENGINES and (f.setup.method in TRAINED or f.setup.objective):
+        return False  # 'full ft on a100 x8': a training run, whatever the task reads
+    return f.task == "serve" or engine in SERVER_ENGINES or released
+
+
+def serve_asked(f: Frame) -> str | None:
+    """What a server's post asks about (None: nothing observed)."""
+    statuses = [s.outcome.status if s.outcome is not None else "unknown" for s in f.setups]
+    if len(f.setups) >= 2 and any(st in ("oom", "error") for st in statuses):
+        return "oom"
+    tps = [s.knobs.tp for s in f.setups]
+    if len(f.setups) >= 2 and None not in tps and len(set(tps)) > 1:
+        return "compare"  # TP8 against TP4
+    o = _outcome(f)
+    kind = kind_of(o)
+    if o is None:
+        return None
+    if o.where == "inference" and kind in ("oom", "memory"):
+        return "growth"
+    if kind in ("oom", "error"):
+        return "oom"
+    if kind in ("slow", "scaling", "hours") or o.tokens_per_s is not None or o.ttft_ms is not None:
+        return "slow"
+    if kind == "memory":
+        return "memory"
+    if o.status == "worked" and f.setup.knobs.weights == "fp8":
+        return "why_runs"  # 'why does FP8 run on A100'
+    return None
+
+
+def _model_name(f: Frame) -> tuple[str | None, float | None]:
+    for s in (f.setup, *f.setups):
+        m = s.model
+        if m is not None:
+            if m.id:
+                return m.id, None
+            if m.params_b and m.estimated:
+                return None, m.params_b
+            return m.name, m.params_b
+    return None, None
+
+
+def _card(s: Setup, o: Outcome | None) -> str | None:
+    """The GPU as named, or a card of the memory the post (or its OOM message) states."""
+    hw = s.hardware
+    if hw.gpu:
+        return hw.gpu
+    said = hw.gpu_memory_gb or (o.card_gb / 0.96 if o is not None and o.card_gb else None)
+    if said:  # '24G显存', '23.65 GiB total capacity': the card size it is
+        return f"{min(CARD_SIZES, key=lambda c: abs(c - said)):g}G"
+    return None
+
+
+def _machine(a: Ask) -> tuple[str, int] | None:
+    """The GPU and count of an instance the post names ('on GT4.41XLARGE948')."""
+    named = a.extra.get("instance_gpus") or []
+    return (str(named[0][0]), int(named[0][1])) if named else None
+
+
+def _workload(f: Frame, s: Setup) -> dict[str, Any]:
+    k, d = s.knobs, f.data
+    zero = 0 if k.strategy in ("ddp", "single") and k.zero_stage is None else k.zero_stage
+    out = {"method": s.method, "stage": s.objective, "seq_len": k.seq_len, "micro_batch": k.micro_batch,
+           "zero_stage": zero, "lora_rank": k.lora_rank, "quant_bits": k.quant_bits if s.method in ("qlora", "lora")
+           else None, "samples": d.samples, "tokens": d.tokens, "avg_tokens_per_sample": d.avg_tokens_per_sample,
+           "dataset_gb": d.dataset_gb, "epochs": d.epochs, "precision": k.precision, "optimizer": k.optimizer,
+           "attention": k.attention, "loss": k.loss, "grad_ckpt": k.checkpointing}
+    return {key: v for key, v in out.items() if v is not None}
+
+
+def _observation(o: Outcome, whole_run: bool) -> dict[str, Any]:
+    kind = _TRAIN_KIND[kind_of(o) or "oom"]
+    figures = {"memory_gb": o.memory_gb, "hours": o.hours, "util_pct": o.util_pct, "tokens_per_s": o.tokens_per_s}
+    out: dict[str, Any] = {"kind": kind, **{k: v for k, v in figures.items() if v is not None and v > 0}}
+    if kind == "util" and o.util_pct is not None and o.util_pct > 100:
+        out.pop("util_pct")  # an impossible figure: said by the cause model, not validated away
+    if whole_run and o.hours:
+        out["whole_run"] = True
+    return out
+
+
+def route(a: Ask) -> dict[str, Any] | Missing:
+    f = a.frame
+    o = _outcome(f)
+    model, params_b = _model_name(f)
+    s = f.setup
+    if is_server(f) and (model or params_b):
+        from service.questions.diagnose_serving import serving_args
+
+        asked = serve_asked(f)
+        if asked not in (None, "memory"):
+            return serving_args(f, asked, model or f"{params_b:g}B")
+        if asked == "memory" and o is not None:
+            return _served_memory(f, s, o, model, params_b)
+    if o is None or kind_of(o) is None:
+        return Missing("observation")
+    named = bool(model or params_b)
+    engine = next((x.knobs.engine for x in f.setups if x.knobs.engine), None)
+    gpu = _card(s, o)
+    machine = _machine(a) if gpu is None else None
+    if gpu is None and machine is not None:
+        gpu = machine[0]
+    kind = kind_of(o)
+    bf16 = s.knobs.precision in ("amp-bf16", "pure-bf16") or s.knobs.weights == "bf16"
+    if not named and not (engine and kind == "memory") and not (bf16 and gpu):
+        return Missing("model")
+    hw = s.hardware
+    count = hw.gpu_count or (hw.nodes or 1) * (hw.gpus_per_node or 0) or (machine[1] if machine else None) or 1
+    whole = bool((a.read.slots.get("observed") or {}).get("whole_run"))  # the frame has no field for it yet
+    args: dict[str, Any] = {
+        **(_workload(f, s) if named else {"params_b": 7.0}),
+        "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": _observation(o, whole), "engine": engine,
+        "mentions_bf16": bf16, "model_named": named, "gpu_assumed": gpu is None, "engine_assumed": False,
+        "setup": s.model_copy(update={"models": ()}).model_dump(exclude_defaults=True),
+        "load": f.load.model_dump(exclude_none=True)}
+    if named:
+        args["model" if model else "params_b"] = model or params_b
+    return args
+
+
+def _served_memory(f: Frame, s: Setup, o: Outcome, model: str | None, params_b: float | None) -> dict[str, Any]:
+    """Memory seen on a server: the engine's reservation answers (vLLM's defaults when no engine is named)."""
+    engine = next((x.knobs.engine for x in f.setups if x.knobs.engine), None)
+    gpu = _card(s, o)
+    return {"model": model or f"{params_b:g}B", "gpu": gpu or DEFAULT_GPU,
+            "gpu_count": s.hardware.gpu_count or 1, "observation": _observation(o, False),
+            "engine": engine or "vllm", "engine_assumed": engine is None, "gpu_assumed": gpu is None,
+            "model_named": True, "served": True,
+            "setup": s.model_copy(update={"models": ()}).model_dump(exclude_defaults=True),
+            "load": f.load.model_dump(exclude_none=True)}
