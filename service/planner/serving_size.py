@@ -47,7 +47,10 @@ def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> 
     if spec.kind != "decoder":
         raise InvalidInputError(f"{spec.name} is not a generative LLM ({spec.kind}): serving sizing covers decoder "
                                 "models behind vLLM, SGLang, TensorRT-LLM or LMDeploy.",
-                                "Give a decoder model such as Qwen2.5-14B, or plan its training with `plan`.")
+                                "Give a decoder model such as Qwen2.5-14B, or plan its training with `plan`.",
+                                message_zh=f"{spec.name} 不是生成式大语言模型（{spec.kind}）：推理部署的估算只覆盖用 vLLM、"
+                                "SGLang、TensorRT-LLM 或 LMDeploy 部署的 decoder 模型。",
+                                fix_zh="请换一个 decoder 模型（如 Qwen2.5-14B），或用 `plan` 规划它的训练。")
     return spec, notes
 
 

@@ -30,6 +30,7 @@ HAND_WRITTEN = [
     # Chinese serving that does not start
     "用4张A10部署Qwen2.5-72B", "一张4090部署qwen2.5-32b", "2张L20部署qwen2.5-72b", "一张A10用sglang部署qwen2.5-14b",
     "单卡T4部署qwen2.5-14b 32k上下文", "用2张A10部署Qwen2.5-32B TP6", "ds r1 distill qwen 32b vllm 单卡l20 bf16 起得来吗",
+    "用vLLM部署sd3-medium需要几张A10",  # not an LLM: refused, in Chinese
     # stated loads: the share said is the engine's
     "serve Qwen2.5-7B at 30 requests per second on H20", "部署qwen2.5-72b 每秒5个请求",
     "部署Qwen2.5-72B，200并发，首字延迟2秒以内", "serve llama-3.1-70b at 2 req/s, input 2000 output 500",

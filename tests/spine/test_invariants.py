@@ -9,15 +9,19 @@ from typing import Any
 
 import pytest
 
+from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
 from service.documents.plan_view import read_plan
+from service.errors import AdvisorError, UnknownGpuError, UnknownModelError
 from service.planner.serving_types import ServingSizing
 from service.questions import invariants
+from service.questions.compose import error_text
 from service.questions.english import english_runs
 from service.questions.invariants import check, log_violations
 from service.questions.plan import PlanAnswer
 from service.questions.serving import ServingAnswer
 from service.questions.turn import Turn
+from tests.spine.conftest import ROOT
 
 
 def codes(t: Turn, catalog: Catalog) -> list[str]:
@@ -55,10 +59,15 @@ def test_a_chinese_serving_answer_that_does_not_start_says_why_in_chinese(ask: C
     assert english_runs(t.text) == [] and codes(t, mini) == []
 
 
-def test_an_unknown_model_in_a_chinese_question_is_said_in_chinese(ask: Callable[..., Turn], mini: Catalog) -> None:
-    t = ask("用internlm做lora微调 10万条 要多少钱")
-    assert "不认识的模型「internlm」" in t.text and "Unknown model" not in t.text
-    assert english_runs(t.text) == []
+@pytest.mark.parametrize(("error", "said"), [
+    (UnknownModelError("internlm", ["InternLM-7B", "InternLM2-7B"]), "不认识的模型「internlm」。你是不是想找：InternLM-7B"),
+    (UnknownGpuError("A1000", ["A100-40G-SXM"]), "不认识的GPU「A1000」"),
+])
+def test_an_error_in_a_chinese_answer_is_said_in_chinese(error: AdvisorError, said: str) -> None:
+    # Regression: "Unknown model 'internlm'. Did you mean: ..." and its English fix in a Chinese answer
+    text = error_text(error, phrases(ROOT / "prompts", "zh"))
+    assert said in text and english_runs(text) == []
+    assert "Unknown" in error_text(error, phrases(ROOT / "prompts", "en"))
 
 
 def test_a_v100_serves_fp16_sized_said_and_launched(ask: Callable[..., Turn], mini: Catalog) -> None:
