@@ -12,7 +12,8 @@ fixed at its source; these checks keep it fixed.
 - `price_dash`: no "¥—": a price on request says so (需询价 / price on request), and the answer gives the link to ask
   for it.
 - `dominated_pick`: a pick both slower and dearer than an option listed beside it (another cloud's pick, the
-  cheaper or faster alternative, the fastest within the budget) says why, on a line naming both.
+  cheaper or faster alternative, the fastest within the budget) says why, on a line naming the pick and that option
+  (for another cloud's options, one line naming any of them: the pick is its cloud's best).
 - `doc_reason`: the request document gives the pick's own reason, and under an alternative only a reason that
   names that alternative.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -43,18 +43,20 @@ class Violation:
     detail: str
 
 
-def _walk(value: object) -> Iterator[BaseModel]:
-    """Every pydantic model inside an answer, the answer first."""
-    if isinstance(value, BaseModel):
-        yield value
-        for name in type(value).model_fields:
-            yield from _walk(getattr(value, name, None))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _walk(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item)
+def _models(answer: BaseModel) -> list[BaseModel]:
+    """Every pydantic model inside an answer, the answer first (walked once per check)."""
+    out: list[BaseModel] = []
+    stack: list[object] = [answer]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, BaseModel):
+            out.append(value)
+            stack.extend(v for v in vars(value).values() if isinstance(v, (BaseModel, list, tuple, dict)))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(v for v in value if isinstance(v, (BaseModel, list, tuple, dict)))
+        elif isinstance(value, dict):
+            stack.extend(v for v in value.values() if isinstance(v, (BaseModel, list, tuple, dict)))
+    return out
 
 
 # "87% of the output it serves", "占其在时延约束内输出能力的 87%" (and the older "of the load it holds" wording)
@@ -62,10 +64,10 @@ _LOAD_EN = re.compile(r"(\d+)\s?% of the (?:load|output)\b")
 _LOAD_ZH = re.compile(r"(?:负载|输出能力)的\s?(\d+)\s?%")
 
 
-def _load_figures(answer: BaseModel, text: str, lang: str) -> list[Violation]:
+def _load_figures(models: list[BaseModel], text: str, lang: str) -> list[Violation]:
     """Each sizing whose headroom line the answer shows: the load share that line states is the engine's check."""
     out: list[Violation] = []
-    for s in _walk(answer):
+    for s in models:
         if not isinstance(s, ServingSizing) or s.capacity_output_tokens_per_s <= 0:
             continue
         line = s.headroom_zh if lang == "zh" else s.headroom
@@ -82,10 +84,10 @@ def _load_figures(answer: BaseModel, text: str, lang: str) -> list[Violation]:
 _BF16 = ("bf16", "amp-bf16")
 
 
-def _dtypes(answer: BaseModel, catalog: Catalog) -> list[Violation]:
+def _dtypes(models: list[BaseModel], catalog: Catalog) -> list[Violation]:
     no_bf16 = {g.id for g in catalog.gpus if not g.supports_bf16}
     out: list[Violation] = []
-    for m in _walk(answer):
+    for m in models:
         if isinstance(m, (ServingSizing, InferenceResult)) and m.gpu in no_bf16 and m.weights in _BF16:
             out.append(Violation("dtype", f"{m.weights} weights sized on {m.gpu}, which has no BF16"))
         if isinstance(m, TrainingPlan):
@@ -104,23 +106,34 @@ def _price_dashes(text: str) -> list[Violation]:
     return [Violation("price_dash", f"'{line.strip()[:120]}'") for line in text.splitlines() if _PRICE_DASH.search(line)]
 
 
-def _quote_links(answer: BaseModel, text: str) -> list[Violation]:
+def _quote_links(models: list[BaseModel], text: str) -> list[Violation]:
     """An option the answer prices on request (the engine's `price_on_request`, billing `on_request`) and says so
     comes with the link to ask for the price."""
-    on_request = any(getattr(m, "price_on_request", False) is True or getattr(m, "billing", None) == "on_request"
-                     for m in _walk(answer))
+    on_request = any(vars(m).get("price_on_request") is True or vars(m).get("billing") == "on_request"
+                     for m in models)
     if on_request and _ON_REQUEST.search(text) and "http" not in text:
         return [Violation("price_dash", "a price on request with no quote link")]
     return []
 
 
-def _dominated(answer: BaseModel, text: str) -> list[Violation]:
+def _listing(plan: TrainingPlan) -> dict[str, object]:
+    """What pick_why.listed reads of a plan, without dumping the whole plan."""
+    refs = {k: None if r is None else {"instance_type": r.instance_type, "cloud": r.cloud, "hours": r.hours,
+                                       "cost_cny": r.cost_cny}
+            for k, r in (("fastest_within_budget", plan.fastest_within_budget),
+                         ("cheapest_within_deadline", plan.cheapest_within_deadline))}
+    return {"candidates": [{"instance_type": c.instance_type, "cloud": c.cloud, "training_hours": c.training_hours,
+                            "total_cost_cny": c.total_cost_cny} for c in plan.candidates],
+            "picks": plan.picks, "alternatives": plan.alternatives, **refs}
+
+
+def _dominated(models: list[BaseModel], text: str) -> list[Violation]:
     """A pick beaten on time and cost by a listed option: a prose line (not a table row) names the pick and, for
     another cloud's option, any one of them (the pick is its cloud's best), for its own cloud's, that one."""
     out: list[Violation] = []
     prose = [line for line in text.splitlines() if not line.lstrip().startswith("|")]
-    for plan in (m for m in _walk(answer) if isinstance(m, TrainingPlan)):
-        picks, others = listed(plan.model_dump(mode="json"))
+    for plan in (m for m in models if isinstance(m, TrainingPlan)):
+        picks, others = listed(_listing(plan))
         for pick in picks:
             rivals = [x for x in [*picks, *others] if x.name != pick.name and x.beats(pick)]
             said = [x for x in rivals if any(pick.name in line and x.name in line for line in prose)]
@@ -137,10 +150,10 @@ def _dominated(answer: BaseModel, text: str) -> list[Violation]:
 _ALT_REASON = re.compile(r"\*\*(?:[^*]*?\s)?([\w.\-]+)\*\*.*?(?:推荐方案仍排在它前面：|The recommendation still goes first: )(.+)$")
 
 
-def _doc_reasons(answer: BaseModel) -> list[Violation]:
+def _doc_reasons(answer: BaseModel, models: list[BaseModel]) -> list[Violation]:
     """The request document's reasons: under an alternative, one that names it."""
     out: list[Violation] = []
-    plan = next((m for m in _walk(answer) if isinstance(m, TrainingPlan)), None)
+    plan = next((m for m in models if isinstance(m, TrainingPlan)), None)
     docs = getattr(answer, "documents", None)
     document = getattr(docs, "request_document", None) if docs is not None else None
     if plan is None or not document:
@@ -164,10 +177,11 @@ def check(answer: BaseModel | None, text: str, lang: str, catalog: Catalog | Non
         out += [Violation("english_in_zh", run[:160]) for run in english_runs(text)]
     if answer is None:
         return out
-    out += _load_figures(answer, text, lang) + _quote_links(answer, text)
+    models = _models(answer)
+    out += _load_figures(models, text, lang) + _quote_links(models, text)
     if catalog is not None:
-        out += _dtypes(answer, catalog)
-    out += _dominated(answer, text) + _doc_reasons(answer)
+        out += _dtypes(models, catalog)
+    out += _dominated(models, text) + _doc_reasons(answer, models)
     return list(dict.fromkeys(out))  # each once
 
 
