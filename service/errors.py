@@ -10,13 +10,17 @@ class AdvisorError(Exception):
     for a Chinese answer (empty: the English is all there is; the API's error body is English)."""
 
     code = "bad_request"
+    message_zh = ""
+    fix_zh = ""
 
     def __init__(self, message: str, fix: str = "", *, message_zh: str = "", fix_zh: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.fix = fix
-        self.message_zh = message_zh
-        self.fix_zh = fix_zh
+        if message_zh:  # (a subclass may have set its own before calling this)
+            self.message_zh = message_zh
+        if fix_zh:
+            self.fix_zh = fix_zh
 
     def __str__(self) -> str:
         return f"{self.message} {self.fix}".strip()

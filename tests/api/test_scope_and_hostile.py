@@ -1,7 +1,8 @@
 """Scope and bad input through the API, with the real offline assistant (issue 40 item 7 and "What bad input gets"):
 the weather and an injected instruction get the out-of-scope answer (200) with nothing of the message echoed, on
 /v1/chat and the OpenAI-compatible route; a 4 MB message, 5,000-deep JSON, a body that is not UTF-8 and NaN get a
-clear 4xx naming the problem and the fix; zero-width and right-to-left characters are read as the text they hide in
+clear 4xx naming the problem and the fix (a body that is not readable JSON: 422, as malformed JSON always was,
+not FastAPI's bare 400 'There was an error parsing the body'); zero-width and right-to-left characters are read as the text they hide in
 and stored as sent. Nothing 5xx, no turn lost."""
 
 from __future__ import annotations
@@ -55,10 +56,10 @@ def _deep(depth: int) -> str:
 
 @pytest.mark.parametrize(("body", "status", "code"), [
     (b'{"message": "' + b"a" * (4 << 20) + b'"}', 413, "payload_too_large"),  # a 4 MB message
-    (_deep(5000).encode(), 400, "invalid_json"),  # 5,000-deep JSON
-    (b"[" * 5000 + b"]" * 5000, 400, "invalid_json"),
-    (b'{"message": "\xff\xfe A100 \xfa"}', 400, "invalid_json"),  # not UTF-8
-    (b'{"message": "A100', 400, "invalid_json"),  # cut short
+    (_deep(5000).encode(), 422, "invalid_input"),  # 5,000-deep JSON
+    (b"[" * 5000 + b"]" * 5000, 422, "invalid_input"),
+    (b'{"message": "\xff\xfe A100 \xfa"}', 422, "invalid_input"),  # not UTF-8
+    (b'{"message": "A100', 422, "invalid_input"),  # cut short
     (b'{"message": "plan", "workload": {"model": "Qwen2-7B", "samples": NaN}}', 422, "invalid_input"),
     (b'{"message": "plan", "workload": {"model": "Qwen2-7B", "budget_cny": Infinity}}', 422, "invalid_input"),
     (b'{"message": "\\ud800 A100"}', 422, "invalid_input"),  # a lone surrogate
