@@ -74,6 +74,8 @@ def _route(a: Ask) -> CompareArgs | Missing | None:
         fields.update({"params_b": REFERENCE_PARAMS_B, "method": fields.get("method") or "lora"})
     for key in _DROP[str(kind)]:
         fields.pop(key, None)
+    if kind != "gpu" and len(gpus) == 1 and not fields.get("gpu_include"):
+        fields["gpu_include"] = gpus  # 'V100 on JD or on Tencent: which is cheaper?': that card on each cloud
     by = "hours" if f.constraints.objective == "fastest" or f.asked == "time" else "cost"
     return CompareArgs.model_validate({**fields, "compare_kind": kind, "options": options, "by": by,
                                        "asked": f.asked})

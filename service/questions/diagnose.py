@@ -19,8 +19,9 @@ from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
 from service.questions.diagnose_estimate import estimate_text
+from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
-from service.questions.diagnose_route import DEFAULT_GPU, route
+from service.questions.diagnose_route import route
 from service.questions.diagnose_serving import render_serving
 from service.questions.texts import memory_line, method_name
 from service.workload import Workload

@@ -11,7 +11,7 @@ from typing import Any
 from service.frame import Frame
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
 from service.questions.base import Ask, Phrases
-from service.questions.diagnose_route import DEFAULT_GPU, is_server, kind_of, serve_asked
+from service.questions.diagnose_kinds import DEFAULT_GPU, is_server, kind_of, serve_asked
 
 MAX_GPUS = 64  # a server's GPUs the serving engine sizes
 _OUTCOME = {"worked": "worked", "oom": "oom", "error": "oom", "slow": "slow"}

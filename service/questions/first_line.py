@@ -116,7 +116,14 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     inf = answer.inference
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
-        return None  # it does not start: the verdict is the answer, whatever was asked
+        # it does not start: the verdict, then what would (more cards for the weights, or smaller weights)
+        flags = (inf.fix or "").split()  # the engine's own fix: '--tensor-parallel-size 2'
+        tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
+        need = inf.min_gpus_for_weights or tp
+        if need and need > inf.gpus and inf.weights in ("bf16", "fp16"):
+            return _ph(ph, "srv_no_start").format(count=inf.gpus, gpu=inf.gpu_name, weights=_n(inf.weights_gib_per_gpu, 1),
+                                                  need=need)
+        return None
     clouds = answer.workload.clouds
     if inf is not None and clouds and (answer.plan is None or not answer.plan.candidates):
         return _ph(ph, "srv_not_rented").format(  # 'and on JD Cloud?' for a card that cloud does not rent

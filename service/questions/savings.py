@@ -70,6 +70,9 @@ _CHANGEABLE = ("method", "quant_bits", "gpu_include", "gpu_count", "billing", "c
                "precision", "zero_stage", "lora_rank", "micro_batch")
 
 
+_LISTS = ("gpu_include", "clouds")  # a list field unset on one side is empty, never None
+
+
 def _setup_fields(a: Ask, i: int) -> dict[str, object]:
     s = a.frame.setups[i]
     out = workload_fields(a.frame, s)
@@ -87,7 +90,8 @@ def _before(a: Ask, after: dict[str, object]) -> dict[str, object]:
     base = next((i for i, s in enumerate(f.setups) if s.role == "baseline" and i != f.asked_setup), None)
     if base is not None:
         old = _setup_fields(a, base)
-        return {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
+        changed = {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
+        return {k: ([] if v is None and k in _LISTS else v) for k, v in changed.items()}
     prev = a.prev.workload if a.prev is not None else None
     if prev is not None:
         was = prev.model_dump()

@@ -90,8 +90,8 @@ def catalog_fact(text: str, gpus: Sequence[str], names: Sequence[str], clouds: S
         return "family"
     if fact in _SPEC_FACTS or fact in ("sells", "regions", "billing"):
         return fact
-    if names or fact == "price" or (gpus and fact is None and not _LIST.search(text)):
-        return "price"
+    if names or fact == "price":
+        return "price"  # a GPU named with no price words is not a price question ('V100 跑不了 FlashAttention')
     if gpus and _LIST.search(text):
         return "instances"
     if families:
