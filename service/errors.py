@@ -6,14 +6,21 @@ from pydantic import ValidationError
 
 
 class AdvisorError(Exception):
-    """Base class: `message` names the problem, `fix` says what to do."""
+    """Base class: `message` names the problem, `fix` says what to do; `message_zh` / `fix_zh` say it in Chinese
+    for a Chinese answer (empty: the English is all there is; the API's error body is English)."""
 
     code = "bad_request"
+    message_zh = ""
+    fix_zh = ""
 
-    def __init__(self, message: str, fix: str = "") -> None:
+    def __init__(self, message: str, fix: str = "", *, message_zh: str = "", fix_zh: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.fix = fix
+        if message_zh:  # (a subclass may have set its own before calling this)
+            self.message_zh = message_zh
+        if fix_zh:
+            self.fix_zh = fix_zh
 
     def __str__(self) -> str:
         return f"{self.message} {self.fix}".strip()
@@ -40,16 +47,23 @@ class IdempotencyConflictError(InvalidInputError):
         self.key = key
 
 
+_KIND_ZH = {"model": "模型", "GPU": "GPU", "instance type": "实例规格", "GPU or instance": "GPU 或实例"}
+
+
 class UnknownNameError(AdvisorError):
     """An unknown model, GPU or instance, with the closest known names."""
 
     code = "unknown_name"
 
-    def __init__(self, kind: str, name: str, suggestions: list[str], fix: str = "") -> None:
+    def __init__(self, kind: str, name: str, suggestions: list[str], fix: str = "", fix_zh: str = "") -> None:
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        hint_zh = f"你是不是想找：{'、'.join(suggestions)}？" if suggestions else ""
+        kind_zh = _KIND_ZH.get(kind, kind)
         super().__init__(
             f"Unknown {kind} '{name}'.{hint}",
             fix or f"Use a {kind} name from `gpu-advisor catalog list`, or a parameter count such as 7B.",
+            message_zh=f"不认识的{kind_zh}「{name}」。{hint_zh}",
+            fix_zh=fix_zh or f"请用 `gpu-advisor catalog list` 里的{kind_zh}名称，或参数规模（如 7B）。",
         )
         self.kind = kind
         self.name = name
@@ -63,12 +77,14 @@ class UnknownModelError(UnknownNameError):
             name,
             suggestions,
             "Give a known model (e.g. Qwen2-7B), a size such as 7B, or a path to a Hugging Face config.json.",
+            "请给出已知的模型（如 Qwen2-7B）、参数规模（如 7B），或 Hugging Face config.json 的路径。",
         )
 
 
 class UnknownGpuError(UnknownNameError):
     def __init__(self, name: str, suggestions: list[str]) -> None:
-        super().__init__("GPU", name, suggestions, "Use a GPU from `gpu-advisor catalog list` (e.g. A100, A10, T4).")
+        super().__init__("GPU", name, suggestions, "Use a GPU from `gpu-advisor catalog list` (e.g. A100, A10, T4).",
+                         "请用 `gpu-advisor catalog list` 里的 GPU（如 A100、A10、T4）。")
 
 
 class InfeasibleError(AdvisorError):

@@ -113,5 +113,6 @@ def parse_serving_workload(data: dict[str, Any], models: tuple[ModelSpec, ...] |
 
                 guess = guess_from_name(w.model)
                 if guess is None or guess.kind != "decoder" or not guess.params_b:  # a stated size is estimated
-                    raise InvalidInputError(f"model: {exc.message}", exc.fix) from exc
+                    raise InvalidInputError(f"model: {exc.message}", exc.fix, message_zh=exc.message_zh,
+                                            fix_zh=exc.fix_zh) from exc
     return w

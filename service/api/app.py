@@ -18,7 +18,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from service.api.json_body import JsonBodyCheck
 from service.api.limits import BodyLimits, limit_for
 from service.api.protocol import HeadAsGet, allowed_methods
-from service.edge.errors import error_body, http_error_parts, pydantic_message, status_for, validation_message
+from service.edge.errors import (
+    BODY_UNREADABLE,
+    JSON_FIX,
+    error_body,
+    http_error_parts,
+    pydantic_message,
+    status_for,
+    validation_message,
+)
 from service.edge.resources import Resources
 from service.errors import AdvisorError
 from service.settings import Settings
@@ -73,6 +81,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        bad_json = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        if bad_json is not None:  # a body cut short or malformed: the same answer as one json.loads cannot read
+            where, why = bad_json.get("loc", ("", ""))[-1], (bad_json.get("ctx") or {}).get("error", "decode error")
+            return JSONResponse(error_body("invalid_input", f"The body is not valid JSON at character {where}: {why}.",
+                                           JSON_FIX), 422)
         message = validation_message(list(exc.errors()))
         return JSONResponse(error_body("invalid_input", message, "Fix the named field and send again."), 422)
 
@@ -84,10 +97,11 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code, message, fix = http_error_parts(exc.status_code, str(exc.detail), request.method, request.url.path)
         fix = getattr(exc, "fix", "") or fix  # an exception that knows its fix (json_body.BodyValueError) says it
+        status = 422 if exc.status_code == 400 and str(exc.detail) == BODY_UNREADABLE else exc.status_code
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))
-        return JSONResponse(error_body(code, message, fix), exc.status_code, headers=headers)
+        return JSONResponse(error_body(code, message, fix), status, headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -77,6 +77,8 @@ class UnsizedModelError(InvalidInputError):
         facts_zh = row.facts("zh")
         self.message_zh = (f"{row.id}{f'（{facts_zh}）' if facts_zh else ''}：已知但未收录尺寸——{row.why_zh}，"
                            f"按其他模型估算显存会是错的。来源：{row.url}")
+        self.fix_zh = ("请问目录里已收录尺寸的模型（gpu-advisor catalog list），或给出参数规模（如 300B），按同规模的通用 "
+                       "decoder 估算（它的 KV 缓存会比这个版本大）。")
 
 
 def read_unsized(path: Path) -> tuple[UnsizedModel, ...]:

@@ -221,11 +221,13 @@ class PlanView(_View):
         return [c for c in found if c is not None]
 
     def why_not(self, chosen: CandidateView, other: CandidateView | None = None) -> PickReasonView | None:
-        """Why `chosen` (its cloud's pick) goes before `other` (default: any option the reason names), or None."""
+        """Why `chosen` (its cloud's pick) goes before `other` (default: any option the reason names), or None.
+        Under another option only a reason that names it: one about the cheaper option is not pasted under the
+        faster one."""
         why = self.pick_reasons.get(chosen.cloud)
         if why is None or why.instance_type != chosen.instance_type:
             return None
-        if other is not None and other.instance_type not in (why.cheapest, why.fastest, *why.versus):
+        if other is not None and other.instance_type not in why.versus:
             return None
         return why
 

@@ -69,8 +69,17 @@ def error_body(code: str, message: str, fix: str = "") -> dict[str, Any]:
     return {"error": {"code": code, "message": quote(message, MESSAGE_MAX), "fix": fix}}
 
 
+# FastAPI's words for a body json.loads could not read (malformed, not UTF-8, nested past the parser's depth)
+BODY_UNREADABLE = "There was an error parsing the body"
+JSON_FIX = "Send one UTF-8 JSON object, e.g. {\"message\": \"A100多少钱\"} (see /docs)."
+
+
 def http_error_parts(status: int, detail: str, method: str, path: str) -> tuple[str, str, str]:
-    """(code, message, fix) for a Starlette/FastAPI HTTP exception (no route, wrong method, body limits)."""
+    """(code, message, fix) for a Starlette/FastAPI HTTP exception (no route, wrong method, body limits, a body
+    that is not JSON)."""
+    if status == 400 and detail == BODY_UNREADABLE:  # answered 422 invalid_input, as malformed JSON is
+        return ("invalid_input", "The body is not readable JSON: malformed, not UTF-8, or nested too deeply.",
+                JSON_FIX)
     code = HTTP_CODES.get(status, f"http_{status}")
     message = f"No route {method} {quote(path)}." if status == 404 else detail
     return code, message, HTTP_FIXES.get(status, "")

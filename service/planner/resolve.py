@@ -74,7 +74,8 @@ def model_from_hf_config(path: Path) -> ModelSpec:
     try:
         converted = convert(cfg)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{path}: {exc.message}", exc.fix) from exc
+        raise InvalidInputError(f"{path}: {exc.message}", exc.fix, message_zh=exc.message_zh and f"{path}：{exc.message_zh}",
+                                fix_zh=exc.fix_zh) from exc
     text, _ = split_config(cfg)
     name = str(cfg.get("_name_or_path") or text.get("model_type") or path.parent.name)
     spec = ModelSpec(**converted.fields, id=f"config:{path.name}", name=name,

@@ -21,6 +21,7 @@ from service.planner.serving_launch import launch
 from service.planner.serving_size import (
     context_note,
     engine_notes,
+    fp16_note,
     released_weights,
     resolve_serving_model,
     setup_and_target,
@@ -30,7 +31,8 @@ from service.planner.serving_types import Launch, ModelRef, ServingSizing, _Out
 from service.serving_workload import ServingWorkload
 from service.sizing.serving import layout
 from service.sizing.serving.engines import engine_defaults, engine_memory, kv_layout
-from service.sizing.serving.support import unsupported
+from service.sizing.serving.sizing import in_chinese
+from service.sizing.serving.support import served_weights, unsupported
 
 
 class InferenceResult(_Out):
@@ -63,6 +65,7 @@ class InferenceResult(_Out):
     max_model_len_fits: int = Field(description="the longest single sequence the pool holds")
     starts: bool
     starts_reason: str
+    starts_reason_zh: str = Field(default="", description="starts_reason in Chinese")
     fix: str | None = Field(default=None, description="the flag that makes it start, when it does not")
     refused_layout: str | None = Field(default=None, description="the pinned layout the engine refuses, with its "
                                        "message; the figures are for the layout that replaces it")
@@ -110,6 +113,9 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
     w, released = released_weights(w, m)
     notes += released
     setup, target, defaults = setup_and_target(w, m)
+    setup = replace(setup, weights=served_weights(gpu, setup.weights))
+    if setup.weights != w.weights:
+        defaults = [*defaults, fp16_note(gpu)]
     label = engine_notes(w, gpu)
     notes += defaults + ([(gpu_note, gpu_note)] if gpu_note else [])
     if w.gpus:
@@ -122,8 +128,10 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
     if isinstance(sized, str):
         mem = engine_memory(m, gpu, setup)
         where = f"{w.gpus} GPUs" if w.gpus else f"replicas of 1-{MAX_UNPINNED_GPUS} GPUs"
-        notes.append((f"Not served by {where}: {sized}", f"无法承载（{where}）：{sized}"))
+        where_zh = f"{w.gpus} 张卡" if w.gpus else f"每副本 1-{MAX_UNPINNED_GPUS} 张卡"
+        notes.append((f"Not served by {where}: {sized}", f"无法承载（{where_zh}）：{in_chinese(sized)}"))
         starts, reason, fix = mem.starts, mem.starts_reason if not mem.starts else sized, mem.fix or None
+        reason_zh = (mem.starts_reason_zh or mem.starts_reason) if not mem.starts else in_chinese(sized)
         weights_total = engine_memory(m, gpu, replace(setup, tp=1, pp=1)).weights_gib
         lowered = None
         min_weights = gpus_for(weights_total, mem.device_total_gib * mem.mem_fraction) if w.gpus is None else None
@@ -140,10 +148,11 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         if lowered:
             notes.append(context_note(lowered, sized.max_model_len))
         refused = sized.refused_layout
-        starts, reason = refused is None, mem.starts_reason
+        starts, reason, reason_zh = refused is None, mem.starts_reason, mem.starts_reason_zh or mem.starts_reason
         if refused:
             fix = layout.flags(tp, pp)
             reason = f"{refused}; {layout.flags(tp, pp)} runs on the same {tp * pp} GPUs: {mem.starts_reason}"
+            reason_zh = f"`{refused}`；同样 {tp * pp} 张卡改用 {layout.flags(tp, pp)}：{reason_zh}"
         perf_fields = {"output_tokens_per_s": sized.output_tokens_per_s, "ttft_ms": sized.ttft_ms,
                        "tpot_ms": sized.tpot_ms, "meets_limits": sized.meets_limits, "headroom": sized.headroom,
                        "max_concurrency_at_load": sized.max_concurrency_at_load, "saturated": sized.saturated}
@@ -159,14 +168,14 @@ def inference(w: ServingWorkload, cat: Catalog) -> InferenceResult:
         model=ModelRef(id=m.id, name=m.name, params_b=m.params_published_b, active_params_b=m.active_params_b,
                        source=m.source, estimated=is_estimated(m)),
         gpu=gpu.id, gpu_name=gpu.name, engine=w.engine, engine_assumed=label[0], engine_assumed_zh=label[1],
-        weights=w.weights, kv_dtype=w.kv_dtype, gpus=tp * pp, tensor_parallel=tp, pipeline_parallel=pp,
+        weights=setup.weights, kv_dtype=w.kv_dtype, gpus=tp * pp, tensor_parallel=tp, pipeline_parallel=pp,
         replicas=replicas, mem_fraction=mem.mem_fraction, max_model_len=mem.max_model_len,
         weights_gib_per_gpu=round(mem.weights_gib, 3), activation_peak_gib=round(mem.activation_peak_gib, 3),
         vision_profile_gib=round(mem.vision_gib, 3), graph_gib=round(mem.graph_gib, 3),
         kv_bytes_per_token=kv.bytes_per_token_per_gpu,
         kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 3), kv_capacity_tokens=mem.kv_capacity_tokens,
         max_concurrency=round(mem.max_concurrency, 2), max_model_len_fits=mem.max_model_len_fits,
-        starts=starts, starts_reason=reason, fix=fix, refused_layout=refused, input_tokens=target.input_tokens,
+        starts=starts, starts_reason=reason, starts_reason_zh=reason_zh, fix=fix, refused_layout=refused, input_tokens=target.input_tokens,
         output_tokens=target.output_tokens, sizing=None if isinstance(sized, str) else sized, launch=out_launch,
         min_gpus_for_weights=min_weights, context_lowered_from=lowered, notes=_unique(extra),
         assumptions=[*[en for en, _ in notes], label[0] + " assumed."],

@@ -39,6 +39,7 @@ from service.planner.generic import is_estimated
 from service.planner.serving_launch import launch
 from service.planner.serving_size import (
     cost_per_million,
+    fp16_note,
     released_weights,
     resolve_serving_model,
     setup_and_target,
@@ -57,6 +58,7 @@ from service.serving_workload import ServingWorkload
 from service.sizing.host import Note, gpu_notes
 from service.sizing.serving import layout
 from service.sizing.serving.engines import engine_defaults
+from service.sizing.serving.sizing import in_chinese
 from service.sizing.serving.support import fp8_weight_only, unsupported
 from service.sizing.serving.versions import engine_label
 
@@ -73,6 +75,9 @@ def _serving_notes(w: ServingWorkload, gpu: GpuSpec, inst: InstanceRow, s: Servi
         out.append(Note("fp8_weight_only", f"{gpu.name} has no FP8 tensor cores: FP8 weights run weight-only "
                         "(W8A16, the Marlin kernel), halving memory but not compute.", f"{gpu.name} 不支持 FP8 计算："
                         "FP8 权重以仅权重量化（W8A16，Marlin 内核）运行，省显存但不提速。", "info"))
+    if s.weights == "fp16" and not gpu.supports_bf16:
+        en, zh = fp16_note(gpu)
+        out.append(Note("fp16_served", en, zh, "info"))
     if s.latency_infeasible:
         out.append(Note("latency_infeasible", s.driver.split("; ")[0] + ".", s.driver_zh.split("；")[0] + "。"))
     elif not s.meets_limits:
@@ -226,7 +231,8 @@ def plan_serving(w: ServingWorkload, cat: Catalog, today: date | None = None,
         reach = per_node * MAX_NODES_PER_REPLICA if per_node >= layout.NODE_GPUS else per_node
         sized = size_on(m, gpus[inst.gpu], w, reach, for_plan=True)
         if isinstance(sized, str):
-            rejected.append({"instance_type": inst.instance_type, "cloud": inst.cloud, "reason": sized})
+            rejected.append({"instance_type": inst.instance_type, "cloud": inst.cloud, "reason": sized,
+                             "reason_zh": in_chinese(sized)})
             continue
         cands.append(_option(w, cat, m, inst, gpus[inst.gpu], sized, today, max_price_age_days))
     ranked, dear = _flag_dear(_rank(cands, w.objective))
@@ -310,12 +316,13 @@ def _no_fit(w: ServingWorkload, cat: Catalog, ranked: list[ServingOption], picks
             continue
         row = by_type[max(own, key=lambda r: (by_type[r["instance_type"]].gpu_count
                                                * mem.get(by_type[r["instance_type"]].gpu, 0)))["instance_type"]]
-        why = next(r["reason"] for r in own if r["instance_type"] == row.instance_type)
-        last = re.split(r"; (?=\d+ GPUs?: )", why)[-1]
+        why = next(r for r in own if r["instance_type"] == row.instance_type)
+        last = re.split(r"; (?=\d+ GPUs?: )", why["reason"])[-1]
+        last_zh = re.split(r"；(?=\d+ 张卡：)", why.get("reason_zh") or why["reason"])[-1]
         en[cloud] = (f"{_CLOUD_EN.get(cloud, cloud)}: no instance serves it; its largest, {row.instance_type} "
                      f"({row.gpu_count:g}x {row.gpu}): {last}")
         zh[cloud] = (f"{_CLOUD_ZH.get(cloud, cloud)}：没有能承载的实例；其中最大的 {row.instance_type}"
-                     f"（{row.gpu_count:g} 张 {row.gpu}）：{last}")
+                     f"（{row.gpu_count:g} 张 {row.gpu}）：{last_zh}")
     return en, zh
 
 

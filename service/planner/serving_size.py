@@ -18,7 +18,8 @@ from service.serving_workload import ServingWorkload
 from service.sizing.serving import layout
 from service.sizing.serving.device import runtime
 from service.sizing.serving.engines import default_context, kv_layout
-from service.sizing.serving.sizing import DeploymentSize, ServingTarget, size_deployment
+from service.sizing.serving.sizing import DeploymentSize, Refusal, ServingTarget, size_deployment
+from service.sizing.serving.support import served_weights
 from service.sizing.serving.types import ServingSetup
 from service.sizing.serving.versions import engine_label
 
@@ -46,7 +47,10 @@ def resolve_serving_model(w: ServingWorkload, models: tuple[ModelSpec, ...]) -> 
     if spec.kind != "decoder":
         raise InvalidInputError(f"{spec.name} is not a generative LLM ({spec.kind}): serving sizing covers decoder "
                                 "models behind vLLM, SGLang, TensorRT-LLM or LMDeploy.",
-                                "Give a decoder model such as Qwen2.5-14B, or plan its training with `plan`.")
+                                "Give a decoder model such as Qwen2.5-14B, or plan its training with `plan`.",
+                                message_zh=f"{spec.name} 不是生成式大语言模型（{spec.kind}）：推理部署的估算只覆盖用 vLLM、"
+                                "SGLang、TensorRT-LLM 或 LMDeploy 部署的 decoder 模型。",
+                                fix_zh="请换一个 decoder 模型（如 Qwen2.5-14B），或用 `plan` 规划它的训练。")
     return spec, notes
 
 
@@ -120,6 +124,12 @@ def setup_and_target(w: ServingWorkload, m: ModelSpec, for_plan: bool = False) -
     return setup, ServingTarget(inp, out, w.concurrency, w.request_rate, w.ttft_ms, w.tpot_ms), notes
 
 
+def fp16_note(gpu: GpuSpec) -> tuple[str, str]:
+    """A GPU without BF16 serves BF16 weights as FP16 (service/sizing/serving/support.py served_weights)."""
+    return (f"{gpu.name} has no BF16: the weights are served as FP16 (--dtype half), the same memory.",
+            f"{gpu.name} 不支持 BF16：权重按 FP16 加载（--dtype half），显存占用相同。")
+
+
 def engine_notes(w: ServingWorkload, gpu: GpuSpec) -> tuple[str, str]:
     """The release an answer's figures assume (every serving answer names it)."""
     return engine_label(w.engine, None, runtime(gpu))
@@ -140,6 +150,7 @@ def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica
     if hit is not None and hit[0] is m:
         return hit[1]
     setup, target, _ = setup_and_target(w, m, for_plan)
+    setup = replace(setup, weights=served_weights(gpu, setup.weights))  # BF16 is FP16 on a V100 or T4
     refused = None
     if w.gpus is not None and (bad := layout.with_fixes(m, setup.engine, setup.weights, setup.tp, setup.pp)):
         alt = layout.first_valid(m, setup.engine, setup.weights, w.gpus)
@@ -147,7 +158,8 @@ def size_on(m: ModelSpec, gpu: GpuSpec, w: ServingWorkload, max_gpus_per_replica
         if alt is not None:
             setup = replace(setup, tp=alt[0], pp=alt[1])
     if w.gpus is not None and w.gpus > max_gpus_per_replica:
-        got: ServingSizing | str = f"a replica of {w.gpus} GPUs does not fit in {max_gpus_per_replica} GPUs"
+        got: ServingSizing | str = Refusal(f"a replica of {w.gpus} GPUs does not fit in {max_gpus_per_replica} GPUs",
+                                           f"{w.gpus} 张卡的副本超过了 {max_gpus_per_replica} 张卡的上限")
     else:
         d = size_deployment(m, gpu, target, setup, max_gpus_per_replica, fixed_tp=w.gpus is not None,
                             shorter_context_ok=w.max_model_len is None, single=w.gpus is not None)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from service.planner.costing import QUOTE_LINKS
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import compare
 from service.questions.base import (
@@ -121,6 +122,10 @@ def render_compare(answer: CompareAnswer, ph: Phrases) -> str:
                              hours=hours, cost=cost))
     if answer.unpriced and not answer.cost_unknown:
         lines += ["", ph.text("cmp_unpriced", options=", ".join(option_name(kind, o, ph) for o in answer.unpriced))]
+    quoted = [r for r in rows if r.fits and not r.priced and r.instance_type and r.cloud]
+    lines += [""] * bool(quoted) + [ph.text(  # rented, priced on request: where to ask
+        "cmp_quote", cloud=ph.name("cloud_names", r.cloud), instance=r.instance_type,
+        link=QUOTE_LINKS.get(str(r.cloud), "")) for r in quoted]
     return "\n".join(lines)
 
 

@@ -34,7 +34,10 @@ def also_line(alternative: str | None, ph: Phrases) -> list[str]:
 
 
 def error_text(exc: AdvisorError, ph: Phrases) -> str:
-    return ph.text("error", message=exc.message, fix=exc.fix)
+    """The error in the answer's language: its Chinese twin in a Chinese answer, where it has one."""
+    zh = ph.zh and bool(exc.message_zh)
+    return ph.text("error", message=exc.message_zh if zh else exc.message,
+                   fix=(exc.fix_zh or exc.fix) if zh else exc.fix)
 
 
 def with_notes(text: str, notes: Sequence[str]) -> str:

@@ -136,7 +136,8 @@ def _cause(code: str, d: dict[str, Any], f: dict[str, Any], ph: Phrases) -> str:
     fast = setups[d["faster"]] if d.get("faster") is not None else f
     slow = setups[1 - d["faster"]] if d.get("faster") is not None and len(setups) == 2 else f
     est = f.get("tokens_per_s_at_load") or f.get("tokens_per_s_single")
-    reason = str(f.get("reason", "")).replace('"', "")
+    zh = ph["hours_unit"] == "小时"
+    reason = str(f.get("reason_zh")) if zh and f.get("reason_zh") else str(f.get("reason", "")).replace('"', "")
     return text.format(
         gpus=f["gpus"], tp=f["tp"], model=d["model_name"], w=_num(f["weights_gib_per_gpu"]),
         act=_num(f.get("activation_peak_gib")), frac=f"{f.get('mem_fraction') or 0.9:g}",
@@ -188,7 +189,7 @@ def render_serving(d: ServeDiagnosis, ph: Phrases) -> list[str]:
                                                 tokens=f"{fixed['kv_capacity_tokens']:,}",
                                                 ctx=f"{fixed['max_model_len']:,}"))
         elif fixed:
-            lines.append(str(p["fixed_still"]).format(fix=d.fix, reason=fixed["reason"]))
+            lines.append(str(p["fixed_still"]).format(fix=d.fix, reason=(zh and fixed.get("reason_zh")) or fixed["reason"]))
         else:
             lines.append(str(p["fix"]).format(fix=d.fix))
     if d.causes:

@@ -39,8 +39,8 @@ def _plan(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     epochs = job.epochs
     if job.data_basis == "assumed" and asked in ("plan", "time", "cost") and c.hours_per_1e8_tokens is not None:
         # no data size given: the rate on the pick, never a total for an invented corpus
-        cny = "—" if c.cny_per_1e8_tokens is None else _n(c.cny_per_1e8_tokens)
-        return _ph(ph, "plan_rate", hours=_n(c.hours_per_1e8_tokens, 1), cny=cny, where=where,
+        key = "plan_rate_quote" if c.cny_per_1e8_tokens is None else "plan_rate"  # priced on request: no "¥—"
+        return _ph(ph, key, hours=_n(c.hours_per_1e8_tokens, 1), cny=_n(c.cny_per_1e8_tokens or 0), where=where,
                    note=job.data_note_zh if ph.zh else job.data_note)
     if asked == "time":
         per = c.training_hours / epochs if epochs else c.training_hours
@@ -122,9 +122,10 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
                        where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes))
         if top is not None and top.cost_per_month_cny is not None:
             per_m = top.cny_per_million_output_tokens
-            return _ph(ph, "srv_cost", cny=_n(top.cost_per_month_cny), billing=ph.name("billing_names", top.billing),
+            return _ph(ph, "srv_cost" if per_m is not None else "srv_cost_month", cny=_n(top.cost_per_month_cny),
+                       billing=ph.name("billing_names", top.billing),
                        where=_where(ph, top.cloud, top.instance_type, top.gpu_count, top.gpu, top.nodes),
-                       per_m="—" if per_m is None else _n(per_m, 2))
+                       per_m=_n(per_m or 0, 2))
         return None
     if inf is not None:
         gpus, tps, ttft, tpot = inf.gpus * inf.replicas, inf.output_tokens_per_s, inf.ttft_ms, inf.tpot_ms

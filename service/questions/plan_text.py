@@ -19,6 +19,7 @@ from service.labels import (
 from service.planner.training_types import PlanPrice, TrainingCandidate, TrainingPlan
 from service.questions.parts import PassageRef
 from service.questions.phrases import Phrases
+from service.questions.pick_why import other_cloud_lines
 
 
 class Stated(Protocol):
@@ -194,7 +195,7 @@ def render_plan(plan: TrainingPlan, lang: str, ph: Phrases, citations: Sequence[
         title = ph.text("title", model=model.name, method=method, tokens=_tokens(job.tokens_total),
                         epochs=f"{job.epochs:g}")
     lines = [title, ""]
-    lines += _pick_rows(plan, ph) + [""] + _verdicts(plan, top, ph) + [""]
+    lines += _pick_rows(plan, ph) + [""] + other_cloud_lines(plan, ph) + _verdicts(plan, top, ph) + [""]
     lines += _memory(top, ph) + [""] + _time(top, ph) + [""] + _cost(top, ph) + [""]
     lines += _alternatives(plan, ph, lang) + [""]
     codes: dict[str, Stated] = {}

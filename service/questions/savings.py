@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError
 
 from service.errors import InvalidInputError, validation_line
 from service.frame import measured_baseline
+from service.planner.costing import QUOTE_LINKS
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
 from service.questions.base import (
@@ -153,8 +154,9 @@ def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
         lines.append(ph.text(key, amount=n1(abs(delta), 0), before=n1(a.cost_cny, 0), after=n1(b.cost_cny, 0),
                              hours_before=n1(a.hours), hours_after=n1(b.hours)))
     for side, r in (("before", a), ("after", b)):
-        lines.append(ph.text("save_row", side=sides.text(side), config=config_line(r, ph), hours=n1(r.hours),
-                             cost=n1(r.cost_cny, 0)))
+        key = "save_row" if r.cost_cny is not None else "save_row_unpriced" if r.gpu else "save_row_no_fit"
+        lines.append(ph.text(key, side=sides.text(side), config=config_line(r, ph), hours=n1(r.hours),
+                             cost=n1(r.cost_cny, 0), link=QUOTE_LINKS.get(str(r.cloud), "")))
     return "\n".join(lines)
 
 

@@ -182,7 +182,8 @@ def _figures(s: ServingSizing, ph: Phrases, loaded: bool) -> str:
 def _option_line(o: ServingOption, ph: Phrases) -> str:
     cost = (ph.text("srv_cost", hour=_n(o.cost_per_hour_cny, 2), month=_n(o.cost_per_month_cny),
                     cpm=_n(o.cny_per_million_output_tokens, 2), billing=ph.name("billing_names", o.billing))
-            if o.cost_per_hour_cny is not None else ph.name("billing_names", "on_request", ""))
+            if o.cost_per_hour_cny is not None
+            else f"{ph.name('billing_names', 'on_request', '')}{'：' if ph.zh else ': '}{o.quote_link}")
     return ph.text("srv_option", cloud=ph.name("cloud_names", o.cloud), instance=o.instance_type,
                    count=f"{o.gpu_count:g}", gpu=o.gpu, nodes=o.nodes, cost=cost)
 
@@ -201,7 +202,8 @@ def _variants(plan: ServingPlan, ph: Phrases) -> list[str]:
         out += ["", ph.text("srv_variants")]
         for v in plan.variants:
             note = ph.text("srv_variant_weight_only", gpu=v.gpu) if v.weight_only else ""
-            out.append(ph.text("srv_variant", weights=ph.name("weights_names", v.weights),
+            key = "srv_variant" if v.cost_per_month_cny is not None else "srv_variant_quote"
+            out.append(ph.text(key, weights=ph.name("weights_names", v.weights),
                                cloud=ph.name("cloud_names", v.cloud), instance=v.instance_type, nodes=v.nodes,
                                gpus=v.total_gpus, gpu=v.gpu, month=_n(v.cost_per_month_cny),
                                cpm=_n(v.cny_per_million_output_tokens, 2), note=note))
@@ -252,8 +254,8 @@ def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, p
             else "srv_pinned_yes"
         lines.append(ph.text(key, full=f"{inf.context_lowered_from or 0:,}", ctx_f=f"{inf.max_model_len:,}",
                              count=inf.gpus, gpu=inf.gpu_name, model=inf.model.name, weights=weights, engine=engine,
-                             conc=_n(inf.max_concurrency, 1), ctx=inf.max_model_len, reason=inf.starts_reason,
-                             at_load=_n(inf.max_concurrency_at_load), inp=inf.input_tokens, out=inf.output_tokens))
+                             conc=_n(inf.max_concurrency, 1), ctx=inf.max_model_len,
+                             reason=(ph.zh and inf.starts_reason_zh) or inf.starts_reason, at_load=_n(inf.max_concurrency_at_load), inp=inf.input_tokens, out=inf.output_tokens))
         if not inf.starts and inf.fix:
             lines.append(ph.text("srv_fix", fix=inf.fix))
         asked = w.concurrency

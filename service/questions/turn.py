@@ -33,12 +33,14 @@ from service.questions.carry import continued
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
+from service.questions.invariants import log_violations
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, decide
 from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
 from service.reader.frame_build import CatalogNames
+from service.reader.invisible import visible
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
 from service.retrieval.passages import first_sentence, passage_body
 from service.workload import Workload
@@ -324,6 +326,7 @@ def read_message(reader: FrameReader, offline: Reader, message: str, conv: Conve
 def answer_message(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], message: str,
                    conv: Conversation, lang: str | None = None, reader: FrameReader | None = None) -> Turn:
     """Read the message, route it, run the engine and write the answer (the module docstring)."""
+    message = visible(message)  # zero-width and bidi controls are read as the text they hide in
     reading, read_by, fallback = read_message(reader or names.reader, names.reader, message, conv)
     turn = _answer(ctx, names, phrases_of, message, conv, lang, reading)
     return turn.model_copy(update={"reader": read_by, "fallback": fallback})
@@ -342,12 +345,16 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
         plan = _route(reading, conv, names, lang, message)
     except ValidationError as exc:
         plan = _Plan(reading.type, frame=reading.frame)
-        error = InvalidInputError(validation_line(exc), "Say the figure again in its unit (e.g. 7B, 4k, 2 张).")
+        line = validation_line(exc)
+        error = InvalidInputError(line, "Say the figure again in its unit (e.g. 7B, 4k, 2 张).",
+                                  message_zh=f"有个数字不在可用的范围内：`{line}`", fix_zh="请带上单位再说一遍（如 7B、4k、2 张）。")
         info = _info(reading, plan)
         return Turn(type=plan.type, reading=info, slots=reading.slots, text=with_notes(error_text(error, ph), notes),
                     language=lang, error=error.to_dict(), frame=reading.frame)
     info = _info(reading, plan)
     slots = reading.slots
+    if plan.type == "out_of_scope":
+        notes = []  # nothing of the message is echoed back (an injected instruction, a tag, a figure)
     if plan.missing is not None or plan.args is None:
         slot = plan.missing or "model"
         general = _general(ctx, message, lang, ph) if slot in GENERAL_SLOTS else ([], "")
@@ -401,6 +408,7 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any
     except AdvisorError as exc:
         passages = _citations(ctx, plan, lang)
         text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
+        log_violations(None, text, lang)
         return Turn(type=plan.type, reading=info, slots=slots, args=stored, text=with_notes(text, notes),
                     citations=passages, language=lang, error=exc.to_dict(), frame=plan.frame)
     if plan.frame is not None and answer.asked is None:
@@ -410,6 +418,7 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any
     if plan.type == "plan":
         answer.citations = unique_passages(passages)
     text = compose(module, answer, passages, info.alternative if info.confidence == "unsure" else None, notes, ph)
+    log_violations(answer, text, lang, ctx.catalog)  # issue 40 item 6: logged, never blocking
     return Turn(type=plan.type, reading=info, slots=slots, args=stored, answer=answer, text=text,
                 citations=unique_passages(passages), language=lang, frame=plan.frame)
 

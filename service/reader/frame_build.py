@@ -20,6 +20,7 @@ from service.reader.choices import billings_mentioned, methods_mentioned
 from service.reader.constraints import GPU_MARK
 from service.reader.message import ParsedMessage
 from service.reader.run_frame import with_run_figures
+from service.reader.scope import off_scope
 from service.reader.setups import Contrast, find_contrast
 
 _FRAMEWORKS = ("deepspeed", "fsdp", "megatron", "colossalai", "llamafactory", "ms-swift", "axolotl", "unsloth",
@@ -157,11 +158,14 @@ def _compared(parsed: ParsedMessage, text: str) -> tuple[str | None, tuple[str, 
 
 
 def settle(frame: Frame, text: str) -> Frame:
-    """The finders' word on what is asked, where it is surer than the learned parts: a greeting; a catalog family
-    named with what it is ('GT4和PNV4有啥区别'); a measured run and another card ('4 张 A10 训了 30 小时，换 2 张
-    A100 要多久': the time on the other card, not a diagnosis of the first)."""
+    """The finders' word on what is asked, where it is surer than the learned parts: out of scope (an instruction to
+    drop the instructions, or a subject not ours: service/reader/scope.py); a greeting; a catalog family named with
+    what it is ('GT4和PNV4有啥区别'); a measured run and another card ('4 张 A10 训了 30 小时，换 2 张 A100 要多久':
+    the time on the other card, not a diagnosis of the first)."""
     task, asked = frame.task, frame.asked
-    if _GREETING.search(text):
+    if off_scope(text, frame) is not None:
+        task, asked = "none", "other"
+    elif _GREETING.search(text):
         task, asked = "none", "greeting"
     elif frame.names and frame.fact in ("family", "side_by_side", "instances", "price") and asked in (
             "howto", "other", "winner", "plan"):

@@ -26,6 +26,7 @@ from service.reader.llm_schema import FrameDraft, HardwareDraft, ModelDraft, Set
 from service.reader.message import ParsedMessage, note
 from service.reader.names import compose_model, find_gpus, find_models, plain_name
 from service.reader.read import Reading
+from service.reader.scope import off_scope
 from service.reader.slots import for_type, question_slots, with_defaults
 
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bBmM](?![A-Za-z0-9])")  # 'FooBar-7B': the name states its size
@@ -219,6 +220,8 @@ def reading_from_draft(draft: FrameDraft, text: str, names: Names, decide: Decid
     if asked == "other" and draft.task != "none" and ("model" in parsed.slots or "params_b" in parsed.slots):
         asked = "plan"  # a job described without a question: what to rent for it (as the offline reader reads it)
     frame = _frame(draft, parsed, names, models, asked, text)
+    if off_scope(text, frame) is not None:  # an instruction to drop instructions, or not ours: whatever the LLM read
+        frame = frame.model_copy(update={"task": "none", "asked": "other"})
     qtype = decide(frame)
     own = question_slots(parsed)
     frame = frame.model_copy(update={"unknowns": unknowns_for(qtype, own)})

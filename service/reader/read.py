@@ -30,6 +30,7 @@ from service.reader.frame_reader import (
 )
 from service.reader.learned import FrameModel, default_frame_model
 from service.reader.message import ParsedMessage, parse_message
+from service.reader.scope import off_scope
 from service.reader.slots import for_type, question_slots, with_defaults
 
 SURE = 0.6
@@ -186,7 +187,8 @@ class Reader:
         sure = p1 >= SURE and p1 - p2 >= MARGIN
         task, asked = pairs.get(top, (task, asked))
         frame = settle(frame.model_copy(update={"task": task, "asked": asked}), text)
-        if (frame.task, frame.asked) != (task, asked):  # the finders are surer: the type follows them
+        if (frame.task, frame.asked) != (task, asked) or off_scope(text, frame) is not None:
+            # the finders are surer (out of scope whatever the model's margin): the type follows them
             top, sure, second, p2 = self.decide(frame), True, top, 0.0
             probs = {top: 1.0, **{k: v for k, v in probs.items() if k != top}}
         frame = frame.model_copy(update={"unknowns": unknowns_for(top, own), "continues": follows})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-_MARKS = re.compile(r"^#+\s.*$|[*_`>]|\[([^\]]*)\]\([^)]*\)", re.M)  # headings, emphasis, quotes; a link's text stays
+_MARKS = re.compile(r"^#+\s.*$|[*`>]|(?<!\w)_|_(?!\w)|\[([^\]]*)\]\([^)]*\)", re.M)  # an identifier's underscores (o_proj) stay
 _TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*]|\d+[.、)])\s+", re.M)  # the item is the sentence
 _SENTENCE = re.compile(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", re.S)
@@ -26,4 +26,5 @@ def first_sentence(text: str, limit: int = 160) -> str:
     body = _LIST_MARKER.sub("", body)
     m = _SENTENCE.search(body)
     out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    out = out if len(out) <= limit else out[: limit - 1] + "…"
+    return out + "”" * (out.count("“") > out.count("”"))  # a quote the sentence ends inside is closed

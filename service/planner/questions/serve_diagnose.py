@@ -88,6 +88,7 @@ class SetupFigures(_M):
     outcome: Outcome = "unknown"
     starts: bool
     reason: str = Field(description="the engine's own verdict or message")
+    reason_zh: str = Field(default="", description="the verdict in Chinese (the engine's message in backticks)")
     fix: str | None = None
     weights_gib_per_gpu: float
     kv_cache_gib_per_gpu: float
@@ -158,7 +159,10 @@ def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]
         return SetupFigures(engine=s.engine, engine_assumed=label[0], engine_assumed_zh=label[1], gpu=g.id,
                             gpu_name=g.name, gpus=s.gpus, tp=1, pp=1, weights=r.weights, max_model_len=r.context,
                             mem_fraction=None, outcome=s.outcome, starts=r.fits or engine == "ollama",
-                            reason=reason, weights_gib_per_gpu=round(r.weights_gib, 2),
+                            reason=reason, reason_zh=(f"{r.weights_gib:.1f} GiB 权重 + {r.context:,} tokens 的 "
+                                                      f"{r.kv_gib:.1f} GiB KV 缓存"
+                                                      f"{'放得进' if r.fits else '放不进'}这张卡"),
+                            weights_gib_per_gpu=round(r.weights_gib, 2),
                             kv_cache_gib_per_gpu=round(r.kv_gib, 2), kv_capacity_tokens=r.context,
                             max_model_len_fits=r.context, tokens_per_s_single=round(r.tokens_per_s, 1) or None,
                             observed_tokens_per_s=s.tokens_per_s, gpu_share=round(r.gpu_share, 2),
@@ -186,7 +190,7 @@ def _out(s: ServeSetupIn, setup: ServingSetup, g: GpuSpec, mem: EngineMemory, la
         engine=s.engine, engine_assumed=label[0], engine_assumed_zh=label[1], gpu=g.id, gpu_name=g.name,
         gpus=setup.gpus, tp=setup.tp, pp=setup.pp, weights=setup.weights, max_model_len=mem.max_model_len,
         mem_fraction=mem.mem_fraction, enforce_eager=setup.enforce_eager, outcome=s.outcome, starts=mem.starts,
-        reason=mem.starts_reason, fix=mem.fix or None, weights_gib_per_gpu=round(mem.weights_gib, 2),
+        reason=mem.starts_reason, reason_zh=mem.starts_reason_zh, fix=mem.fix or None, weights_gib_per_gpu=round(mem.weights_gib, 2),
         kv_cache_gib_per_gpu=round(mem.kv_cache_gib, 2), kv_capacity_tokens=mem.kv_capacity_tokens,
         max_model_len_fits=mem.max_model_len_fits, activation_peak_gib=round(mem.activation_peak_gib, 2),
         graph_gib=round(mem.graph_gib, 2), tokens_per_s_single=single, tokens_per_s_at_load=at_load,

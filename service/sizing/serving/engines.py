@@ -38,7 +38,7 @@ from service.sizing.serving.device import (
     oom_error,
 )
 from service.sizing.serving.kv import estimate_kv
-from service.sizing.serving.support import NAMES, fp8_weight_only, unsupported
+from service.sizing.serving.support import NAMES, fp8_weight_only, unsupported_both
 from service.sizing.serving.types import GIB, Engine, EngineMemory, KvEstimate, ServingSetup
 from service.sizing.serving.versions import lmdeploy_share_of_total, vllm_regime
 from service.sizing.serving.vllm_policy import profile
@@ -175,20 +175,24 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
     need_gib = _seq_layer_tokens(kv, max_len, block, batched) * kv.bytes_per_token_layer / GIB
     v = _Verdict(setup, gpu, w.weights_gib_per_gpu, total - ctx, pool, fits, max_len, frac, need_gib,
                  vllm_regime(setup.engine_version).v1, capacity)
-    starts, reason, fix = v.verdict()
-    blocked = unsupported(setup.engine, gpu, setup.weights, setup.kv_dtype)
+    starts, reason, reason_zh, fix = v.verdict()
+    blocked = unsupported_both(setup.engine, gpu, setup.weights, setup.kv_dtype)
     if blocked:
-        starts, reason, fix = False, blocked, ""
+        starts, (reason, reason_zh), fix = False, blocked, ""
     bad_layout = layout.with_fixes(m, setup.engine, setup.weights, setup.tp, setup.pp)
     if bad_layout:
         p0 = bad_layout[0]
-        starts, reason, fix = False, (f"{NAMES[setup.engine]} refuses TP{setup.tp}"
-                                      f"{f' x PP{setup.pp}' if setup.pp > 1 else ''}: \"{p0.message}\""), p0.fix
+        shape = f"TP{setup.tp}{f' x PP{setup.pp}' if setup.pp > 1 else ''}"
+        starts, reason, fix = False, f"{NAMES[setup.engine]} refuses {shape}: \"{p0.message}\"", p0.fix
+        reason_zh = f"{NAMES[setup.engine]} 不接受 {shape}：`{p0.message}`"
     if starts and graph_gib > graph_room:
         starts = False
         reason = (f"the KV pool is sized, then {graph_name(gpu)} capture needs ~{graph_gib:.1f} GiB where "
                   f"{max(0.0, graph_room):.1f} GiB is left at --gpu-memory-utilization {frac:g}: "
                   f"{oom_error(gpu)} while capturing; lower the utilization a little or pass --enforce-eager")
+        reason_zh = (f"KV 缓存池分配之后，{graph_name(gpu)} 捕获还需要约 {graph_gib:.1f} GiB，而 "
+                     f"--gpu-memory-utilization {frac:g} 下只剩 {max(0.0, graph_room):.1f} GiB：捕获时报 "
+                     f"`{oom_error(gpu)}`；请略调低显存占用比例，或加 --enforce-eager")
         fix = "--enforce-eager"
     if setup.engine in ("sglang", "trtllm", "lmdeploy") and 0 < fits < max_len:
         notes.append(f"the pool holds {fits:,} tokens, under max_model_len {max_len:,}: longer requests are "
@@ -200,7 +204,7 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
         engine=setup.engine, mem_fraction=frac, device_total_gib=total, weights_gib=w.weights_gib_per_gpu,
         activation_peak_gib=act, other_gib=other, kv_cache_gib=max(0.0, pool), kv_capacity_tokens=max(0, capacity),
         block_size_tokens=block, max_model_len=max_len, max_concurrency=max(0.0, concurrency), starts=starts,
-        starts_reason=reason, max_model_len_fits=fits, notes=tuple(notes) + w.notes, graph_gib=graph_gib,
+        starts_reason=reason, starts_reason_zh=reason_zh, max_model_len_fits=fits, notes=tuple(notes) + w.notes, graph_gib=graph_gib,
         graph_room_gib=graph_room, vision_gib=vision, sampler_gib=sampler, fix=fix,
     )
 
@@ -226,12 +230,17 @@ class _Verdict:
     v1: bool
     capacity: int
 
-    def verdict(self) -> tuple[bool, str, str]:
+    def verdict(self) -> tuple[bool, str, str, str]:
+        """(starts, why in English, why in Chinese, the flag that makes it start); the engine's own error text is
+        quoted as it prints it (in backticks in the Chinese)."""
         engine, flag, frac = self.setup.engine, _FLAG[self.setup.engine], self.frac
         if self.weights_gib >= self.usable_gib:
+            oom = oom_error(self.gpu)
             return False, (f"weights need {self.weights_gib:.1f} GiB per GPU, more than the {self.usable_gib:.1f} GiB "
-                           f"free: {oom_error(self.gpu)} while loading; use more GPUs (tensor parallel) or a "
-                           "smaller weight dtype"), self._more_gpus()
+                           f"free: {oom} while loading; use more GPUs (tensor parallel) or a "
+                           "smaller weight dtype"), (
+                f"每卡权重需要 {self.weights_gib:.1f} GiB，超过可用的 {self.usable_gib:.1f} GiB：加载时报 `{oom}`；"
+                "请增加每副本的卡数（张量并行）或换更小的权重精度"), self._more_gpus()
         if self.pool_gib <= 0:
             if engine == "sglang":
                 said = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
@@ -240,9 +249,11 @@ class _Verdict:
                         "initializing the engine.")
             else:
                 said = f"no memory left for the KV cache at {flag} {frac:g}"
+            quoted = f"报 `{said.replace('`', '')}`；" if engine in ("sglang", "vllm") else ""
             return False, (f"no memory left for the KV cache at {flag} {frac:g} (weights {self.weights_gib:.1f} GiB "
-                           f"and the profiled peak fill it): \"{said}\" Raise {flag}, add GPUs or quantise"), \
-                self._raise_fraction()
+                           f"and the profiled peak fill it): \"{said}\" Raise {flag}, add GPUs or quantise"), (
+                f"{flag} {frac:g} 下没有留给 KV 缓存的显存（权重 {self.weights_gib:.1f} GiB 和启动时的峰值已占满）："
+                f"{quoted}请调高 {flag}、加卡或量化"), self._raise_fraction()
         if engine == "vllm" and self.fits < self.max_len:
             # the longest power of two the pool holds (what people set: 16384, 32768), or what it holds
             shorter = 1 << (self.fits.bit_length() - 1) if self.fits >= CONTEXT_ROUND else self.fits
@@ -256,9 +267,12 @@ class _Verdict:
                         f"can be stored in KV cache ({self.capacity}).")
             return False, (f"the KV pool ({self.pool_gib:.2f} GiB) holds {self.fits:,} tokens, less than one "
                            f"sequence of max_model_len {self.max_len:,}: vLLM refuses to start: \"{said}\" Set "
-                           f"--max-model-len {shorter} or less, raise {flag}, or add GPUs"), \
-                f"--max-model-len {shorter}"
-        return True, f"starts: {self.pool_gib:.2f} GiB KV pool per GPU after {self.weights_gib:.2f} GiB of weights", ""
+                           f"--max-model-len {shorter} or less, raise {flag}, or add GPUs"), (
+                f"KV 缓存池（{self.pool_gib:.2f} GiB）只能放 {self.fits:,} tokens，不够一条 max_model_len "
+                f"{self.max_len:,} 的序列：vLLM 拒绝启动（`{said}`）；请把 --max-model-len 设为 {shorter} 或更小、"
+                f"调高 {flag}，或加卡"), f"--max-model-len {shorter}"
+        return True, f"starts: {self.pool_gib:.2f} GiB KV pool per GPU after {self.weights_gib:.2f} GiB of weights", (
+            f"能启动：每卡 {self.weights_gib:.2f} GiB 权重之后留给 KV 缓存 {self.pool_gib:.2f} GiB"), ""
 
     def _more_gpus(self) -> str:
         need = self.weights_gib * self.setup.gpus / max(0.1, self.usable_gib * 0.85)

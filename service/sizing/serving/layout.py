@@ -38,6 +38,7 @@ class LayoutProblem:
     code: str  # tp_heads | tp_kv_heads | quant_group | fp8_block | pp_layers
     message: str  # what the engine says
     fix: str  # the flag (or checkpoint) that fixes it
+    fix_zh: str = ""  # the fix in Chinese, where its words are more than a flag
 
 
 def _heads(m: ModelSpec, engine: Engine, tp: int) -> LayoutProblem | None:
@@ -75,7 +76,8 @@ def problems(m: ModelSpec, engine: Engine, weights: WeightsDtype, tp: int, pp: i
     if weights == "int4" and (width := _aligned(m, tp, INT4_GROUP)) is not None:
         out.append(LayoutProblem("quant_group", "The input size is not aligned with the quantized weight shape. "
                                  "This can be caused by too large tensor parallel size.",
-                                 f"(a {width}-wide input per GPU is not a multiple of the group size {INT4_GROUP})"))
+                                 f"(a {width}-wide input per GPU is not a multiple of the group size {INT4_GROUP})",
+                                 f"（每卡输入宽度 {width} 不是分组大小 {INT4_GROUP} 的整数倍）"))
     if weights == "fp8" and m.released_dtype == "fp8" and (width := _aligned(m, tp, FP8_BLOCK)) is not None:
         out.append(LayoutProblem("fp8_block", f"Weight input_size_per_partition = {width} is not divisible by "
                                  f"weight quantization block_k = {FP8_BLOCK}.", ""))
@@ -121,4 +123,4 @@ def with_fixes(m: ModelSpec, engine: Engine, weights: WeightsDtype, tp: int, pp:
     same = first_valid(m, engine, weights, gpus)
     fewer = next((t for t in range(tp - 1, 0, -1) if not problems(m, engine, weights, t, pp)), 1)
     fix = flags(*same) if same is not None and same != (tp, pp) else flags(fewer, pp)
-    return [LayoutProblem(p.code, p.message, f"{fix} {p.fix}".strip()) for p in found]
+    return [LayoutProblem(p.code, p.message, f"{fix} {p.fix}".strip(), f"{fix} {p.fix_zh}".strip()) for p in found]

@@ -94,6 +94,22 @@ class DeploymentSize:
         return self.performance.output_tokens_per_s * self.replicas
 
 
+class Refusal(str):
+    """Why nothing was sized: the English (the string itself, as every caller reads it) and its Chinese (`zh`)."""
+
+    zh: str
+
+    def __new__(cls, en: str, zh: str) -> Refusal:
+        self = super().__new__(cls, en)
+        self.zh = zh
+        return self
+
+
+def in_chinese(reason: str) -> str:
+    """A reason's Chinese twin when it carries one (a Refusal), else the reason as it is."""
+    return reason.zh if isinstance(reason, Refusal) else reason
+
+
 def valid_tp(m: ModelSpec, tp: int) -> bool:
     """vLLM/SGLang need the attention heads divisible by tp and KV heads divisible by, or dividing, tp."""
     return not [p for p in layout.problems(m, "vllm", "bf16", tp) if p.code in ("tp_heads", "tp_kv_heads")]
@@ -175,7 +191,7 @@ def _option(m: ModelSpec, gpu: GpuSpec, s: ServingSetup, mem: EngineMemory, t: S
     seqs = s.max_num_seqs or engine_defaults(s.engine, gpu, s.tp, s.engine_version).max_num_seqs
     cap = max_concurrency_at(m, s, mem, t.input_tokens, t.output_tokens, seqs)
     if cap < 1:
-        return "the KV pool cannot hold one request of these lengths"
+        return Refusal("the KV pool cannot hold one request of these lengths", "KV 缓存池放不下一条这种长度的请求")
     if single:
         users = _capacity_users(m, gpu, s, mem, t, math.floor(cap), eff)
         perf = performance(m, gpu, s, _share(t, 1) if t.has_load else LoadPoint(t.input_tokens, t.output_tokens,
@@ -273,6 +289,7 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
     layout up to `max_gpus_per_replica` works."""
     shapes = ((setup.tp, setup.pp),) if fixed_tp else degrees(max_gpus_per_replica)
     rejected: list[tuple[int, str]] = []
+    rejected_zh: list[tuple[int, str]] = []
     best: tuple[tuple[bool, int, float], DeploymentSize] | None = None
     memory_tp = 0
     for tp, pp in shapes:
@@ -283,6 +300,7 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         bad = layout.with_fixes(m, s.engine, s.weights, tp, pp)
         if bad:
             rejected.append((tp * pp, f"{bad[0].message} ({bad[0].fix})"))
+            rejected_zh.append((tp * pp, f"`{bad[0].message}`（{bad[0].fix_zh or bad[0].fix}）"))
             continue
         mem = engine_memory(m, gpu, s)
         if not mem.starts and mem.graph_capture_fails and setup.mem_fraction is None:
@@ -291,11 +309,13 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
             s, mem = _room_for_requests(m, gpu, s, mem, target.input_tokens + target.output_tokens)
         if not mem.starts:
             rejected.append((tp * pp, mem.starts_reason))
+            rejected_zh.append((tp * pp, mem.starts_reason_zh or mem.starts_reason))
             continue
         memory_tp = memory_tp or tp * pp
         got = _option(m, gpu, s, mem, target, eff, single)
         if isinstance(got, str):
             rejected.append((tp * pp, got))
+            rejected_zh.append((tp * pp, in_chinese(got)))
             continue
         if got.limited_by == "memory" and got.replicas > 1 and setup.mem_fraction is None and s.engine == "vllm":
             s, mem, got = _room_for_users(m, gpu, s, mem, got, target, eff)
@@ -304,7 +324,7 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         driver, driver_zh = _driver(s, gpu, mem, target, got)
         size = DeploymentSize(s, got.replicas, mem, perf, memory_tp, got.users, got.limited_by,
                               (_meets(perf, target) or not target.has_load) and not got.infeasible,
-                              *_headroom(perf, got.users, got.replicas, target), tuple(rejected), driver, driver_zh,
+                              *_headroom(perf, got.replicas, target, demand, capacity), tuple(rejected), driver, driver_zh,
                               demand, capacity, got.infeasible)
         # a degree whose replicas meet the limits beats one that cannot meet them at any count
         key = (bool(got.infeasible), size.total_gpus, (perf.ttft_ms or math.inf) + target.output_tokens * perf.tpot_ms)
@@ -313,7 +333,8 @@ def size_deployment(m: ModelSpec, gpu: GpuSpec, target: ServingTarget, setup: Se
         if not target.has_load:
             break  # memory only: the fewest GPUs that start
     if best is None:
-        return "; ".join(f"{n} GPU{'s' if n > 1 else ''}: {why}" for n, why in rejected) or "no valid degree"
+        return Refusal("; ".join(f"{n} GPU{'s' if n > 1 else ''}: {why}" for n, why in rejected) or "no valid degree",
+                       "；".join(f"{n} 张卡：{why}" for n, why in rejected_zh) or "没有可用的并行方式")
     return replace(best[1], memory_tp=memory_tp, rejected=tuple(rejected))
 
 
@@ -363,14 +384,17 @@ def _room_for_graphs(m: ModelSpec, gpu: GpuSpec, s: ServingSetup,
     return lowered, engine_memory(m, gpu, lowered)
 
 
-def _headroom(p: Performance, users: float, replicas: int, t: ServingTarget) -> tuple[str, str]:
+def _headroom(p: Performance, replicas: int, t: ServingTarget, demand: float, capacity: float) -> tuple[str, str]:
+    """How far the deployment is from its limits: each replica's share of its KV pool, and the load as the engine
+    checks it (`capacity_ratio`): the output tokens/s the load asks over what the replicas serve within the limits."""
     kv = p.concurrency / p.max_concurrency if p.max_concurrency else 0.0
-    load = p.concurrency / users if users else 0.0
+    load = demand / capacity if capacity > 0 else 0.0
+    per = f"{demand / replicas:,.0f} / {capacity / replicas:,.0f} tokens/s"
     en = (f"{replicas} replica{'s' if replicas > 1 else ''}: each runs {p.concurrency:.1f} sequences, "
-          f"{kv:.0%} of its KV pool ({p.max_concurrency:.0f} at these lengths) and {load:.0%} of the load it "
-          "holds within the limits")
+          f"{kv:.0%} of its KV pool ({p.max_concurrency:.0f} at these lengths) and {load:.0%} of the output it "
+          f"serves within the limits ({per} per replica)")
     zh = (f"{replicas} 个副本：每个副本同时处理 {p.concurrency:.1f} 个序列，占 KV 池的 {kv:.0%}"
-          f"（此长度下最多 {p.max_concurrency:.0f} 个），占其在时延约束内可承载负载的 {load:.0%}")
+          f"（此长度下最多 {p.max_concurrency:.0f} 个），输出达到其在时延约束内输出能力的 {load:.0%}（每副本 {per}）")
     if not t.has_load:
         en = f"no load given: one replica holds {p.max_concurrency:.0f} sequences at these lengths"
         zh = f"未给出负载：单副本在此长度下最多同时处理 {p.max_concurrency:.0f} 个序列"

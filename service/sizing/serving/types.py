@@ -104,6 +104,7 @@ class EngineMemory:
     vision_gib: float = 0.0  # vision-language: the encoder's profile run, inside activation_peak_gib
     sampler_gib: float = 0.0  # the dummy sampler run's logits, inside activation_peak_gib
     fix: str = ""  # the flag that makes it start, when it does not
+    starts_reason_zh: str = ""  # starts_reason in Chinese (the engine's own error text quoted in backticks)
 
     @property
     def graph_capture_fails(self) -> bool:
