@@ -20,9 +20,9 @@ from typing import Any
 _UNITS = {"zh": {"hour": "小时", "month": "月", "year": "年", "day": "天"},
           "en": {"hour": "hour", "month": "month", "year": "year", "day": "day"}}
 _CONFIDENCE = {"zh": {"official": "官方", "third_party": "第三方", "estimate": "估算", "user": "用户提供",
-                      "inferred": "推断"},
+                      "inferred": "推断", "unverified": "未核实"},
                "en": {"official": "official", "third_party": "third party", "estimate": "estimate",
-                      "user": "user supplied", "inferred": "inferred"}}
+                      "user": "user supplied", "inferred": "inferred", "unverified": "unverified"}}
 _SOURCE_KIND = {"zh": {"official": "官方价格页", "third_party": "第三方价格采集", "estimate": "估算",
                        "user": "你提供的价格表", "inferred": "推断"},
                 "en": {"official": "official price page", "third_party": "third-party price capture",

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from service.catalog.schema import FactConfidence, PriceConfidence
 from service.labels import confidence_label, mfu_basis, per_unit, public_source, strip_internal
 
 SCRAPE = ("lfxzgyyds/starpoolprice:history/prices-2026-09-15T1316.json (id 69395690661; logged-in calculator "
@@ -21,6 +23,14 @@ INTERNAL = [r"shared/", r"\bid \d{6,}", r"sizing\.md", r"third_party", r"/hour\b
 def test_units_and_confidence() -> None:
     assert per_unit("hour", "zh") == "/小时" and per_unit("month", "zh") == "/月" and per_unit("hour", "en") == "/hour"
     assert [confidence_label(c, "zh") for c in ("official", "third_party", "estimate")] == ["官方", "第三方", "估算"]
+
+
+def test_every_confidence_the_catalog_can_hold_has_a_chinese_label() -> None:
+    """A Chinese plan said "规格来自unverified来源" for a JD Cloud instance (CI, test_one_language)."""
+    for confidence in (*get_args(PriceConfidence), *get_args(FactConfidence)):
+        zh = confidence_label(confidence, "zh")
+        assert not re.search(r"[A-Za-z]", zh), (confidence, zh)
+        assert confidence_label(confidence, "en") != zh
 
 
 def test_sources_keep_public_addresses_only() -> None:

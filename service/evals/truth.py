@@ -9,7 +9,7 @@ the setup it names and checks it against the planner's headroom (92 % of GPU mem
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -59,17 +59,25 @@ class FitCheck:
 def recheck_fit(candidate: dict[str, Any], workload: dict[str, Any], catalog: Catalog) -> FitCheck:
     """Size the candidate's setup again with the sizing engine: per-GPU need within 92 % of its GPU memory."""
     from service.planner.resolve import resolve_job
-    from service.planner.strategy import HEADROOM
+    from service.planner.strategy import HEADROOM, base_setup, configured
     from service.sizing.memory import estimate_memory
-    from service.sizing.types import TrainSetup
 
     s = candidate["strategy"]
-    job = resolve_job(Workload.model_validate(workload), catalog.models)
-    setup = TrainSetup(
-        method=s["method"], quant_bits=s.get("quant_bits"), n_gpus=int(s["gpus_per_node"]) * int(s["nodes"]),
-        zero_stage=int(s["zero_stage"]), offload=s["offload"], precision=s["precision"], seq_len=int(s["seq_len"]),
-        micro_batch=int(s["micro_batch"]), grad_ckpt=bool(s["grad_ckpt"]), lora_rank=int(s.get("lora_rank") or 8),
-    )
+    w = Workload.model_validate(workload)
+    job = resolve_job(w, catalog.models)
+    gpu = next((g for g in catalog.gpus if g.id == candidate.get("gpu")), None)
+    n = int(s["gpus_per_node"]) * int(s["nodes"])
+    # the planner's own setup for this GPU, count, stage and offload (framework defaults, the model's frozen copies,
+    # the interconnect), then the strategy's stated fields over it
+    setup = base_setup(job, w, gpu) if gpu is not None else None
+    if setup is None:
+        from service.sizing.types import TrainSetup
+
+        setup = TrainSetup(method=s["method"])
+    setup = configured(setup, w, gpu, n, int(s["zero_stage"]), s["offload"], bool(s["grad_ckpt"]))
+    setup = replace(setup, method=s["method"], quant_bits=s.get("quant_bits"), precision=s["precision"],
+                    seq_len=int(s["seq_len"]), micro_batch=int(s["micro_batch"]),
+                    lora_rank=int(s.get("lora_rank") or setup.lora_rank))
     need = estimate_memory(job.model, setup).per_gpu_gib
     usable = HEADROOM * float(candidate["gpu_memory_gib"])
     detail = (f"{candidate['instance_type']}: {need:.2f} GiB per GPU needed, {usable:.2f} usable "
