@@ -102,7 +102,8 @@ def _before(a: Ask, after: dict[str, object]) -> dict[str, object]:
     if base is not None:
         old = _setup_fields(a, base)
         changed = {k: old.get(k) for k in _CHANGEABLE if old.get(k) != after.get(k) and (k in old or k in after)}
-        return {k: ([] if v is None and k in _LISTS else v) for k, v in changed.items()}
+        if changed:  # else the two setups differ in a constraint ('monthly instead of pay as you go'): below
+            return {k: ([] if v is None and k in _LISTS else v) for k, v in changed.items()}
     prev = a.prev.workload if a.prev is not None else None
     if prev is not None:
         was = prev.model_dump()

@@ -78,7 +78,7 @@ def methods_mentioned(text: str) -> list[str]:
 _BILLING = [
     ("spot", _c(r"竞价|抢占式|(?<![A-Za-z])(?:spot|preemptible)(?![A-Za-z])")),
     ("monthly", _c(r"包年包月|包月|包年|(?<![A-Za-z])(?:monthly\s+(?:subscription|plan|billing|rental)|subscription"
-                   r"|reserved|(?:go|going|switch(?:ing)? to|pay(?:ing)?|billed)\s+monthly)(?![A-Za-z])")),
+                   r"|reserved|(?:go|going|switch(?:ing)? to|to|pay(?:ing)?|billed)\s+monthly|monthly(?=\s+instead))(?![A-Za-z])")),
     ("on_demand", _c(r"按量(?:计费|付费)?|按小时|按需|后付费|(?<![A-Za-z])(?:pay[\s-]*as[\s-]*you[\s-]*go|on[\s-]*demand"
                      r"|hourly(?:\s+billing)?|payg)(?![A-Za-z])")),
 ]
@@ -96,7 +96,15 @@ def read_billing(text: str) -> str | None:
         for m in pattern.finditer(text)
         if not _NEGATED.search(text[max(0, m.start() - 10) : m.start()])
     ]
-    return min(found)[1] if found else None
+    # '按量改包月', 'switch from on-demand to monthly', 'monthly instead of payg': the one changed to is asked
+    changed = [(at, mode) for at, mode in found if _CHANGED_TO.search(text[max(0, at - 12) : at])
+               or _INSTEAD_AFTER.match(text[at:])]
+    return min(changed or found)[1] if found else None
+
+
+_CHANGED_TO = _c(r"(?:改成?|换成?|转成?|转为|切到|切换到|变成|(?<![A-Za-z])(?:switch(?:ing)?|mov(?:e|ing)|chang(?:e|ing))"
+                 r"\s+(?:\w+\s+)?to|(?<![A-Za-z])to)\s*$")
+_INSTEAD_AFTER = _c(r"\S+(?:\s+\S+){0,2}?\s+instead\s+of(?![A-Za-z])")
 
 
 _OBJECTIVES = [

@@ -49,7 +49,7 @@ _MEM_USED = [
     _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:G|GB|GiB|Gb)\s*(?:的)?\s*(?:显存占用|显存使用|vram usage|memory usage)"),
 ]
 _SLOW = _c(r"很慢|太慢|好慢|变慢|慢了|慢出|慢得|速度慢|非常慢|特别慢|慢\d|还慢|更慢|反而慢|(?<![A-Za-z])(?:slow(?:er|ly|s)?|dropped from|drops? to)(?![A-Za-z])"
-           r"|首字(?:延迟|时间)?\s*(?:要|长|高|达)")
+           r"|首字(?:延迟|时间)?\s*(?:要(?!\s*(?:低于|小于|控制|在|不超过|不高于|求|<|≤))|长|高|达)")  # 要低于 500ms: a target
 _TOKENS_S = _c(r"(?P<n>" + DEC + r")\s*(?P<k>[kK])?\s*(?:tokens?|tok)\s*/\s*s")
 _DROPPED_TO = _c(r"(?:dropped|drops?|fell|falls?|went down|降到|掉到|降至|掉至)\s*(?:from\s*\d+(?:\.\d+)?\s*k?\s*)?(?:to|到|至)?\s*"
                  r"(?P<n>\d+(?:\.\d+)?)\s*(?P<k>k(?![A-Za-z]))?")

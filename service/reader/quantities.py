@@ -240,6 +240,9 @@ _SAMPLES = [
        r"|conversations?|dialog(?:ue)?s?|instructions?|images?|documents?|docs|lines|entries|sentences|items|texts)\b"),
     # '500张' is images: a GPU count is never that large without 卡/GPU or a GPU name after it
     (_c(N + M + r"\s*张(?!\s*(?:卡|显卡|GPU|\x01|A\d|H\d|V\d|T4|L\d))")),
+    # 'qwen2.5-7b lora 100k': a bare thousands / 万 count right after the method is the data's samples
+    _c(r"(?<![A-Za-z])(?:q?lora|sft|full(?:[- ]?fine-?tun\w*)?|全参|微调|fine-?tun\w*)\s*[,，]?\s*" + NA
+       + r"\s*(?P<m>[kK万w])(?![A-Za-z\w])(?!\s*(?:tokens?|steps?|iters?|上下文|context|ctx|长度|len))"),
     _c(r"(?:数据集?|样本|训练集|语料)(?:量|数|数量|规模|大小)?\s*(?:有|是|为|约|大约|大概|共|一共|:|：)?\s*" + N + M
        + r"(?!\s*(?:[GTM]i?B?(?![A-Za-z])|tokens?|元|块|天|小时|卡|张|轮|个?epoch|%|美元))"),
 ]

@@ -95,6 +95,12 @@ class FrameReader(Protocol):
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading: ...
 
 
+def _names_model(parsed: ParsedMessage) -> bool:
+    """The message names a model or a size of its own (the conversation's, in the slots, is not its own)."""
+    own = {**parsed.question_slots, **parsed.slots}
+    return any(k in own for k in ("model", "params_b")) or "model_mention" in parsed.extra
+
+
 def _continues(text: str, x: Mapping[str, float], parsed: ParsedMessage) -> bool:
     """A short follow-up ('那京东云呢', '两张呢', 'and on JD?') that names no model of its own (the conversation's
     model, in the features, is not its own)."""
@@ -163,6 +169,15 @@ class Reader:
         return self.model.task.probabilities(x), self.model.asked.probabilities(x), x
 
     def read(self, text: str, turns: Sequence[str] = (), prev_type: str | None = None) -> Reading:
+        reading = self._read(text, turns, prev_type)
+        talk = bool(turns) or prev_type is not None
+        if talk and not reading.frame.continues and reading.type in NEEDS_A_JOB and not _names_model(reading.parsed):
+            # 'how many A10s would it take?', '包月能省多少钱' after a plan: a count or a saving of no job of its
+            # own is the last job's
+            reading = self._read(text, turns, prev_type, follows=True)
+        return reading
+
+    def _read(self, text: str, turns: Sequence[str], prev_type: str | None, follows: bool = False) -> Reading:
         p_task, p_asked, x = self.frame_probabilities(text, turns, prev_type)
         parsed, slots = conversation_slots(text, turns, self.parse)
         own = question_slots(parsed)
@@ -170,7 +185,9 @@ class Reader:
         # surely what it asks ('what about two of them?'); '改成lora的话能省多少' asks its own question
         bare = prev_type is not None and _continues(text, x, parsed) and (
             not _QUESTION_WORDS.search(text) or max(p_asked.values()) < OWN_QUESTION)
-        follows = (prev_type is not None or bool(turns)) and continues(text, parsed, x, bare)
+        follows = (prev_type is not None or bool(turns)) and (
+            follows or continues(text, parsed, x, bare)
+            or (_REFERS_BACK.search(text) is not None and not _names_model(parsed)))
         if (turns or prev_type) and not follows:
             # a new question in a conversation ('H800一小时多少钱' after a plan): read on its own, nothing carried
             p_task, p_asked, x = self.frame_probabilities(text, (), None)
@@ -199,6 +216,11 @@ class Reader:
                        bare=bare)
 
 
+# 'would that take', 'for this', '够吗': a message that points back at the last question's job
+_REFERS_BACK = re.compile(r"\b(?:that|this|it|the same (?:job|run|model|setup))\b(?!\s*(?:is|means))|这个任务|这个模型|"
+                          r"这样的|上面的|上述|刚才的?|同样的|够吗|够不够|够用吗|\benough\b|\bsave\b|能省|省多少", re.IGNORECASE)
+# the question types that need a job (a model, a method): asked with none of its own in a conversation, the last one
+NEEDS_A_JOB = frozenset({"min_gpus", "savings"})
 _CONTINUES = re.compile(r"^\s*(?:那|那么|换成|改成|如果|要是|再|用)|呢\s*[?？]?\s*$|^\s*(?:and|what about|how about|what if|"
                         r"instead|same|with|using|use|or)\b|\binstead\??\s*$", re.IGNORECASE)
 

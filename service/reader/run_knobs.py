@@ -87,7 +87,8 @@ _STARTUP = _c(r"起不来|启动(?:失败|不了|时)|won'?t\s+start|fails?\s+to
 _STEP = _c(r"(?P<n>\d+(?:\.\d+)?)\s*(?:s|秒|sec)\s*/\s*(?:it|step|步)|(?:每个?\s*step|一个\s*step|每步|一步|per\s+step|"
            r"each\s+step|a\s+step)[^\d。.!?？\n]{0,8}(?P<m>\d+(?:\.\d+)?)\s*(?:多)?\s*(?:s|秒|sec|seconds?)" + _E
            + r"|(?P<r>\d+(?:\.\d+)?)\s*it/s")
-_TTFT = _c(r"(?:首字|首\s*token|ttft)[^\d。!?？\n]{0,10}(?P<n>\d+(?:\.\d+)?)\s*(?P<u>ms|毫秒|s|秒)" + _E)
+_TTFT = _c(r"(?:首字|首\s*token|ttft)(?P<mid>[^\d。!?？\n]{0,10})(?P<n>\d+(?:\.\d+)?)\s*(?P<u>ms|毫秒|s|秒)" + _E)
+_TARGET_WORDS = _c(r"低于|小于|不超过|不能超过|不高于|控制在|压到|以内|目标|<|≤|under|below|within|at most|target|sla")
 _SCALING = _c(r"比单卡(?:还|更)?慢|比一台(?:还|更)?慢|比单机(?:还|更)?慢|比\s*(?:1|一)\s*机\S{0,6}慢|多卡(?:反而|还)?(?:更)?慢|反而(?:更)?慢|卡多了?(?:反而)?(?:更)?慢|"
               r"没有(?:变)?快|没快|(?:只有|仅)单机的\s*\d|slower\s+than\s+(?:a\s+)?(?:single|one)|"
               r"(?:no|not)\s+faster|doesn'?t\s+(?:scale|speed)|slower\s+on\s+(?:two|2|more|multiple)")
@@ -243,7 +244,7 @@ def outcome(text: str) -> dict[str, Any]:
         else:
             out["step_s"] = float(step.group("n") or step.group("m"))
     ttft = _TTFT.search(text)
-    if ttft is not None:
+    if ttft is not None and not _TARGET_WORDS.search(ttft.group("mid")):  # '首字延迟要低于500ms' is a target
         v = float(ttft.group("n"))
         out["ttft_ms"] = v if ttft.group("u").lower() in ("ms", "毫秒") else v * 1000
     if _SCALING.search(text):

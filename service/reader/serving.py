@@ -67,7 +67,7 @@ _ENGINES = [("vllm", r"vllm"), ("sglang", r"sglang"), ("lmdeploy", r"lmdeploy|tu
             ("xinference", r"xinference"), ("transformers", r"hf generate|transformers推理")]
 _ENGINE = [(name, _c(rf"(?<![A-Za-z]){p}(?![A-Za-z])")) for name, p in _ENGINES]
 _TTFT = _c(r"(?:首字|首token|首 token|首包|ttft|time to first token|first token)\s*(?:延迟|时间|latency)?\s*"
-           r"(?:要|在|<|<=|≤|控制在|压到|不超过|不能超过|低于|小于|under|below|within|of|at most)?\s*"
+           r"(?:(?:要|在|<|<=|≤|控制在|压到|不超过|不能超过|低于|小于|under|below|within|of|at most)\s*){0,2}"
            r"(?P<n>" + DEC + r"|[一二两三四五半])\s*(?P<u>ms|毫秒|s|秒|sec|seconds?)")
 _TPOT = _c(r"(?:tpot|itl|每个token|per[- ]token|inter[- ]token)\s*(?:延迟|latency)?\s*(?:<|<=|≤|under|below|within|在)?\s*"
            r"(?P<n>" + DEC + r")\s*(?P<u>ms|毫秒|s|秒)")
