@@ -90,6 +90,8 @@ _COUNT: list[tuple[re.Pattern[str], Finder]] = [
         rf"(?:GPU|card)|(?<![A-Za-z])(?:a\s+)?single\s+{_G}+|(?<![A-Za-z])one\s+(?:{_G}+\s*)?(?:GPU|card)"),
      lambda m: 1.0),
     (_c(r"双卡|双显卡|双路|两卡|(?<![A-Za-z])dual(?![A-Za-z])"), lambda m: 2.0),
+    (_c(rf"(?<![A-Za-z])(?:an?\s+)?pair\s+of\s+(?:(?:nvidia|tesla|geforce|rtx)\s+)?(?:{_G}+|gpus?|cards?)"),
+     lambda m: 2.0),
     (_c(N + r"[ \t]*(?:张|块|个)?[ \t]*(?:卡|显卡|GPU(?![A-Za-z]))(?!片)"), _n),
     (_c(N + rf"[ \t]*(?:[x×*][ \t]*)?(?:{_G}+[ \t]*)?(?:GPUs?|cards?)(?![A-Za-z])"), _n),
     (_c(N + r"\s*(?:张|块)(?!图|照|表|纸)"), _n),
