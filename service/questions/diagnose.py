@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.errors import AdvisorError, InvalidInputError
+from service.errors import AdvisorError, InvalidInputError, UnknownModelError
 from service.frame import Load, Setup
 from service.planner.causes.run import serve_diagnosis, train_diagnosis
 from service.planner.causes.types import Diagnosis
@@ -19,6 +19,7 @@ from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
 from service.questions.diagnose_estimate import estimate_text
+from service.questions.diagnose_general import render_general, run_general
 from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
 from service.questions.diagnose_route import route
@@ -29,7 +30,12 @@ from service.workload import Workload
 
 
 def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseAnswer:
-    cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
+    try:
+        cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
+    except UnknownModelError:
+        if args.general is None:
+            raise
+        return run_general(ctx, args, case.model)
     d = serve_diagnose(cat, case)
     head = d.setups[0]
     g = next(x for x in cat.gpus if x.id == head.gpu)
@@ -96,6 +102,18 @@ def _train_kind(args: DiagnoseArgs, out: dict[str, Any]) -> str:
 
 
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
+    rule_answers = args.mentions_bf16 or args.engine  # the catalog's rules (no bf16 on the card, the reservation)
+    if args.general is not None and not args.model_named and args.serving is None and not rule_answers:
+        return run_general(ctx, args)
+    try:
+        return _run_sized(ctx, args)
+    except UnknownModelError:  # a model the catalog does not hold: the causes that need no size still answer
+        if args.general is None:
+            raise
+        return run_general(ctx, args, args.model or "")
+
+
+def _run_sized(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     if args.serving is not None:
         return _run_serving(ctx, args, args.serving)
     if args.observation is None:
@@ -190,6 +208,8 @@ def _notes(answer: DiagnoseAnswer, ph: Phrases, serving: bool) -> list[str]:
 
 
 def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
+    if answer.general is not None:
+        return render_general(answer, ph)
     d = answer.diagnosis
     serving = answer.serving is not None
     if serving:

@@ -1,0 +1,75 @@
+"""A diagnosis the engine cannot size: no model named, or one the catalog does not hold ('TRELLIS', 'Whisper
+large-v2'). The causes the stated setup points to answer (service/planner/causes/general.py): the verdict and the
+deciding cause first, its fix, the next likeliest cause, then the model asked for so the figures can follow.
+Every sentence from the phrase table (prompts/questions/diagnose.yaml, `dg`)."""
+
+from __future__ import annotations
+
+from service.errors import AdvisorError
+from service.planner.causes.general import Signs, general_diagnosis
+from service.planner.causes.types import Cause, Diagnosis
+from service.planner.questions.fit import gpu_for
+from service.questions.base import Context, Phrases
+from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs, GeneralCase
+from service.questions.diagnose_kinds import DEFAULT_GPU
+
+
+def signs_of(case: GeneralCase, gpu: object | None) -> Signs:
+    from service.catalog.schema import GpuSpec
+
+    return Signs(kind=case.kind, serving=case.serving, asked=case.asked, others=tuple(case.others),
+                 gpu=gpu if isinstance(gpu, GpuSpec) else None)
+
+
+def has_causes(case: GeneralCase) -> bool:
+    """Whether the stated setup points to any cause (the card's catalog entry aside)."""
+    return bool(general_diagnosis(signs_of(case, None)).causes) or case.asked.knobs.attention == "flash"
+
+
+def run_general(ctx: Context, args: DiagnoseArgs, unknown: str | None = None) -> DiagnoseAnswer:
+    assert args.general is not None
+    try:
+        g, _ = gpu_for(ctx.catalog, args.gpu)
+        named = not args.gpu_assumed
+    except AdvisorError:
+        g, _ = gpu_for(ctx.catalog, DEFAULT_GPU)
+        named = False
+    d = general_diagnosis(signs_of(args.general, g if named else None))
+    return DiagnoseAnswer(observation=args.observation, gpu=g.id, gpu_name=g.name, gpu_count=args.gpu_count or 1,
+                          gpu_memory_gib=g.memory_gib, usable_gib=round(g.memory_gib, 2), sized=False,
+                          expected=d.verdict, general=d, unknown_model=unknown)
+
+
+def _cause(c: Cause, ph: Phrases, gpu: str) -> str:
+    values = {k: (f"{v:.1f}" if k == "cc" else f"{v:g}") for k, v in c.detail.items()}
+    return str(ph["dg"]["cause"].get(c.code, c.code)).format(gpu=gpu, **values)
+
+
+def _fix(c: Cause, ph: Phrases) -> str:
+    if c.fix is None:
+        return ""
+    p = ph["dg"]
+    setting = str(p["setting"]).format(setting=c.fix.setting) if c.fix.setting else ""
+    return str(p["fix_line"]).format(fix=p["fix"].get(c.fix.code, c.fix.code), setting=setting)
+
+
+def render_general(answer: DiagnoseAnswer, ph: Phrases) -> str:
+    d: Diagnosis | None = answer.general
+    p = ph["dg"]
+    lines: list[str] = []
+    unknown = [str(p["unknown"]).format(model=answer.unknown_model)] if answer.unknown_model else []
+    if d is None or not d.causes:
+        return "\n".join([str(p["ask_model"]), *unknown])
+    gpu = answer.gpu_name
+    verdict = {True: p["verdict"]["yes"], False: p["verdict"]["no"], None: p["verdict"]["none"]}[d.verdict]
+    top, rest = d.causes[0], d.causes[1:3]
+    lines.append(f"{verdict}{_cause(top, ph, gpu)}{p['end']}")
+    fix = _fix(top, ph)
+    lines += [fix] if fix else []
+    for c in rest:
+        lines.append(str(p["also"]).format(cause=_cause(c, ph, gpu)))
+        more = _fix(c, ph)
+        lines += [more] if more else []
+    lines += ["", str(p["ask_model"]), *unknown]
+    return "\n".join(lines)
+

@@ -1,0 +1,84 @@
+"""The causes that need no size (a model not named or not in the catalog): each applies only where the stated setup
+points to it, decides the verdict only where the setup alone decides it, over the synthetic catalog's cards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.catalog.loader import Catalog
+from service.catalog.queries import resolve_gpu
+from service.frame import Hardware, Knobs, Outcome, Setup
+from service.planner.causes.general import Signs, general_diagnosis
+
+
+def _setup(knobs: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
+           seen: dict[str, Any] | None = None, **top: Any) -> Setup:
+    return Setup(knobs=Knobs(**(knobs or {})), hardware=Hardware(**(hardware or {})),
+                 outcome=Outcome(**(seen or {})), **top)
+
+
+def _codes(s: Signs) -> list[str]:
+    return [c.code for c in general_diagnosis(s).causes]
+
+
+def test_flash_attention_on_a_card_before_ampere(mini: Catalog) -> None:
+    v100 = resolve_gpu("V100", mini.gpus)[0]
+    d = general_diagnosis(Signs("error", False, _setup({"attention": "flash"}), gpu=v100))
+    assert d.top is not None and d.top.code == "g_flash_arch" and d.verdict is True
+    assert d.top.detail["cc"] == float(v100.compute_capability or 0)
+    a10 = resolve_gpu("A10", mini.gpus)[0]
+    assert "g_flash_arch" not in _codes(Signs("error", False, _setup({"attention": "flash"}), gpu=a10))
+    assert "g_flash_arch" not in _codes(Signs("error", False, _setup({"attention": "flash"})))  # card unknown
+
+
+def test_preference_training_holds_a_reference_model() -> None:
+    sft = _setup(objective="sft", seen={"status": "worked"})
+    d = general_diagnosis(Signs("oom", False, _setup(objective="dpo", seen={"kind": "oom"}), (sft,)))
+    assert d.top is not None and d.top.code == "g_ref_model" and d.verdict is True
+    assert "g_ref_model" not in _codes(Signs("oom", False, _setup(objective="sft")))
+
+
+def test_data_parallel_replicas_unless_sharded() -> None:
+    d = general_diagnosis(Signs("oom", False, _setup(hardware={"gpu_count": 4}, method="lora")))
+    assert d.top is not None and d.top.code == "g_replicas" and d.top.detail["ranks"] == 4 and d.verdict is True
+    assert "g_replicas" not in _codes(Signs("oom", False, _setup({"zero_stage": 3}, {"gpu_count": 4})))
+    assert "g_replicas" not in _codes(Signs("oom", False, _setup(hardware={"gpu_count": 1})))
+
+
+def test_multi_node_without_rdma_is_expected_with_rdma_not() -> None:
+    plain = _setup(hardware={"nodes": 2, "instance": "PNV6.32XLARGE1280"}, seen={"kind": "slow"})
+    hcc = _setup(hardware={"nodes": 2, "instance": "HCCPNV6"}, role="worked")
+    d = general_diagnosis(Signs("slow", False, plain, (hcc,)))
+    assert d.top is not None and d.top.code == "g_no_rdma" and d.verdict is True
+    d2 = general_diagnosis(Signs("scaling", False, _setup(hardware={"nodes": 2, "interconnect": "rdma"})))
+    assert d2.top is not None and d2.top.code == "g_rdma_unused" and d2.verdict is False
+    assert not {"g_no_rdma", "g_rdma_unused"} & set(_codes(Signs("scaling", False, _setup(hardware={"gpu_count": 4}))))
+
+
+def test_scaling_without_a_stated_link_names_two_causes_and_no_verdict() -> None:
+    d = general_diagnosis(Signs("scaling", False, _setup({"strategy": "ddp"}, {"gpu_count": 8})))
+    assert [c.code for c in d.causes[:2]] == ["g_grad_sync", "g_global_batch"] and d.verdict is None
+    assert d.ask == "model"
+    pcie = general_diagnosis(Signs("scaling", False, _setup(hardware={"gpu_count": 4, "interconnect": "pcie"})))
+    assert pcie.verdict is True
+
+
+def test_lora_against_full_memory_is_the_activations() -> None:
+    full = _setup(method="full", seen={"status": "worked"})
+    d = general_diagnosis(Signs("memory", False, _setup(method="lora"), (full,)))
+    assert d.top is not None and d.top.code == "g_lora_activations" and d.verdict is False
+    assert "g_lora_activations" not in _codes(Signs("memory", False, _setup(method="lora")))  # nothing to compare
+
+
+def test_server_causes_by_engine(mini: Catalog) -> None:
+    l20 = resolve_gpu("L20", mini.gpus)[0]
+    ollama = _setup({"engine": "ollama"}, seen={"kind": "memory", "memory_gb": 4})
+    assert _codes(Signs("memory", True, ollama, gpu=l20))[0] == "g_ollama_fit"
+    high = _setup({"engine": "vllm"}, seen={"kind": "memory", "memory_gb": 40})
+    d = general_diagnosis(Signs("memory", True, high, gpu=l20))
+    assert d.top is not None and d.top.code == "g_reservation" and d.verdict is True
+    assert _codes(Signs("oom", True, _setup({"engine": "lmdeploy"})))[0] == "g_lmdeploy_cache"
+    tp = general_diagnosis(Signs("scaling", True, _setup({"engine": "tgi"})))
+    assert tp.top is not None and tp.top.code == "g_tp_scaling" and tp.verdict is True
+    gap = general_diagnosis(Signs("slow", True, _setup({"engine": "vllm"}), (_setup({"engine": "tgi"}),)))
+    assert gap.top is not None and gap.top.code == "g_engine_gap" and gap.verdict is False
