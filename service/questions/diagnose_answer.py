@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from service.frame import Load, Setup
-from service.planner.causes.types import Diagnosis
+from service.planner.causes.types import Cause, Diagnosis
 from service.planner.questions.diagnose import Observation
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
 from service.questions.base import AnswerBase, Asked
@@ -79,6 +79,8 @@ class DiagnoseAnswer(AnswerBase):
                                         "the one setting that would settle it; an impossible figure")
     general: Diagnosis | None = Field(default=None, description="a run the engine could not size: the causes the "
                                       "stated setup points to, without figures, and the model asked for")
+    general_also: list[Cause] = Field(default_factory=list, description="a sized diagnosis: the causes the stated "
+                                      "setup points to that the sized ones do not name (no figures)")
     unknown_model: str | None = Field(default=None, description="the model as named, when the catalog lacks it")
     serving: ServeDiagnosis | None = Field(default=None, description="a server diagnosed: each setup's engine "
                                            "figures, the verdict, the cause and the one flag that fixes it")

@@ -5,6 +5,7 @@ Every sentence from the phrase table (prompts/questions/diagnose.yaml, `dg`)."""
 
 from __future__ import annotations
 
+from service.catalog.schema import GpuSpec
 from service.errors import AdvisorError
 from service.planner.causes.general import Signs, general_diagnosis
 from service.planner.causes.types import Cause, Diagnosis
@@ -14,30 +15,64 @@ from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs, Gene
 from service.questions.diagnose_kinds import DEFAULT_GPU
 
 
-def signs_of(case: GeneralCase, gpu: object | None) -> Signs:
-    from service.catalog.schema import GpuSpec
-
-    return Signs(kind=case.kind, serving=case.serving, asked=case.asked, others=tuple(case.others),
-                 gpu=gpu if isinstance(gpu, GpuSpec) else None)
+def signs_of(case: GeneralCase, gpu: GpuSpec | None, ctx: Context | None = None) -> Signs:
+    others = tuple(_card(ctx, x.hardware.gpu) if ctx is not None and x.hardware.gpu else None for x in case.others)
+    return Signs(kind=case.kind, serving=case.serving, asked=case.asked, others=tuple(case.others), gpu=gpu,
+                 other_gpus=others)
 
 
 def has_causes(case: GeneralCase) -> bool:
     """Whether the stated setup points to any cause (the card's catalog entry aside)."""
-    return bool(general_diagnosis(signs_of(case, None)).causes) or case.asked.knobs.attention == "flash"
+    other_card = any(x.hardware.gpu for x in case.others) and case.asked.hardware.gpu
+    return bool(general_diagnosis(signs_of(case, None)).causes or case.asked.knobs.attention == "flash" or other_card)
+
+
+def _card(ctx: Context, name: str) -> GpuSpec | None:
+    try:
+        return gpu_for(ctx.catalog, name)[0]
+    except AdvisorError:
+        return None
 
 
 def run_general(ctx: Context, args: DiagnoseArgs, unknown: str | None = None) -> DiagnoseAnswer:
     assert args.general is not None
-    try:
-        g, _ = gpu_for(ctx.catalog, args.gpu)
-        named = not args.gpu_assumed
-    except AdvisorError:
-        g, _ = gpu_for(ctx.catalog, DEFAULT_GPU)
-        named = False
-    d = general_diagnosis(signs_of(args.general, g if named else None))
+    named = not args.gpu_assumed
+    g = _card(ctx, args.gpu)
+    if g is None:  # a card the catalog lacks: the answer's card fields only, no cause reads it
+        g, named = _card(ctx, DEFAULT_GPU) or ctx.catalog.gpus[0], False
+    d = general_diagnosis(signs_of(args.general, g if named else None, ctx))
     return DiagnoseAnswer(observation=args.observation, gpu=g.id, gpu_name=g.name, gpu_count=args.gpu_count or 1,
                           gpu_memory_gib=g.memory_gib, usable_gib=round(g.memory_gib, 2), sized=False,
                           expected=d.verdict, general=d, unknown_model=unknown)
+
+
+ALSO_MAX = 2  # causes that need no size added after a sized diagnosis
+
+
+def general_also(ctx: Context, args: DiagnoseArgs, answer: DiagnoseAnswer) -> DiagnoseAnswer:
+    """A sized diagnosis with the causes the stated setup points to that it does not name itself."""
+    if args.general is None:
+        return answer
+    g = _card(ctx, answer.gpu)
+    named = {c.code for c in answer.diagnosis.causes} if answer.diagnosis is not None else set()
+    named |= {c.code for c in answer.causes}
+    d = general_diagnosis(signs_of(args.general, g, ctx))
+    extra = [c for c in d.causes if c.code.removeprefix("g_") not in named][:ALSO_MAX]
+    if not extra:
+        return answer
+    # the sized figures left the verdict open: the stated setup's deciding cause gives it
+    decides = answer.expected is None and d.verdict is not None and d.causes[0] in extra
+    return answer.model_copy(update={"general_also": extra, "expected": d.verdict if decides else answer.expected})
+
+
+def also_lines(answer: DiagnoseAnswer, ph: Phrases) -> list[str]:
+    """The lines of the causes that need no size, after a sized diagnosis."""
+    out: list[str] = []
+    for c in answer.general_also:
+        out.append(str(ph["dg"]["also"]).format(cause=_cause(c, ph, answer.gpu_name)))
+        fix = _fix(c, ph)
+        out += [fix] if fix else []
+    return ["", *out] if out else []
 
 
 def _cause(c: Cause, ph: Phrases, gpu: str) -> str:

@@ -22,6 +22,10 @@ GeneralKind = str  # oom | memory | slow | scaling | util | host_oom | error
 RL_OBJECTIVES = frozenset({"dpo", "ppo", "grpo", "kto", "orpo", "rlhf", "simpo"})
 NODE_GPUS = 8
 RDMA_GBPS = 100.0  # a link between nodes below this is not RDMA-class
+COMPUTE_GAP = 1.5  # compute this many times the other setup's explains its being that much faster
+COMPUTE_SAME = 1.25
+MEMORY = ("oom", "memory", "error")  # a run that ran out of memory, or failed (an error is most often memory)
+HANG_MEMORY_GB = 4.0  # a multi-GPU run stuck at this little memory has not started computing
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class Signs:
     asked: Setup
     others: tuple[Setup, ...] = ()
     gpu: GpuSpec | None = None
+    other_gpus: tuple[GpuSpec | None, ...] = ()  # the card of each contrasted setup, where the catalog has it
 
     @property
     def engine(self) -> str | None:
@@ -62,7 +67,7 @@ def _cause(code: str, fix: str | None = None, setting: str | None = None, **deta
 
 # --- training -------------------------------------------------------------------------------------------------
 def _ref_model(s: Signs) -> _Found | None:
-    if s.kind in ("oom", "memory") and s.asked.objective in RL_OBJECTIVES:
+    if s.kind in MEMORY and s.asked.objective in RL_OBJECTIVES:
         return _Found(_cause("ref_model", "ref_model", "precompute_ref_log_probs: true"), True)
     return None
 
@@ -70,7 +75,7 @@ def _ref_model(s: Signs) -> _Found | None:
 def _replicas(s: Signs) -> _Found | None:
     k = s.asked.knobs
     sharded = k.zero_stage == 3 or k.strategy == "fsdp"
-    if s.kind in ("oom", "memory") and not s.serving and s.gpus() > 1 and not sharded:
+    if s.kind in MEMORY and not s.serving and s.gpus() > 1 and not sharded and not _hang(s):
         return _Found(_cause("replicas", "replicas", "zero_stage: 3", ranks=float(s.gpus())), True)
     return None
 
@@ -78,8 +83,8 @@ def _replicas(s: Signs) -> _Found | None:
 def _lora_activations(s: Signs) -> _Found | None:
     lora = s.asked.method in ("lora", "qlora") or bool({"lora", "qlora"} & s.other_methods())
     full = s.asked.method == "full" or "full" in s.other_methods()
-    if s.kind in ("oom", "memory", "hours", "slow") and lora and full:
-        verdict = False if s.kind in ("oom", "memory") else None
+    if s.kind in (*MEMORY, "hours", "slow") and lora and full:
+        verdict = False if s.kind in MEMORY else None
         return _Found(_cause("lora_activations", "checkpointing", "gradient_checkpointing: true"), verdict)
     return None
 
@@ -90,8 +95,75 @@ def _fp32_weights(s: Signs) -> _Found | None:
     lora = s.asked.method in ("lora", "qlora") or bool({"lora", "qlora"} & s.other_methods())
     full = s.asked.method == "full" or "full" in s.other_methods()
     stated = any(x.knobs.precision or x.knobs.quant_bits for x in (s.asked, *s.others))
-    if s.kind in ("oom", "memory") and lora and full and not stated:
+    if s.kind in MEMORY and lora and full and not stated:
         return _Found(_cause("fp32_weights", "half_weights", "torch_dtype=torch.bfloat16"), None)
+    return None
+
+
+def _hang(s: Signs) -> bool:
+    """Several cards stuck (an error, or memory barely used at full utilisation) where one card trained."""
+    o = s.asked.outcome
+    one_worked = any(x.outcome is not None and x.outcome.status == "worked" and (x.hardware.gpu_count or 0) == 1
+                     for x in s.others)
+    idle = o is not None and o.memory_gb is not None and o.memory_gb <= HANG_MEMORY_GB
+    return not s.serving and s.gpus() > 1 and one_worked and s.kind in ("error", "slow", "util") and idle
+
+
+def _nccl_hang(s: Signs) -> _Found | None:
+    if _hang(s):
+        return _Found(_cause("nccl_hang", "nccl_hang", "NCCL_P2P_DISABLE=1"), False)
+    return None
+
+
+def _zero_same(s: Signs) -> _Found | None:
+    stages = {x.knobs.zero_stage for x in (s.asked, *s.others) if x.knobs.zero_stage is not None}
+    if s.kind in MEMORY and not s.serving and len(stages) > 1:
+        return _Found(_cause("zero_same", "checkpointing", "gradient_checkpointing: true"), None)
+    return None
+
+
+def _zero3_gather(s: Signs) -> _Found | None:
+    k = s.asked.knobs
+    against_fsdp = k.framework == "deepspeed" and any(x.knobs.strategy == "fsdp" for x in s.others)
+    if s.kind in ("slow", "util", "hours") and not s.serving and (k.zero_stage == 3 or against_fsdp):
+        return _Found(_cause("zero3_gather", "zero3_gather", "stage3_param_persistence_threshold"), None)
+    return None
+
+
+def _small_batch(s: Signs) -> _Found | None:
+    if s.kind in ("slow", "hours") and not s.serving and not s.asked.knobs.offload:
+        return _Found(_cause("small_batch", "small_batch", "packing: true"), None)
+    return None
+
+
+def _compute_ratio(s: Signs) -> tuple[float, Setup, GpuSpec] | None:
+    """The compared setup's BF16 compute (cards x dense TFLOPS) over the asked one's, when both cards are known."""
+    if s.gpu is None or s.serving:
+        return None
+    for other, g in zip(s.others, s.other_gpus, strict=False):
+        if g is None:
+            continue
+        n_other = other.hardware.gpu_count or s.gpus()
+        if g.id == s.gpu.id and n_other == s.gpus():
+            continue
+        return n_other * g.dense_16bit_tflops / (s.gpus() * s.gpu.dense_16bit_tflops), other, g
+    return None
+
+
+def _compute_gap(s: Signs) -> _Found | None:
+    if s.kind not in ("hours", "slow", "scaling", "util"):
+        return None
+    found = _compute_ratio(s)
+    if found is None:
+        return None
+    ratio, other, g = found
+    n_other = float(other.hardware.gpu_count or s.gpus())
+    if ratio >= COMPUTE_GAP:
+        return _Found(_cause("compute_gap", ratio=round(ratio, 1), other_count=n_other, count=float(s.gpus())), True)
+    if ratio >= 1 / COMPUTE_SAME and s.gpu is not None and g.dense_16bit_tflops == s.gpu.dense_16bit_tflops:
+        return _Found(_cause("same_compute", "same_compute"), True)
+    if ratio <= 1 / COMPUTE_GAP:
+        return _Found(_cause("compute_unused", "data_bound", ratio=round(1 / ratio, 1)), False)
     return None
 
 
@@ -187,7 +259,7 @@ def _reservation(s: Signs) -> _Found | None:
     card = s.gpu.memory_gib if s.gpu is not None else s.asked.hardware.gpu_memory_gb
     seen = o.memory_gb if o is not None else None
     low = seen is not None and card is not None and seen < 0.5 * card
-    if not s.serving or s.kind not in ("memory", "oom"):
+    if not s.serving or s.kind not in MEMORY:
         return None
     if eng == "ollama" and s.kind == "memory" and low:
         return _Found(_cause("ollama_fit", "ollama_fit", "OLLAMA_NUM_CTX"), True)
@@ -213,9 +285,9 @@ def _serve_bandwidth(s: Signs) -> _Found | None:
 
 
 # The order is the ranking: a cause the stated setup decides comes before one that only may apply.
-RULES: tuple[Rule, ...] = (_flash_arch, _ref_model, _rdma, _offload, _lora_activations, _fp32_weights, _replicas, _host_load,
-                           _tp_scaling, _reservation, _engine_gap, _checkpointing, _qlora, _scaling, _steps,
-                           _data_bound, _serve_bandwidth)
+RULES: tuple[Rule, ...] = (_flash_arch, _ref_model, _nccl_hang, _compute_gap, _rdma, _offload, _lora_activations, _fp32_weights,
+                           _replicas, _zero_same, _host_load, _tp_scaling, _reservation, _engine_gap, _checkpointing,
+                           _qlora, _zero3_gather, _scaling, _steps, _small_batch, _data_bound, _serve_bandwidth)
 _OBSERVED: dict[tuple[bool, str], Observed] = {
     (False, "oom"): "train_oom", (False, "error"): "train_oom", (False, "memory"): "train_memory",
     (False, "scaling"): "scaling", (False, "host_oom"): "host_oom", (True, "oom"): "serve_oom",
@@ -225,7 +297,11 @@ _OBSERVED: dict[tuple[bool, str], Observed] = {
 def general_diagnosis(s: Signs) -> Diagnosis:
     """The causes the stated setup points to, without sizing the model: the deciding cause first; the verdict is
     the first deciding cause's; `ask` is the model, the one thing that would put numbers on them."""
-    found = [f for f in (rule(s) for rule in RULES) if f is not None]
+    found: list[_Found] = []
+    for f in (rule(s) for rule in RULES):
+        fix = f.cause.fix.code if f is not None and f.cause.fix is not None else None
+        if f is not None and (fix is None or fix not in {x.cause.fix.code for x in found if x.cause.fix}):
+            found.append(f)  # one cause per fix: the first (deciding) one says it
     deciding = [f for f in found if f.verdict is not None]
     ordered = deciding + [f for f in found if f.verdict is None]
     observed = _OBSERVED.get((s.serving, s.kind), "serve_slow" if s.serving else "train_slow")

@@ -82,3 +82,40 @@ def test_server_causes_by_engine(mini: Catalog) -> None:
     assert tp.top is not None and tp.top.code == "g_tp_scaling" and tp.verdict is True
     gap = general_diagnosis(Signs("slow", True, _setup({"engine": "vllm"}), (_setup({"engine": "tgi"}),)))
     assert gap.top is not None and gap.top.code == "g_engine_gap" and gap.verdict is False
+
+
+def test_compute_of_the_setup_compared_from_the_catalog(mini: Catalog) -> None:
+    a100 = resolve_gpu("A100-40G-SXM", mini.gpus)[0]
+    h800 = resolve_gpu("H800", mini.gpus)[0]
+    mine = _setup(hardware={"gpu_count": 2}, seen={"kind": "hours", "hours": 130})
+    theirs = _setup(hardware={"gpu_count": 6}, role="baseline")
+    d = general_diagnosis(Signs("hours", False, mine, (theirs,), a100, (h800,)))
+    ratio = 6 * h800.dense_16bit_tflops / (2 * a100.dense_16bit_tflops)
+    assert d.top is not None and d.top.code == "g_compute_gap" and d.verdict is True
+    assert d.top.detail["ratio"] == round(ratio, 1) and d.top.detail["other_count"] == 6
+    # the faster card no faster: not the GPU, and the data-loading fix is said once
+    slow = general_diagnosis(Signs("slow", False, _setup(hardware={"gpu_count": 1}), (_setup(),), h800, (a100,)))
+    assert slow.top is not None and slow.top.code == "g_compute_unused" and slow.verdict is False
+    fixes = [c.fix.code for c in slow.causes if c.fix is not None]
+    assert len(fixes) == len(set(fixes)) and "g_data_bound" not in [c.code for c in slow.causes]
+    # the same card: no contrast
+    same = general_diagnosis(Signs("hours", False, mine, (_setup(hardware={"gpu_count": 2}),), a100, (a100,)))
+    assert "g_compute_gap" not in [c.code for c in same.causes]
+
+
+def test_several_cards_stuck_where_one_trains_is_nccl() -> None:
+    stuck = _setup(hardware={"gpu_count": 3}, seen={"status": "error", "kind": "error", "memory_gb": 1.0})
+    one = _setup(hardware={"gpu_count": 1}, seen={"status": "worked"})
+    d = general_diagnosis(Signs("error", False, stuck, (one,)))
+    assert d.top is not None and d.top.code == "g_nccl_hang" and d.verdict is False
+    assert "g_replicas" not in [c.code for c in d.causes]  # not a memory failure
+    busy = _setup(hardware={"gpu_count": 3}, seen={"status": "error", "kind": "error", "memory_gb": 40.0})
+    assert general_diagnosis(Signs("error", False, busy, (one,))).top.code == "g_replicas"  # type: ignore[union-attr]
+
+
+def test_zero_stages_alike_in_memory_are_the_activations() -> None:
+    z2 = _setup({"zero_stage": 2}, method="lora")
+    d = general_diagnosis(Signs("memory", False, _setup({"zero_stage": 3}, {"gpu_count": 2}, method="lora"), (z2,)))
+    assert "g_zero_same" in [c.code for c in d.causes]
+    assert "g_zero_same" not in [c.code for c in general_diagnosis(Signs("memory", False, _setup({"zero_stage": 3})))
+                                 .causes]
