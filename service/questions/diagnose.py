@@ -19,7 +19,7 @@ from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
 from service.questions.diagnose_estimate import estimate_text
-from service.questions.diagnose_general import also_lines, general_also, render_general, run_general
+from service.questions.diagnose_general import also_lines, general_also, lead_lines, render_general, run_general
 from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
 from service.questions.diagnose_route import route
@@ -231,7 +231,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         ask = [ask_line(d, ph)] if d is not None and d.ask and old else []
         lines = old[:1] + ask + old[1:]
         lines += other_lines(d, ph, _names(answer, ph), 0) if d is not None and d.causes and not serving else []
-        return "\n".join(lines + also_lines(answer, ph) + _notes(answer, ph, serving))
+        return "\n".join(lead_lines(answer, ph) + lines + also_lines(answer, ph) + _notes(answer, ph, serving))
     names = _names(answer, ph)
     figures = {**names, **_figures(answer, ph)}
     lines = head_lines(d, ph, names, figures)
@@ -244,7 +244,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         if answer.memory is not None and d.observed_kind in ("train_oom", "train_memory"):
             lines.append(memory_line(answer.public(), ph))
     lines += other_lines(d, ph, names)
-    return "\n".join(lines + also_lines(answer, ph) + _notes(answer, ph, serving))
+    return "\n".join(lead_lines(answer, ph) + lines + also_lines(answer, ph) + _notes(answer, ph, serving))
 
 
 def _summary(o: DiagnoseAnswer) -> str:

@@ -81,6 +81,8 @@ class DiagnoseAnswer(AnswerBase):
                                       "stated setup points to, without figures, and the model asked for")
     general_also: list[Cause] = Field(default_factory=list, description="a sized diagnosis: the causes the stated "
                                       "setup points to that the sized ones do not name (no figures)")
+    general_leads: bool = Field(default=False, description="the first of general_also gave the verdict the sized "
+                                "figures left open: it leads the answer")
     unknown_model: str | None = Field(default=None, description="the model as named, when the catalog lacks it")
     serving: ServeDiagnosis | None = Field(default=None, description="a server diagnosed: each setup's engine "
                                            "figures, the verdict, the cause and the one flag that fixes it")

@@ -62,13 +62,25 @@ def general_also(ctx: Context, args: DiagnoseArgs, answer: DiagnoseAnswer) -> Di
         return answer
     # the sized figures left the verdict open: the stated setup's deciding cause gives it
     decides = answer.expected is None and d.verdict is not None and d.causes[0] in extra
-    return answer.model_copy(update={"general_also": extra, "expected": d.verdict if decides else answer.expected})
+    return answer.model_copy(update={"general_also": extra, "general_leads": decides,
+                                     "expected": d.verdict if decides else answer.expected})
+
+
+def lead_lines(answer: DiagnoseAnswer, ph: Phrases) -> list[str]:
+    """The verdict and the cause that gave it, when a cause that needs no size decided it: first, with its fix."""
+    if not answer.general_leads or not answer.general_also:
+        return []
+    p = ph["dg"]
+    top = answer.general_also[0]
+    verdict = p["verdict"]["yes" if answer.expected else "no"]
+    fix = _fix(top, ph)
+    return [f"{verdict}{_cause(top, ph, answer.gpu_name)}{p['end']}", *([fix] if fix else []), ""]
 
 
 def also_lines(answer: DiagnoseAnswer, ph: Phrases) -> list[str]:
-    """The lines of the causes that need no size, after a sized diagnosis."""
+    """The lines of the causes that need no size, after a sized diagnosis (the one that leads is not repeated)."""
     out: list[str] = []
-    for c in answer.general_also:
+    for c in answer.general_also[1 if answer.general_leads else 0:]:
         out.append(str(ph["dg"]["also"]).format(cause=_cause(c, ph, answer.gpu_name)))
         fix = _fix(c, ph)
         out += [fix] if fix else []

@@ -78,3 +78,13 @@ def test_a_sized_diagnosis_adds_the_causes_it_does_not_name(mini: Catalog) -> No
     assert answer.sized and answer.general is None
     assert [c.code for c in answer.general_also][:1] == ["g_ref_model"]
     assert "也可能是：DPO / PPO" in text
+
+
+def test_a_cause_that_decides_what_the_figures_left_open_leads(mini: Catalog) -> None:
+    run = _setup({"engine": "ollama", "max_model_len": 128000, "weights": "int4"}, {"gpu": "L20", "gpu_count": 1},
+                 {"status": "slow", "kind": "slow"}, models=({"id": "Qwen2-7B", "name": "Qwen2-7B"},))
+    answer, text = _answer(mini, Frame(task="serve", asked="cause", setups=(run,), language="en"), "en")
+    assert answer.general_leads and answer.expected is True
+    lines = text.splitlines()
+    assert lines[0].startswith("Expected: with num_ctx at 128000 tokens Ollama") and lines[1].startswith("Fix: ")
+    assert text.count("with num_ctx at 128000") == 1  # not said again among the other causes

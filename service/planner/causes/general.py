@@ -234,7 +234,7 @@ def _steps(s: Signs) -> _Found | None:
 
 
 def _data_bound(s: Signs) -> _Found | None:
-    if s.serving or s.kind not in ("util", "slow", "scaling"):
+    if s.serving or s.kind not in ("util", "slow", "scaling", "hours"):
         return None
     return _Found(_cause("data_bound", "data_bound", "dataloader_num_workers: 8"), None)
 
@@ -271,6 +271,42 @@ def _reservation(s: Signs) -> _Found | None:
     return None
 
 
+QUANTIZED = frozenset({"int4", "int8", "awq", "gptq"})
+SPLITTING_ENGINES = frozenset({"vllm", "sglang", "lmdeploy", "trtllm", "tgi", "mindie"})
+
+
+def _quant_kernel(s: Signs) -> _Found | None:
+    """Quantized weights slow: they are fast only with a fused kernel (Marlin, the AutoGPTQ CUDA extension)."""
+    engines = {x.knobs.engine for x in (s.asked, *s.others) if x.knobs.engine}
+    plain = s.asked.knobs.engine in (None, "hf", "transformers", "xinference") or len(engines) > 1
+    if s.serving and s.kind == "slow" and (s.asked.knobs.weights or "") in QUANTIZED and plain:
+        return _Found(_cause("quant_kernel", "quant_kernel", "--quantization awq_marlin"), None)
+    return None
+
+
+def _one_card(s: Signs) -> _Found | None:
+    """Several cards, no tensor parallelism: the model loads on one card, or device_map fills the first."""
+    k = s.asked.knobs
+    if (s.serving and s.kind in MEMORY and s.gpus() > 1 and not k.tp and not k.pp
+            and k.engine not in ("ollama", "llamacpp")):
+        return _Found(_cause("one_card", "one_card", f"--tensor-parallel-size {s.gpus()}", cards=float(s.gpus())),
+                      False)
+    return None
+
+
+def _ollama_ctx(s: Signs) -> _Found | None:
+    ctx = s.asked.knobs.max_model_len
+    if s.serving and s.engine == "ollama" and s.kind in ("slow", "oom", "util") and ctx:
+        return _Found(_cause("ollama_ctx", "ollama_ctx", "num_ctx", ctx=float(ctx)), True)
+    return None
+
+
+def _llamacpp_layers(s: Signs) -> _Found | None:
+    if s.serving and s.engine == "llamacpp" and s.kind in ("slow", "util", "oom"):
+        return _Found(_cause("llamacpp_layers", "llamacpp_layers", "-ngl 99"), None)
+    return None
+
+
 def _engine_gap(s: Signs) -> _Found | None:
     engines = {x.knobs.engine for x in (s.asked, *s.others) if x.knobs.engine}
     if s.serving and s.kind == "slow" and len(engines) > 1:
@@ -286,7 +322,8 @@ def _serve_bandwidth(s: Signs) -> _Found | None:
 
 # The order is the ranking: a cause the stated setup decides comes before one that only may apply.
 RULES: tuple[Rule, ...] = (_flash_arch, _ref_model, _nccl_hang, _compute_gap, _rdma, _offload, _lora_activations, _fp32_weights,
-                           _replicas, _zero_same, _host_load, _tp_scaling, _reservation, _engine_gap, _checkpointing,
+                           _replicas, _zero_same, _host_load, _tp_scaling, _one_card, _ollama_ctx, _reservation,
+                           _llamacpp_layers, _quant_kernel, _engine_gap, _checkpointing,
                            _qlora, _zero3_gather, _scaling, _steps, _small_batch, _data_bound, _serve_bandwidth)
 _OBSERVED: dict[tuple[bool, str], Observed] = {
     (False, "oom"): "train_oom", (False, "error"): "train_oom", (False, "memory"): "train_memory",

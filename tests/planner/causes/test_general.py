@@ -119,3 +119,18 @@ def test_zero_stages_alike_in_memory_are_the_activations() -> None:
     assert "g_zero_same" in [c.code for c in d.causes]
     assert "g_zero_same" not in [c.code for c in general_diagnosis(Signs("memory", False, _setup({"zero_stage": 3})))
                                  .causes]
+
+
+def test_server_rules_read_the_flags() -> None:
+    ollama = _setup({"engine": "ollama", "max_model_len": 128000}, seen={"kind": "slow"})
+    d = general_diagnosis(Signs("slow", True, ollama))
+    assert d.top is not None and d.top.code == "g_ollama_ctx" and d.top.detail["ctx"] == 128000 and d.verdict is True
+    assert "g_ollama_ctx" not in _codes(Signs("slow", True, _setup({"engine": "ollama"})))  # num_ctx not stated
+    two = _setup({"weights": "int4"}, {"gpu_count": 2}, {"kind": "oom"})
+    d2 = general_diagnosis(Signs("oom", True, two))
+    assert d2.top is not None and d2.top.code == "g_one_card" and d2.verdict is False
+    assert d2.top.fix is not None and d2.top.fix.setting == "--tensor-parallel-size 2"
+    assert "g_one_card" not in _codes(Signs("oom", True, _setup({"tp": 2}, {"gpu_count": 2})))
+    assert "g_quant_kernel" in _codes(Signs("slow", True, _setup({"weights": "int8"})))  # transformers, no engine
+    assert "g_quant_kernel" not in _codes(Signs("slow", True, _setup({"weights": "bf16"})))
+    assert "g_llamacpp_layers" in _codes(Signs("slow", True, _setup({"engine": "llamacpp"})))
