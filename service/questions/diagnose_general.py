@@ -117,6 +117,9 @@ def render_general(answer: DiagnoseAnswer, ph: Phrases) -> str:
         lines.append(str(p["also"]).format(cause=_cause(c, ph, gpu)))
         more = _fix(c, ph)
         lines += [more] if more else []
+    check = p["check"].get(top.code)
+    if d.verdict is None and rest and check:  # two likely causes: the one figure that tells them apart
+        lines.append(str(p["tell"]).format(check=check))
     lines += ["", str(p["ask_model"]), *unknown]
     return "\n".join(lines)
 
