@@ -19,7 +19,13 @@ from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
 from service.questions.diagnose_estimate import estimate_text
-from service.questions.diagnose_general import also_lines, general_also, lead_lines, render_general, run_general
+from service.questions.diagnose_general import (
+    also_lines,
+    general_also,
+    lead_lines,
+    render_general,
+    run_general,
+)
 from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
 from service.questions.diagnose_route import route
