@@ -120,7 +120,9 @@ def _rule_answers(ctx: Context, args: DiagnoseArgs) -> bool:
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     rule_answers = _rule_answers(ctx, args)
     if args.general is not None and not args.model_named and args.serving is None and not rule_answers:
-        return run_general(ctx, args)
+        general = run_general(ctx, args)
+        if general.general is not None and general.general.causes:
+            return general  # else the unsized estimate asks for the model, with the guide
     try:
         return general_also(ctx, args, _run_sized(ctx, args))
     except UnknownModelError:  # a model the catalog does not hold: the causes that need no size still answer
