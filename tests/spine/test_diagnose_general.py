@@ -89,3 +89,23 @@ def test_a_cause_that_decides_what_the_figures_left_open_leads(mini: Catalog) ->
     lines = text.splitlines()
     assert lines[0].startswith("Expected: with num_ctx at 128000 tokens Ollama") and lines[1].startswith("Fix: ")
     assert text.count("with num_ctx at 128000") == 1  # not said again among the other causes
+
+
+def test_every_general_cause_has_chinese_words_without_english_prose() -> None:
+    import re
+
+    import yaml
+
+    from service.questions.english import english_runs
+
+    table = yaml.safe_load((ROOT / "prompts" / "questions" / "diagnose.yaml").read_text(encoding="utf-8"))
+    zh, en = table["zh"]["dg"], table["en"]["dg"]
+    source = "".join((ROOT / "service" / "planner" / "causes" / f).read_text(encoding="utf-8")
+                     for f in ("general.py", "general_serve.py"))
+    made = re.findall(r'cause_of\("(\w+)"(?:, "(\w+)")?', source)
+    assert len(made) >= 20
+    for code, fix in made:  # every cause and fix the engine makes has its words, in both languages
+        for lang in (zh, en):
+            assert f"g_{code}" in lang["cause"] and (not fix or f"g_{fix}" in lang["fix"]), code
+    texts = [*zh["cause"].values(), *zh["fix"].values(), *zh["check"].values()]
+    assert [t for t in texts if english_runs(t)] == []

@@ -219,7 +219,7 @@ def _host_load(s: Signs) -> Found | None:
 RULES: tuple[Rule, ...] = (
     _flash_arch, _ref_model, _nccl_hang, _compute_gap, _rdma, _offload, _lora_activations, _fp32_weights, _replicas,
     _zero_same, _host_load, serve.tp_scaling, serve.one_card, serve.ollama_ctx, serve.reservation,
-    serve.llamacpp_layers, serve.quant_kernel, serve.engine_gap, _checkpointing, _qlora, _zero3_gather, _scaling,
+    serve.llamacpp_layers, serve.quant_kernel, serve.multinode_tp, serve.engine_gap, _checkpointing, _qlora, _zero3_gather, _scaling,
     _steps, _small_batch, _data_bound, serve.serve_bandwidth)
 _OBSERVED: dict[tuple[bool, str], Observed] = {
     (False, "oom"): "train_oom", (False, "error"): "train_oom", (False, "memory"): "train_memory",

@@ -4,7 +4,7 @@ layers, quantized weights without their kernel, one engine slower than another, 
 
 from __future__ import annotations
 
-from service.planner.causes.general_signs import MEMORY, Found, Signs, cause_of
+from service.planner.causes.general_signs import MEMORY, NODE_GPUS, Found, Signs, cause_of
 
 
 def tp_scaling(s: Signs) -> Found | None:
@@ -64,6 +64,14 @@ def ollama_ctx(s: Signs) -> Found | None:
 def llamacpp_layers(s: Signs) -> Found | None:
     if s.serving and s.engine == "llamacpp" and s.kind in ("slow", "util", "oom"):
         return Found(cause_of("llamacpp_layers", "llamacpp_layers", "-ngl 99"), None)
+    return None
+
+
+def multinode_tp(s: Signs) -> Found | None:
+    """A server split over several machines: tensor parallelism all-reduces every layer over their network."""
+    hw = s.asked.hardware
+    if s.serving and s.kind in ("slow", "util") and ((hw.nodes or 1) > 1 or s.gpus() > NODE_GPUS):
+        return Found(cause_of("multinode_tp", "multinode_tp"), None)
     return None
 
 

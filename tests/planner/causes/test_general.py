@@ -134,3 +134,9 @@ def test_server_rules_read_the_flags() -> None:
     assert "g_quant_kernel" in _codes(Signs("slow", True, _setup({"weights": "int8"})))  # transformers, no engine
     assert "g_quant_kernel" not in _codes(Signs("slow", True, _setup({"weights": "bf16"})))
     assert "g_llamacpp_layers" in _codes(Signs("slow", True, _setup({"engine": "llamacpp"})))
+
+
+def test_a_server_over_several_machines_is_bound_by_their_network() -> None:
+    multi = _setup({"engine": "sglang"}, {"nodes": 4, "gpus_per_node": 4}, {"kind": "slow"})
+    assert "g_multinode_tp" in _codes(Signs("slow", True, multi))
+    assert "g_multinode_tp" not in _codes(Signs("slow", True, _setup({"engine": "sglang"}, {"gpu_count": 4})))
