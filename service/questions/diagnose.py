@@ -25,6 +25,7 @@ from service.questions.diagnose_general import (
     lead_lines,
     render_general,
     run_general,
+    stated_causes,
 )
 from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
@@ -121,7 +122,7 @@ def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     rule_answers = _rule_answers(ctx, args)
     if args.general is not None and not args.model_named and args.serving is None and not rule_answers:
         general = run_general(ctx, args)
-        if general.general is not None and general.general.causes:
+        if stated_causes(general.general):
             return general  # else the unsized estimate asks for the model, with the guide
     try:
         return general_also(ctx, args, _run_sized(ctx, args))

@@ -21,10 +21,21 @@ def signs_of(case: GeneralCase, gpu: GpuSpec | None, ctx: Context | None = None)
                  other_gpus=others)
 
 
+# Causes that apply to any slow run whatever it states: alone they do not answer a post that names no model (the
+# model is asked for, with the guide); after a sized diagnosis or for a model the catalog lacks they still help
+FALLBACK = frozenset({"g_small_batch", "g_data_bound", "g_decode_bound"})
+
+
+def stated_causes(d: Diagnosis | None) -> bool:
+    """The diagnosis names a cause that rests on what the post states, not only on its kind."""
+    return d is not None and any(c.code not in FALLBACK for c in d.causes)
+
+
 def has_causes(case: GeneralCase) -> bool:
     """Whether the stated setup points to any cause (the card's catalog entry aside)."""
     other_card = any(x.hardware.gpu for x in case.others) and case.asked.hardware.gpu
-    return bool(general_diagnosis(signs_of(case, None)).causes or case.asked.knobs.attention == "flash" or other_card)
+    d = general_diagnosis(signs_of(case, None))
+    return bool(stated_causes(d) or case.asked.knobs.attention == "flash" or other_card)
 
 
 def _card(ctx: Context, name: str) -> GpuSpec | None:
