@@ -11,13 +11,13 @@ import pytest
 
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
+from service.checks import invariants
+from service.checks.english import english_runs
+from service.checks.invariants import check, log_violations
 from service.documents.plan_view import read_plan
 from service.errors import AdvisorError, UnknownGpuError, UnknownModelError
 from service.planner.serving_types import ServingSizing
-from service.questions import invariants
 from service.questions.compose import error_text
-from service.questions.english import english_runs
-from service.questions.invariants import check, log_violations
 from service.questions.plan import PlanAnswer
 from service.questions.serving import ServingAnswer
 from service.questions.turn import Turn
