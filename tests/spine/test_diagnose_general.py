@@ -96,7 +96,7 @@ def test_every_general_cause_has_chinese_words_without_english_prose() -> None:
 
     import yaml
 
-    from service.questions.english import english_runs
+    from service.checks.english import english_runs
 
     table = yaml.safe_load((ROOT / "prompts" / "questions" / "diagnose.yaml").read_text(encoding="utf-8"))
     zh, en = table["zh"]["dg"], table["en"]["dg"]
