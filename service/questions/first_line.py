@@ -171,6 +171,10 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
 
 def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
+    from service.questions.savings import SavingsAnswer
+
+    if isinstance(answer, SavingsAnswer) and answer.billing is not None:
+        answer = answer.billing  # a billing saving with no job: the catalog's break-even says it
 
     if isinstance(answer, CatalogAnswer) and answer.missing:
         return _ph(ph, "cat_missing", names=("、" if ph.zh else ", ").join(answer.missing))

@@ -18,7 +18,7 @@ from service.planner.serving_types import ServingOption, ServingPlan, ServingSiz
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, Said
 from service.questions.summary_text import figure, plural, yuan
-from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
+from service.questions.view import is_memory_class, serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
@@ -106,6 +106,12 @@ class ServingAnswer(AnswerBase):
         out = {name: float(v) for k, name in keys.items() if isinstance(v := getattr(s, k), (int, float))
                and not isinstance(v, bool)}
         inf = self.inference
+        if self.workload.input_tokens is not None:  # requests of stated lengths: how many of those run at once
+            top = self.plan.candidates[0].sizing if self.plan is not None and self.plan.candidates else None
+            at_load = (inf.max_concurrency_at_load * inf.replicas if inf is not None and inf.max_concurrency_at_load
+                       is not None else top.max_concurrency_at_load * top.replicas if top is not None else None)
+            if at_load is not None:
+                out["concurrency"] = float(at_load)
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
             out["per_gpu_gib"] = inf.weights_gib_per_gpu + inf.kv_cache_gib_per_gpu
@@ -158,6 +164,8 @@ def _route(a: Ask) -> ServingArgs | Missing:
     if gpu:
         fields["gpu"] = gpu
         fields["gpus"] = subject_count(f)
+        if fields["gpus"] is None and f.asked == "fits" and not f.setup.hardware.nodes and not is_memory_class(gpu):
+            fields["gpus"] = 1  # '3060 12G 能起来吗', 'is my 3090 ok?': whether one card does, the verdict first
     if f.constraints.usage_hours_per_month:
         fields["usage_hours_per_month"] = f.constraints.usage_hours_per_month
     if fields.get("concurrency") and fields.get("request_rate"):

@@ -1,0 +1,111 @@
+"""How many GPUs, serving verdicts and savings answered from the frame as an LLM reader writes it (issue 36): the
+first line answers what was asked, with the engine's figures. Over the mini catalog (tests/fixtures/mini_knowledge:
+round synthetic prices)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.assistant.prompts import phrases
+from service.catalog.loader import Catalog
+from service.questions.base import Context, Phrases
+from service.questions.registry import decide
+from service.questions.turn import Conversation, Names, Turn, _answer
+from service.reader.figures import drop_unstated
+from service.reader.from_frame import Names as DraftNames
+from service.reader.from_frame import reading_from_draft
+from service.reader.llm_schema import FrameDraft
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def ask_frame(mini: Catalog, names: Names) -> Callable[..., Turn]:
+    """ask_frame(text, draft) -> the turn answering the frame `draft` as the LLM reader hands it over (figures the
+    text does not state dropped)."""
+    ctx = Context.of(mini, max_price_age_days=100_000)
+    draft_names = DraftNames(names.reader.model_aliases, names.reader.gpu_aliases)
+
+    def phrases_of(lang: str) -> Phrases:
+        return phrases(ROOT / "prompts", lang)
+
+    def run(text: str, draft: dict[str, Any]) -> Turn:
+        stated, _ = drop_unstated(FrameDraft.model_validate(draft), [text])
+        reading = reading_from_draft(stated, text, draft_names, decide)
+        return _answer(ctx, names, phrases_of, text, Conversation(), None, reading)
+
+    return run
+
+
+def _first(turn: Turn) -> str:
+    return next(ln for ln in turn.text.splitlines() if ln.strip() and not ln.startswith(">"))
+
+
+TWO_ON_DEMAND = {"asked": "savings", "compared": "billing", "names": ["PNV4.7XLARGE116"], "asked_setup": 1,
+                 "constraints": {"billing": "monthly"},
+                 "setups": [{"role": "baseline", "hardware": {"nodes": 2, "instance": "PNV4.7XLARGE116"}},
+                            {"role": "alternative", "hardware": {"nodes": 2, "instance": "PNV4.7XLARGE116"}}]}
+
+
+@pytest.mark.parametrize(("lang", "text", "opening"), [
+    ("en", "We run two PNV4.7XLARGE116 around the clock on demand. Switching both to monthly saves how much?",
+     "Monthly billing saves about **¥5,000 a month**"),
+    ("zh", "两台 PNV4.7XLARGE116 按量 24 小时不停，改包月一个月能省多少", "改包月每月约省 **¥5,000**"),
+])
+def test_a_billing_saving_with_no_job_is_a_saving_of_the_instances_prices(ask_frame: Callable[..., Turn], lang: str,
+                                                                          text: str, opening: str) -> None:
+    # 2 x (¥10/h x 730 h) on demand = ¥14,600 against 2 x ¥4,800 monthly: ¥5,000 a month saved
+    turn = ask_frame(text, TWO_ON_DEMAND)
+    assert turn.type == "savings"
+    assert _first(turn).startswith(opening)
+    assert turn.answer is not None and turn.answer.facts()["cny_per_month"] == pytest.approx(5000)
+
+
+def test_a_saving_of_a_job_still_sizes_the_job(ask_frame: Callable[..., Turn]) -> None:
+    turn = ask_frame("Qwen2.5-7B LoRA 100k samples: full fine-tune instead of LoRA costs how much more?",
+                     {"task": "train", "asked": "savings", "compared": "method",
+                      "data": {"samples": 100000},
+                      "setups": [{"role": "baseline", "models": [{"name": "Qwen2.5-7B"}], "method": "lora"},
+                                 {"role": "alternative", "models": [{"name": "Qwen2.5-7B"}], "method": "full"}],
+                      "asked_setup": 1})
+    assert turn.type == "savings"
+    answer = turn.answer
+    assert answer is not None and getattr(answer, "billing", "absent") is None
+    assert getattr(answer, "before", None) is not None
+
+
+@pytest.mark.parametrize(("text", "weights", "opening", "starts"), [
+    ("Qwen2.5-7B 用 int4 在我的 A10 上能起来吗", "int4", "能起来。1 张", True),
+    ("Qwen2.5-14B 在我的 A10 上能起来吗，不想量化", "bf16", "起不来", False),
+])
+def test_can_a_card_run_it_is_a_verdict_on_one_card(ask_frame: Callable[..., Turn], text: str, weights: str,
+                                                      opening: str, starts: bool) -> None:
+    # the reader's count '1' is dropped (the text does not say it): 'my A10' is one card, and the first line is
+    # whether it runs there, not how many cards a deployment would take
+    model = "Qwen2.5-7B" if "7B" in text else "Qwen2.5-14B"
+    turn = ask_frame(text, {"task": "serve", "asked": "fits",
+                            "setups": [{"models": [{"name": model}], "knobs": {"weights": weights},
+                                        "hardware": {"gpu": "A10", "gpu_count": 1}}]})
+    assert turn.type == "serving"
+    assert _first(turn).startswith(opening)
+    inf = getattr(turn.answer, "inference", None)
+    assert inf is not None and inf.gpus == 1 and inf.starts is starts
+
+
+def test_a_load_a_card_does_not_hold_answers_enough_first(ask_frame: Callable[..., Turn]) -> None:
+    turn = ask_frame("Qwen2.5-14B 单卡 A10，输入 6k 输出 400，200 并发够不够",
+                     {"task": "serve", "asked": "fits", "load": {"concurrency": 200, "input_tokens": 6144,
+                                                                 "output_tokens": 400},
+                      "setups": [{"models": [{"name": "Qwen2.5-14B"}], "knobs": {"weights": "int4"},
+                                  "hardware": {"gpu": "A10", "gpu_count": 1}}]})
+    first = _first(turn)
+    assert first.startswith("不够，扛不住 200 并发")
+    # the concurrency figure is the one at the stated lengths (the line's), not at the full context
+    held = re.search(r"只放得下约 ([\d,]+) 个", first)
+    assert held is not None and turn.answer is not None
+    assert turn.answer.facts()["concurrency"] == pytest.approx(float(held.group(1).replace(",", "")), abs=0.5)
