@@ -76,6 +76,8 @@ class SavingsAnswer(AnswerBase):
             pair = self.billing.breakeven.pairs[0] if self.billing.breakeven and self.billing.breakeven.pairs else None
             if pair is not None and pair.saving_month_cny is not None:
                 out["cny_per_month"] = pair.saving_month_cny  # the saving a month, the figure asked
+            if self.billing.spot:
+                out["cny_per_hour"] = self.billing.spot[0].spot_cny  # the spot price the saving is from
             return out
         if self.scaled_hours is not None:
             return {"hours": self.scaled_hours}
@@ -146,9 +148,13 @@ def billing_change(f: Frame) -> bool:
 
 def _route(a: Ask) -> SavingsArgs | Missing:
     f = a.frame
-    if not has_model(f) and not measured_baseline(f) and billing_change(f):
-        # 'two GN7 around the clock: monthly saves how much': the instances' own prices, no job to size
+    if billing_change(f) and not measured_baseline(f) and (
+            not has_model(f) or any(s.hardware.instance for s in f.setups)):
+        # 'two GN7 around the clock: monthly saves how much', 'our sweep runs on GN10Xp on demand: spot would save
+        # what': the instances' own prices, no job to size
         cat = CATALOG.route(a)
+        if isinstance(cat, CatalogArgs) and f.constraints.billing == "spot":
+            cat = cat.model_copy(update={"ask": "spot"})
         if isinstance(cat, CatalogArgs) and cat.ask in ("breakeven", "spot"):
             return SavingsArgs(billing_of=cat, asked=f.asked, question="savings")
     after = _setup_fields(a, f.asked_setup) if f.setups else workload_fields(f)

@@ -109,3 +109,29 @@ def test_a_load_a_card_does_not_hold_answers_enough_first(ask_frame: Callable[..
     held = re.search(r"只放得下约 ([\d,]+) 个", first)
     assert held is not None and turn.answer is not None
     assert turn.answer.facts()["concurrency"] == pytest.approx(float(held.group(1).replace(",", "")), abs=0.5)
+
+
+def test_a_spot_saving_on_a_named_instance_is_its_spot_price_even_with_a_job(ask_frame: Callable[..., Turn]) -> None:
+    # the job runs on the instance named whatever it is: the saving is that instance's spot price against on demand
+    # (mini catalog: ¥10/h on demand, ¥5/h spot), not two plans that pick different instances
+    turn = ask_frame("Our Qwen2.5-7B LoRA sweep runs on PNV4.7XLARGE116 on demand. Spot would save what?",
+                     {"task": "train", "asked": "savings", "compared": "billing", "names": ["PNV4.7XLARGE116"],
+                      "asked_setup": 1, "constraints": {"billing": "spot"},
+                      "setups": [{"role": "baseline", "models": [{"name": "Qwen2.5-7B"}], "method": "lora",
+                                  "hardware": {"instance": "PNV4.7XLARGE116"}},
+                                 {"role": "alternative", "models": [{"name": "Qwen2.5-7B"}], "method": "lora",
+                                  "hardware": {"instance": "PNV4.7XLARGE116"}}]})
+    assert turn.type == "savings"
+    assert turn.answer is not None and turn.answer.facts()["cny_per_hour"] == pytest.approx(5.0)
+    assert "PNV4.7XLARGE116" in _first(turn) and "5.00" in _first(turn)
+
+
+def test_nodes_of_cards_are_their_product_when_no_total_is_said(ask_frame: Callable[..., Turn]) -> None:
+    # '2 台 H800*8': the reader's total 16 is not in the text (dropped), the nodes and cards per node are
+    turn = ask_frame("2 台 H800*8 部署 Qwen2.5-72B 能起来吗",
+                     {"task": "serve", "asked": "fits",
+                      "setups": [{"models": [{"name": "Qwen2.5-72B"}],
+                                  "hardware": {"gpu": "H800", "gpu_count": 16, "nodes": 2, "gpus_per_node": 8}}]})
+    inf = getattr(turn.answer, "inference", None)
+    assert inf is not None and inf.gpus * inf.replicas == 16
+    assert "16" in _first(turn)
