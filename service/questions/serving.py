@@ -27,6 +27,15 @@ _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output
                  "request_rate", "ttft_ms", "tpot_ms")
 
 
+def cards_to_start(inf: InferenceResult) -> int | None:
+    """The cards the weights need when the pinned count does not start: the engine's tensor-parallel fix
+    ('--tensor-parallel-size 2') or the count for weights beyond one node."""
+    flags = (inf.fix or "").split()
+    tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
+    need = inf.min_gpus_for_weights or tp
+    return need if need and need > inf.gpus else None
+
+
 class ServingArgs(ServingWorkload):
     question: str | None = Field(default=None, description="the question type (kept for follow-ups)")
     also: str | None = Field(default=None, description="another reading of the question, to mention")
@@ -106,6 +115,8 @@ class ServingAnswer(AnswerBase):
         out = {name: float(v) for k, name in keys.items() if isinstance(v := getattr(s, k), (int, float))
                and not isinstance(v, bool)}
         inf = self.inference
+        if inf is not None and not inf.starts and (need := cards_to_start(inf)) is not None:
+            out["count"] = float(need)  # it does not start on the cards asked: the count it takes
         if self.workload.input_tokens is not None:  # requests of stated lengths: how many of those run at once
             top = self.plan.candidates[0].sizing if self.plan is not None and self.plan.candidates else None
             at_load = (inf.max_concurrency_at_load * inf.replicas if inf is not None and inf.max_concurrency_at_load

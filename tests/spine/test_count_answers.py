@@ -135,3 +135,27 @@ def test_nodes_of_cards_are_their_product_when_no_total_is_said(ask_frame: Calla
     inf = getattr(turn.answer, "inference", None)
     assert inf is not None and inf.gpus * inf.replicas == 16
     assert "16" in _first(turn)
+
+
+def test_a_card_that_cannot_hold_it_counts_the_cards_it_takes(ask_frame: Callable[..., Turn]) -> None:
+    # 'is my A10 enough for Qwen2.5-14B' (BF16, ~28 GiB): no; the count the answer gives is the cards it takes
+    turn = ask_frame("Qwen2.5-14B 在我的 A10 上能起来吗，不想量化",
+                     {"task": "serve", "asked": "fits",
+                      "setups": [{"models": [{"name": "Qwen2.5-14B"}], "knobs": {"weights": "bf16"},
+                                  "hardware": {"gpu": "A10", "gpu_count": 1}}]})
+    assert turn.answer is not None
+    count = turn.answer.facts()["count"]
+    assert count == 2 and f"{count:g} 张卡" in _first(turn)
+
+
+def test_the_longest_context_a_server_holds_carries_the_weights_it_loads(ask_frame: Callable[..., Turn]) -> None:
+    # 'how long a context on 2x A10 for Qwen2.5-7B': the weights on all the cards are a figure of the answer, as the
+    # line says them per card
+    turn = ask_frame("Qwen2.5-7B 用 vLLM 部署在 2 张 A10 上，max-model-len 最长能开多少",
+                     {"task": "serve", "asked": "capacity", "target": "context",
+                      "setups": [{"models": [{"name": "Qwen2.5-7B"}], "hardware": {"gpu": "A10", "gpu_count": 2}}]})
+    assert turn.type == "capacity"
+    a = turn.answer
+    per_gpu = getattr(a, "weights_gib_per_gpu", None)
+    assert a is not None and per_gpu is not None
+    assert a.facts()["weights_gib"] == pytest.approx(2 * per_gpu)
