@@ -172,6 +172,12 @@ def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.savings import SavingsAnswer
 
     if isinstance(answer, SavingsAnswer) and answer.billing is not None:
+        spot = answer.billing.spot[0] if answer.billing.ask == "spot" and answer.billing.spot else None
+        if spot is not None:  # 'spot would save what': the saving an hour first, and whether it is an estimate
+            return _ph(ph, "spot_saves", save=_n(spot.on_demand_cny - spot.spot_cny, 2),
+                       pct=round(100 * (1 - spot.ratio)), od=_n(spot.on_demand_cny, 2), spot=_n(spot.spot_cny, 2),
+                       what=f"{ph.name('cloud_names', spot.cloud)} {spot.instance_type}",
+                       note=_ph(ph, "spot_saves_estimate") if spot.confidence == "estimate" else "")
         answer = answer.billing  # a billing saving with no job: the catalog's break-even says it
 
     if isinstance(answer, CatalogAnswer) and answer.missing:

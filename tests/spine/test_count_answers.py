@@ -123,7 +123,9 @@ def test_a_spot_saving_on_a_named_instance_is_its_spot_price_even_with_a_job(ask
                                   "hardware": {"instance": "PNV4.7XLARGE116"}}]})
     assert turn.type == "savings"
     assert turn.answer is not None and turn.answer.facts()["cny_per_hour"] == pytest.approx(5.0)
-    assert "PNV4.7XLARGE116" in _first(turn) and "5.00" in _first(turn)
+    first = _first(turn)
+    assert first.startswith("Spot would save about **¥5.00 an hour** (50% off)") and "PNV4.7XLARGE116" in first
+    assert "an estimate" in first  # the mini catalog's spot price is marked an estimate
 
 
 def test_nodes_of_cards_are_their_product_when_no_total_is_said(ask_frame: Callable[..., Turn]) -> None:
@@ -159,3 +161,16 @@ def test_the_longest_context_a_server_holds_carries_the_weights_it_loads(ask_fra
     per_gpu = getattr(a, "weights_gib_per_gpu", None)
     assert a is not None and per_gpu is not None
     assert a.facts()["weights_gib"] == pytest.approx(2 * per_gpu)
+
+
+def test_a_spot_saving_in_chinese_is_all_chinese(ask_frame: Callable[..., Turn]) -> None:
+    turn = ask_frame("我们在 PNV4.7XLARGE116 上按量跑 Qwen2.5-7B LoRA，改竞价实例能省多少",
+                     {"task": "train", "asked": "savings", "compared": "billing", "names": ["PNV4.7XLARGE116"],
+                      "asked_setup": 1, "constraints": {"billing": "spot"},
+                      "setups": [{"role": "baseline", "models": [{"name": "Qwen2.5-7B"}], "method": "lora",
+                                  "hardware": {"instance": "PNV4.7XLARGE116"}},
+                                 {"role": "alternative", "models": [{"name": "Qwen2.5-7B"}], "method": "lora",
+                                  "hardware": {"instance": "PNV4.7XLARGE116"}}]})
+    first = _first(turn)
+    assert first.startswith("改竞价实例每小时约省 **¥5.00**（便宜约 50%）") and "这是估算" in first
+    assert not re.search(r"[A-Za-z]{4,}", first.replace("PNV4.7XLARGE116", ""))
