@@ -14,6 +14,7 @@ import pytest
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
 from service.questions.base import Context, Phrases
+from service.questions.min_gpus import MinGpusAnswer
 from service.questions.registry import decide
 from service.questions.turn import Conversation, Names, Turn, _answer
 from service.reader.figures import drop_unstated
@@ -174,3 +175,27 @@ def test_a_spot_saving_in_chinese_is_all_chinese(ask_frame: Callable[..., Turn])
     first = _first(turn)
     assert first.startswith("改竞价实例每小时约省 **¥5.00**（便宜约 50%）") and "这是估算" in first
     assert not re.search(r"[A-Za-z]{4,}", first.replace("PNV4.7XLARGE116", ""))
+
+
+def _count_frame(deadline_h: float) -> dict[str, Any]:
+    return {"task": "train", "asked": "count", "data": {"tokens": 2e9}, "constraints": {"deadline_hours": deadline_h},
+            "setups": [{"models": [{"name": "Qwen2.5-7B"}], "method": "lora", "hardware": {"gpu": "A10"}}]}
+
+
+def test_a_count_with_a_deadline_is_the_count_that_meets_it(ask_frame: Callable[..., Turn]) -> None:
+    # memory alone: a few A10s; 2B tokens in 48 h takes more: the count asked is the one that finishes in time
+    turn = ask_frame("Qwen2.5-7B LoRA 2B tokens 48 小时内训完最少几张 A10", _count_frame(48))
+    a = turn.answer
+    assert turn.type == "min_gpus" and isinstance(a, MinGpusAnswer)
+    n, mem = a.gpus_needed, a.memory_gpus
+    assert n is not None and mem is not None and n > mem
+    assert a.memory_hours is not None and a.training_hours is not None and a.memory_hours > 48 >= a.training_hours
+    assert _first(turn).startswith(f"要在 48 小时内训完，至少需要 {n} 张")
+    assert a.facts()["count"] == n
+
+
+def test_a_deadline_no_count_meets_says_so(ask_frame: Callable[..., Turn]) -> None:
+    turn = ask_frame("Qwen2.5-7B LoRA 2B tokens 1 小时内训完最少几张 A10", _count_frame(1))
+    a = turn.answer
+    assert isinstance(a, MinGpusAnswer) and a.deadline_met is False
+    assert _first(turn).startswith("1 小时内训不完")
