@@ -207,11 +207,18 @@ def _option_line(o: ServingOption, ph: Phrases) -> str:
                    count=f"{o.gpu_count:g}", gpu=o.gpu, nodes=o.nodes, cost=cost)
 
 
-def _need(s: ServingSizing, model: str, ph: Phrases) -> str:
+def _need(s: ServingSizing, model: str, ph: Phrases, plan: ServingPlan | None = None) -> str:
+    """The count, then the machines it is on when a cloud rents it ('几台机器': one 8-card machine, or two)."""
     pp = s.pipeline_parallel or 1
-    return ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
+    line = ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
                    tp=s.tensor_parallel if pp > 1 else s.gpus_per_replica, pp=pp, replicas=s.replicas, model=model,
                    weights=ph.name("weights_names", s.weights), engine=ph.name("engine_names", s.engine))
+    top = next((c for c in plan.candidates if c.gpu == s.gpu), None) if plan is not None else None
+    if top is None:
+        return line
+    key = "srv_machines_one" if top.nodes == 1 else "srv_machines"
+    return line + ph.text(key, nodes=top.nodes, instance=top.instance_type, count=f"{top.gpu_count:g}",
+                          cloud=ph.name("cloud_names", top.cloud))
 
 
 def _variants(plan: ServingPlan, ph: Phrases) -> list[str]:
@@ -244,20 +251,21 @@ def _render_plan(plan: ServingPlan, ph: Phrases, loaded: bool) -> list[str]:
         return [ph.text("srv_none", reason=plan.infeasible_zh if ph.zh else plan.infeasible)]
     top = plan.candidates[0]
     s = top.sizing
-    lines = [_need(s, plan.model.name, ph), _figures(s, ph, loaded), s.headroom_zh if ph.zh else s.headroom, ""]
+    lines = [_need(s, plan.model.name, ph, plan), _figures(s, ph, loaded), s.headroom_zh if ph.zh else s.headroom, ""]
     lines += _picks(plan, ph)
     lines += _variants(plan, ph)
     lines += ["", ph.text("srv_launch"), "```bash", top.launch.vllm, "```"]
     return lines
 
 
-def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases) -> None:
+def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases,
+                   plan: ServingPlan | None) -> None:
     """The pinned GPU x count as deployed, added to `lines`: the count, the layout that runs, or whether it starts
     (and at the load asked, whether it holds it: then that verdict is the answer's first line)."""
     sized = inf.sizing
     weights, engine = ph.name("weights_names", inf.weights), ph.name("engine_names", inf.engine)
     if sized and not w.gpus:  # 'how many H800s': the count first
-        lines.append(_need(sized, inf.model.name, ph))
+        lines.append(_need(sized, inf.model.name, ph, plan))
     elif inf.min_gpus_for_weights:  # 'how many A100s for the full R1': more than one node
         n = inf.min_gpus_for_weights
         lines.append(ph.text("srv_multi_node", n=n, nodes=math.ceil(n / 8), gpu=inf.gpu_name, model=inf.model.name,
@@ -294,7 +302,7 @@ def _render(answer: ServingAnswer, ph: Phrases) -> str:
     inf, plan = answer.inference, answer.plan
     if inf is not None:
         sized = inf.sizing
-        _render_pinned(lines, inf, w, ph)
+        _render_pinned(lines, inf, w, ph, plan)
         if sized and inf.saturated and w.gpus:
             lines.append(ph.text("srv_queue", held=_n(sized.concurrency), ttft=_n(sized.ttft_ms),
                                  tps=_n(sized.output_tokens_per_s)))
