@@ -213,12 +213,18 @@ def _need(s: ServingSizing, model: str, ph: Phrases, plan: ServingPlan | None = 
     line = ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
                    tp=s.tensor_parallel if pp > 1 else s.gpus_per_replica, pp=pp, replicas=s.replicas, model=model,
                    weights=ph.name("weights_names", s.weights), engine=ph.name("engine_names", s.engine))
-    top = next((c for c in plan.candidates if c.gpu == s.gpu), None) if plan is not None else None
+    return line + _machines(plan, s.gpu, ph)
+
+
+def _machines(plan: ServingPlan | None, gpu: str, ph: Phrases) -> str:
+    """' That is one Tencent Cloud PNV5b.64XLARGE768 machine (8 cards).': the machines the count is on, when a cloud
+    rents it."""
+    top = next((c for c in plan.candidates if c.gpu == gpu), None) if plan is not None else None
     if top is None:
-        return line
+        return ""
     key = "srv_machines_one" if top.nodes == 1 else "srv_machines"
-    return line + ph.text(key, nodes=top.nodes, instance=top.instance_type, count=f"{top.gpu_count:g}",
-                          cloud=ph.name("cloud_names", top.cloud))
+    return ph.text(key, nodes=top.nodes, instance=top.instance_type, count=f"{top.gpu_count:g}",
+                   cloud=ph.name("cloud_names", top.cloud))
 
 
 def _variants(plan: ServingPlan, ph: Phrases) -> list[str]:

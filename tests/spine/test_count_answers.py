@@ -199,3 +199,16 @@ def test_a_deadline_no_count_meets_says_so(ask_frame: Callable[..., Turn]) -> No
     a = turn.answer
     assert isinstance(a, MinGpusAnswer) and a.deadline_met is False
     assert _first(turn).startswith("1 小时内训不完")
+
+
+@pytest.mark.parametrize(("text", "machine"), [
+    ("上线 Qwen2.5-72B 对话服务要几张 L20", "即 1 台腾讯云 PNV5b.64XLARGE768（8 卡）。"),
+    ("How many L20s to serve Qwen2.5-72B?", "That is one Tencent Cloud PNV5b.64XLARGE768 machine (8 cards)."),
+])
+def test_a_serving_count_says_the_machines_it_is_on(ask_frame: Callable[..., Turn], text: str, machine: str) -> None:
+    # '几台机器' is answered with the count: the mini catalog rents L20s only as one 8-card machine
+    turn = ask_frame(text, {"task": "serve", "asked": "count",
+                            "setups": [{"models": [{"name": "Qwen2.5-72B"}], "hardware": {"gpu": "L20"}}]})
+    first = _first(turn)
+    assert first.endswith(machine)
+    assert first.startswith(("需要", "You need"))
