@@ -171,6 +171,8 @@ def _route(a: Ask) -> ServingArgs | Missing:
         fields["engine"] = engine
     elif engine:
         fields["engine_asked"] = engine
+        if engine == "ollama" and not fields.get("weights"):
+            fields["weights"] = "int4"  # Ollama's library tags are 4-bit (q4_K_M) GGUF unless a tag says otherwise
     gpu = subject_gpu(f)
     if gpu:
         fields["gpu"] = gpu
@@ -303,6 +305,8 @@ def _render(answer: ServingAnswer, ph: Phrases) -> str:
     lines: list[str] = []
     if answer.engine_asked:
         lines.append(ph.text("srv_engine_note", engine=ph.name("engine_names", answer.engine_asked)))
+        if answer.engine_asked == "ollama" and answer.workload.weights == "int4":
+            lines.append(ph.text("srv_ollama_q4"))
     w = answer.workload
     loaded = bool(w.concurrency or w.request_rate)
     inf, plan = answer.inference, answer.plan

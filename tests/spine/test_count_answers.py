@@ -16,6 +16,7 @@ from service.catalog.loader import Catalog
 from service.questions.base import Context, Phrases
 from service.questions.min_gpus import MinGpusAnswer
 from service.questions.registry import decide
+from service.questions.serving import ServingAnswer
 from service.questions.turn import Conversation, Names, Turn, _answer
 from service.reader.figures import drop_unstated
 from service.reader.from_frame import Names as DraftNames
@@ -212,3 +213,20 @@ def test_a_serving_count_says_the_machines_it_is_on(ask_frame: Callable[..., Tur
     first = _first(turn)
     assert first.endswith(machine)
     assert first.startswith(("需要", "You need"))
+
+
+def test_ollama_with_no_quantization_said_is_sized_as_its_4_bit_default(ask_frame: Callable[..., Turn]) -> None:
+    # 'I have 8 RTX 4090s, can Ollama run a 70B?': Ollama pulls q4_K_M unless a tag says otherwise, not BF16
+    turn = ask_frame("用 ollama 在 A10 上跑 Qwen2.5-14B 能起来吗",
+                     {"task": "serve", "asked": "fits",
+                      "setups": [{"models": [{"name": "Qwen2.5-14B"}], "knobs": {"engine": "ollama"},
+                                  "hardware": {"gpu": "A10"}}]})
+    inf = getattr(turn.answer, "inference", None)
+    assert inf is not None and inf.weights == "int4" and inf.starts
+    assert "q4_K_M" in turn.text and _first(turn).startswith("能起来")
+    said_q8 = ask_frame("用 ollama 在 A10 上跑 Qwen2.5-7B q8 能起来吗",
+                        {"task": "serve", "asked": "fits",
+                         "setups": [{"models": [{"name": "Qwen2.5-7B"}], "knobs": {"engine": "ollama", "weights": "int8"},
+                                     "hardware": {"gpu": "A10"}}]})
+    assert isinstance(said_q8.answer, ServingAnswer) and said_q8.answer.inference is not None
+    assert said_q8.answer.inference.weights == "int8" and "q4_K_M" not in said_q8.text
