@@ -25,7 +25,7 @@ from service.catalog.queries import gpu_index, model_index, normalize
 from service.catalog.unsized import unsized_index
 from service.catalog.user_prices import UserPrice
 from service.checks.invariants import log_violations
-from service.errors import AdvisorError, InvalidInputError, validation_line
+from service.errors import AdvisorError, InvalidInputError, UnknownModelError, validation_line
 from service.frame import Frame
 from service.questions import knowledge
 from service.questions.base import EXTRA_ARGS, Ask, Context, Missing, Phrases, Previous
@@ -354,7 +354,7 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
     if plan.family:
         said, meant = plan.family.split("→")
         notes = [*notes, str(ph["family_member"]).format(family=said, model=meant)]
-    return _answered(ctx, plan, info, slots, notes, ph, lang)
+    return _answered(ctx, plan, info, slots, notes, ph, lang, ask_unknown=True)
 
 
 def _frame_price(frame: Frame) -> UserPrice | None:
@@ -385,19 +385,23 @@ def answer_workload(ctx: Context, phrases_of: Callable[[str], Phrases], workload
 
 
 def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, object], notes: Sequence[str],
-              ph: Phrases, lang: str) -> Turn:
-    """Run the routed question and write its answer (or the engine's error, cited)."""
+              ph: Phrases, lang: str, ask_unknown: bool = False) -> Turn:
+    """Run the routed question and write its answer (or the engine's error, cited). With `ask_unknown` (a message,
+    not a structured workload), a model that neither the catalog nor its name sizes is asked about by name
+    ('openchat_3.5 多大？'), never refused with the closest names."""
     assert plan.args is not None
     module = BY_NAME[plan.type]
     stored = plan.args.model_dump(mode="json", exclude_unset=True)
     try:
         answer = module.call(ctx, plan.args)
+    except UnknownModelError as exc:
+        if not ask_unknown:
+            return _failed(ctx, plan, info, slots, notes, ph, lang, stored, exc)
+        return Turn(type=plan.type, reading=info, slots=slots, args=stored,
+                    answer=ClarifyAnswer(question_type=plan.type, slot="model_size", passages=[]),
+                    text=_ask_back("model_size", exc.name, ph, notes), language=lang, frame=plan.frame)
     except AdvisorError as exc:
-        passages = _citations(ctx, plan, lang)
-        text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
-        log_violations(None, text, lang)
-        return Turn(type=plan.type, reading=info, slots=slots, args=stored, text=with_notes(text, notes),
-                    citations=passages, language=lang, error=exc.to_dict(), frame=plan.frame)
+        return _failed(ctx, plan, info, slots, notes, ph, lang, stored, exc)
     if plan.frame is not None and answer.asked is None:
         answer.asked = plan.frame.asked
     passages = (list(answer.passages) if isinstance(answer, knowledge.KnowledgeAnswer)
@@ -408,6 +412,16 @@ def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, obj
     log_violations(answer, text, lang, ctx.catalog)  # issue 40 item 6: logged, never blocking
     return Turn(type=plan.type, reading=info, slots=slots, args=stored, answer=answer, text=text,
                 citations=unique_passages(passages), language=lang, frame=plan.frame)
+
+
+def _failed(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, object], notes: Sequence[str],
+            ph: Phrases, lang: str, stored: dict[str, object], exc: AdvisorError) -> Turn:
+    """The engine's error as the answer, in the answer's language, with the passages that bear on it."""
+    passages = _citations(ctx, plan, lang)
+    text = "\n".join([error_text(exc, ph), "", *_cite_lines(passages, ph)]).strip()
+    log_violations(None, text, lang)
+    return Turn(type=plan.type, reading=info, slots=slots, args=stored, text=with_notes(text, notes),
+                citations=passages, language=lang, error=exc.to_dict(), frame=plan.frame)
 
 
 _SERVING_QUERY = {"zh": "推理引擎 vLLM 显存 gpu_memory_utilization KV 缓存 max_model_len 张量并行",
