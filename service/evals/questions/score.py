@@ -116,7 +116,8 @@ def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | N
         checks.append(bool(winner) and (names.gpu(winner) == names.gpu(v["winner"])
                                         or winner.lower() == str(v["winner"]).lower()))
     if "answer" in v and str(v["answer"]).lower() in ("yes", "no"):
-        checks.append(str((fact.answer if fact is not None else None) or "").lower() == str(v["answer"]).lower())
+        said = fact.answer if fact is not None else a.answer if isinstance(a, KnowledgeAnswer) else None
+        checks.append(str(said or "").lower() == str(v["answer"]).lower())  # the catalog's, else the guide's lead
     return None if not checks else all(checks)
 
 

@@ -1,0 +1,73 @@
+"""The first line of a knowledge answer (issue 36, "the first line answers the question asked"): the passage whose
+content is about the frame's topic, then its first sentence that reads as an answer, and the yes/no that sentence
+opens with.
+
+    topic_terms(frame) -> tuple[str, ...]    words that name what the question is about (its fact, billing, engine)
+    order(passages, terms) -> list            the passages about the topic first, the search's order kept otherwise
+    lead(passages) -> (sentence, passage) | None   the first passage with a prose first sentence (no Mermaid, table,
+                                                   code), and that sentence
+"""
+
+from __future__ import annotations
+
+from service.frame import Frame
+from service.questions.parts import PassageRef
+from service.retrieval.passages import first_sentence, is_prose, passage_body
+
+# The words a passage about each frame fact carries in its title or text (English and Chinese guides alike)
+_FACT_TERMS: dict[str, tuple[str, ...]] = {
+    "spot": ("spot", "竞价"),
+    "break_even": ("包月", "按量", "monthly", "pay-as-you-go"),
+    "billing": ("包月", "按量", "计费", "monthly", "pay-as-you-go", "billing"),
+    "rdma": ("RDMA",),
+    "nvlink": ("NVLink",),
+    "supports_fp8": ("FP8",),
+    "supports_bf16": ("BF16",),
+    "supports_flash_attn": ("FlashAttention", "Flash"),
+    "regions": ("region", "地域", "可用区"),
+    "cuda": ("CUDA",),
+    "bandwidth": ("bandwidth", "带宽"),
+}
+_BILLING_TERMS: dict[str, tuple[str, ...]] = {
+    "spot": ("spot", "竞价"),
+    "monthly": ("包月", "monthly"),
+    "on_demand": ("按量", "pay-as-you-go"),
+}
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeploy": "LMDeploy",
+                 "ollama": "Ollama", "llamacpp": "llama.cpp", "tgi": "TGI", "mindie": "MindIE"}
+
+
+def topic_terms(frame: Frame) -> tuple[str, ...]:
+    """What the question is about, from the frame alone: the fact asked, the billing named, the engine named."""
+    terms: list[str] = []
+    if frame.fact is not None:
+        terms += _FACT_TERMS.get(frame.fact, ())
+    if frame.constraints.billing:
+        terms += _BILLING_TERMS.get(frame.constraints.billing, ())
+    engine = frame.setup.knobs.engine
+    if engine in _ENGINE_NAMES:
+        terms.append(_ENGINE_NAMES[engine])
+    return tuple(dict.fromkeys(terms))
+
+
+def _about(p: PassageRef, terms: tuple[str, ...]) -> bool:
+    head = f"{p.title} {p.section}".lower()
+    body = passage_body(p.text, p.title)[:400].lower()
+    return any(t.lower() in head or t.lower() in body for t in terms)
+
+
+def order(passages: list[PassageRef], terms: tuple[str, ...]) -> list[PassageRef]:
+    """The passages about the topic first (their search order kept), then the others."""
+    if not terms:
+        return passages
+    on = [p for p in passages if _about(p, terms)]
+    return on + [p for p in passages if p not in on]
+
+
+def lead(passages: list[PassageRef]) -> tuple[str, PassageRef] | None:
+    """The first passage whose first sentence reads as an answer, and that sentence; None when none does."""
+    for p in passages:
+        sentence = first_sentence(passage_body(p.text, p.title))
+        if is_prose(sentence):
+            return sentence, p
+    return None

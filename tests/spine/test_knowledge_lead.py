@@ -1,0 +1,114 @@
+"""The first line of a knowledge answer answers the question (issue 36): the passage about the frame's topic is
+chosen, a Mermaid, table or code fragment is never the first line, and a passage written answer-first gives the
+yes or no (its typed `answer`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.assistant.prompts import phrases
+from service.catalog.loader import Catalog
+from service.frame import Constraints, Frame
+from service.questions import knowledge
+from service.questions.base import Ask, Context
+from service.questions.knowledge_lead import lead, order, topic_terms
+from service.questions.parts import PassageRef
+from service.retrieval.passages import is_prose, verdict_of
+from service.retrieval.types import Passage
+
+ROOT = Path(__file__).resolve().parents[2]
+MERMAID = "K -- M\n    L -- M\n    M --|V100、T4| N[\"FP16 + loss scaling\"]"
+SPOT = "Yes, if the job saves checkpoints: a spot instance can be reclaimed in the middle of a run."
+BIG = "Full fine-tuning a 70B model needs about 1.1–1.2 TB of model states."
+
+
+def _p(pid: str, section: str, body: str, lang: str = "en") -> Passage:
+    return Passage(id=pid, source=f"guide/{pid}.md", title="Guide", section=section, text=f"Guide — {section}\n{body}",
+                   score=1.0, dense_rank=None, bm25_rank=1, lang=lang, ref="")
+
+
+class _Searcher:
+    def __init__(self, found: list[Passage]) -> None:
+        self.found = found
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int = 5, lang: str | None = None, cloud: str | None = None) -> list[Any]:
+        self.queries.append(query)
+        return self.found[:k]
+
+
+@pytest.mark.parametrize(("sentence", "prose"), [
+    ("K -- M L -- M M --|V100、T4| N[\"FP16 + loss scaling\"]", False),  # a Mermaid diagram
+    ("| Guide's claim | Correction | Source |", False),  # a table row
+    ("```bash vllm serve```", False),
+    ("", False),
+    ("12 / 34 / 56 / 78 / 90", False),  # numbers, no words
+    (SPOT, True),
+    ("按量，除非每月开机超过约 288 小时。", True),
+])
+def test_a_diagram_table_or_code_fragment_is_no_first_line(sentence: str, prose: bool) -> None:
+    assert is_prose(sentence) is prose
+
+
+@pytest.mark.parametrize(("sentence", "verdict"), [
+    ("Yes, if the job checkpoints.", "yes"), ("No: FlashAttention-2 needs Ampere.", "no"),
+    ("Not on a V100.", None), ("Nothing here.", None), ("Yesterday it ran.", None),
+    ("是：QLoRA 只在训练时量化。", "yes"), ("可以，但要存检查点。", "yes"), ("需要，PNV4 要加白名单。", "yes"),
+    ("不是：DPO 只多一份权重。", "no"), ("不能：V100 不支持。", "no"), ("不需要，直接买。", "no"),
+    ("不同的卡差别很大。", None), ("按量，除非每月超过 288 小时。", None),
+])
+def test_the_verdict_is_the_word_the_sentence_opens_with(sentence: str, verdict: str | None) -> None:
+    assert verdict_of(sentence) == verdict
+
+
+def test_the_frame_names_the_topic() -> None:
+    assert topic_terms(Frame(fact="spot")) == ("spot", "竞价")
+    assert "按量" in topic_terms(Frame(fact="break_even"))
+    assert topic_terms(Frame(constraints=Constraints(billing="spot"))) == ("spot", "竞价")
+    assert topic_terms(Frame()) == ()
+
+
+def test_the_passage_about_the_topic_comes_first_and_a_diagram_is_skipped() -> None:
+    refs = [PassageRef.model_validate({**p.to_dict(), "title": f"{p.title} — {p.section}"}) for p in
+            (_p("big", "Large models", BIG), _p("flow", "Flowchart", MERMAID), _p("spot", "Spot instances", SPOT))]
+    ordered = order(refs, ("spot",))
+    assert [p.id for p in ordered] == ["spot", "big", "flow"]
+    assert [p.id for p in order(refs, ())] == ["big", "flow", "spot"]  # no topic: the search's order
+    found = lead([refs[1], refs[0]])
+    assert found is not None and found[1].id == "big"  # the Mermaid passage is passed over
+
+
+def _answer(mini: Catalog, frame: Frame, found: list[Passage], lang: str = "en") -> tuple[str, Any, _Searcher]:
+    searcher = _Searcher(found)
+    ctx = Context.of(mini, max_price_age_days=100_000, retriever=lambda: searcher)
+    args = knowledge.MODULE.route(Ask(frame=frame, lang=lang))
+    out = knowledge.MODULE.run(ctx, args)
+    return knowledge.MODULE.render(out, phrases(ROOT / "prompts", lang)), out, searcher
+
+
+def test_a_spot_question_opens_with_the_spot_passage_and_its_yes(mini: Catalog) -> None:
+    frame = Frame(task="train", asked="howto", fact="spot", query="Is it safe to use spot instances for training?")
+    text, out, searcher = _answer(mini, frame, [_p("flow", "Flowchart", MERMAID), _p("big", "Large models", BIG),
+                                                _p("spot", "Spot instances", SPOT)])
+    assert text.splitlines()[0] == SPOT
+    assert out.answer == "yes" and out.passages[0].id == "spot"
+    assert "spot" in searcher.queries[0]  # the topic's words weigh in the search
+
+
+def test_without_a_topic_the_first_prose_passage_leads_and_no_verdict_is_made_up(mini: Catalog) -> None:
+    frame = Frame(task="none", asked="howto", query="包月和按量怎么选")
+    zh = "按量，除非每月开机超过约 288 小时。"
+    text, out, _ = _answer(mini, frame, [_p("flow", "流程图", MERMAID, "zh"), _p("bill", "包月与按量", zh, "zh")], "zh")
+    assert text.splitlines()[0] == zh
+    assert out.answer is None  # the choice is the first word, not a yes/no
+
+
+def test_only_fragments_found_still_cites_them(mini: Catalog) -> None:
+    frame = Frame(task="none", asked="howto", query="flowchart")
+    text, out, _ = _answer(mini, frame, [_p("flow", "Flowchart", MERMAID)])
+    assert out.lead is None and out.answer is None
+    assert "-->" not in text.splitlines()[0] and "(/knowledge/flow)" in text
+    assert text.splitlines()[0] == "The guide has no sentence that answers this directly; the closest passages:"
