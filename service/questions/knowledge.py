@@ -1,6 +1,8 @@
 """Question type `knowledge`: a fact or a how-to. Catalog facts (who sells which GPU, FP8/BF16, memory, RDMA,
 billing, regions, price) are answered from the catalog in the first line ('没有。京东云目前的 GPU 实例是 …'); other
-questions open with one sentence from the best passage, then the cited passages, each once. A knowledge question
+questions open with the first sentence of the passage about the frame's topic (knowledge_lead.py: never a diagram or
+table fragment; a yes/no it opens with is the answer's `answer`, or it names the question it answers when that is
+not nearly this one), then the cited passages, each once. A knowledge question
 that names a workload and GPUs also gets that workload sized on those cards."""
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
-from service.questions.knowledge_lead import lead, order, topic_terms
+from service.questions.knowledge_lead import choose, topic_terms
 from service.questions.parts import Part, PassageRef
 from service.questions.view import gpus_named, is_memory_class, subject_count, workload_fields
-from service.retrieval.passages import passage_body, verdict_of
+from service.retrieval.passages import passage_body
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
 
@@ -137,6 +139,8 @@ class KnowledgeAnswer(AnswerBase):
     unavailable: str | None = Field(default=None, description="why the knowledge search did not answer")
     lead: str | None = Field(default=None, description="the chosen passage's first sentence, the answer's first line")
     answer: Literal["yes", "no"] | None = Field(default=None, description="the yes or no the lead sentence opens with")
+    lead_question: str | None = Field(default=None, description="the question the lead answers, when it is not "
+                                                                "nearly the one asked (said before the lead)")
 
 
 def run_fact(ctx: Context, args: FactArgs) -> FactAnswer:
@@ -173,15 +177,10 @@ def lookup(ctx: Context, name: str) -> GpuFact | CatalogInstance | None:
 def _run(ctx: Context, args: KnowledgeArgs) -> KnowledgeAnswer:
     terms = tuple(args.topics)
     query = f"{args.query} {' '.join(terms)}" if terms else args.query  # the topic's words weigh in the search
-    passages, unavailable = search_passages(ctx, query, args.k + 2 if terms else args.k, args.lang)
-    passages = order(passages, terms)
-    found = lead(passages)
-    first: str | None = None
-    if found is not None:  # the passage that answers goes first: its sentence opens the answer, its link first
-        first, chosen = found
-        passages = [chosen, *[p for p in passages if p is not chosen]]
-    out = KnowledgeAnswer(query=args.query, passages=passages[:args.k], unavailable=unavailable, lead=first,
-                          answer=verdict_of(first) if first else None)
+    found, unavailable = search_passages(ctx, query, args.k + 2 if terms else args.k, args.lang)
+    chosen = choose(found, terms, args.query)
+    out = KnowledgeAnswer(query=args.query, passages=chosen.passages[:args.k], unavailable=unavailable,
+                          lead=chosen.sentence, answer=chosen.verdict, lead_question=chosen.question)
     if args.fact is not None:
         out.fact = run_fact(ctx, args.fact)
     if args.applied is not None:
@@ -379,7 +378,8 @@ def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
         assert answer.fact is not None
         lines.append(render_fact(answer.fact, ph))
     elif answer.lead:
-        lines.append(answer.lead)
+        lines.append(ph.text("lead_on", question=answer.lead_question, lead=answer.lead) if answer.lead_question
+                     else answer.lead)
     if answer.applied is not None:
         first = feasibility.MODULE.render(answer.applied, ph).split("\n", 1)[0]
         lines += ["", ph.text("applied", line=first)]

@@ -6,13 +6,19 @@ opens with.
     order(passages, terms) -> list            the passages about the topic first, the search's order kept otherwise
     lead(passages) -> (sentence, passage) | None   the first passage with a prose first sentence (no Mermaid, table,
                                                    code), and that sentence
+    choose(passages, terms, question) -> Lead      all three: the passages in the order cited, the lead sentence, its
+                                                   yes/no, or the question it answers when not nearly this one
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from service.frame import Frame
 from service.questions.parts import PassageRef
-from service.retrieval.passages import first_sentence, is_prose, passage_body
+from service.retrieval.passages import first_sentence, is_prose, overlap, passage_body, verdict_of
+
+SAME_QUESTION = 0.4  # the share of a passage heading's words the question must share for its yes/no to be the answer
 
 # The words a passage about each frame fact carries in its title or text (English and Chinese guides alike)
 _FACT_TERMS: dict[str, tuple[str, ...]] = {
@@ -33,20 +39,31 @@ _BILLING_TERMS: dict[str, tuple[str, ...]] = {
     "monthly": ("包月", "monthly"),
     "on_demand": ("按量", "pay-as-you-go"),
 }
+_OBJECTIVES = ("dpo", "orpo", "kto", "ppo", "grpo", "simpo")  # training objectives the guide names by their acronym
 _ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeploy": "LMDeploy",
                  "ollama": "Ollama", "llamacpp": "llama.cpp", "tgi": "TGI", "mindie": "MindIE"}
 
 
 def topic_terms(frame: Frame) -> tuple[str, ...]:
-    """What the question is about, from the frame alone: the fact asked, the billing named, the engine named."""
+    """What the question is about, from the frame alone: the fact asked, the billing, engine, attention, sharding,
+    objective (DPO, PPO ...) or QLoRA named."""
     terms: list[str] = []
     if frame.fact is not None:
         terms += _FACT_TERMS.get(frame.fact, ())
     if frame.constraints.billing:
         terms += _BILLING_TERMS.get(frame.constraints.billing, ())
-    engine = frame.setup.knobs.engine
-    if engine in _ENGINE_NAMES:
-        terms.append(_ENGINE_NAMES[engine])
+    setup = frame.setup
+    knobs = setup.knobs
+    if knobs.engine in _ENGINE_NAMES:
+        terms.append(_ENGINE_NAMES[knobs.engine])
+    if knobs.attention == "flash":
+        terms.append("FlashAttention")
+    if knobs.strategy == "zero" or knobs.zero_stage is not None:
+        terms.append("ZeRO")
+    if setup.objective in _OBJECTIVES:
+        terms.append(setup.objective.upper())
+    if setup.method == "qlora":
+        terms.append("QLoRA")
     return tuple(dict.fromkeys(terms))
 
 
@@ -71,3 +88,27 @@ def lead(passages: list[PassageRef]) -> tuple[str, PassageRef] | None:
         if is_prose(sentence):
             return sentence, p
     return None
+
+
+@dataclass(frozen=True)
+class Lead:
+    passages: list[PassageRef]  # the lead's passage first, then the others in their order
+    sentence: str | None = None  # the first line; None when every passage opens with a fragment
+    verdict: str | None = None  # 'yes' / 'no' the sentence opens with, when it answers this question
+    question: str | None = None  # the passage's heading, when its yes/no answers a question not nearly this one
+
+
+def choose(passages: list[PassageRef], terms: tuple[str, ...], question: str) -> Lead:
+    """The passages about the topic first; the first prose sentence leads and its passage goes first. A yes/no
+    from a passage headed as another question ('DPO 要双倍显存吗？' for 'ref-model 的显存怎么分配？') is no verdict
+    on this one: the answer names the question it answers."""
+    ordered = order(passages, terms)
+    found = lead(ordered)
+    if found is None:
+        return Lead(ordered)
+    sentence, p = found
+    rest = [p, *[q for q in ordered if q is not p]]
+    verdict = verdict_of(sentence)
+    if verdict is not None and overlap(p.section, question) < SAME_QUESTION:
+        return Lead(rest, sentence, None, p.section)
+    return Lead(rest, sentence, verdict)

@@ -60,3 +60,28 @@ def verdict_of(sentence: str) -> str | None:
         if any(s.startswith(w) and s[len(w):len(w) + 1] in _STOPS for w in sorted(words, key=len, reverse=True)):
             return verdict
     return None
+
+
+_WORD = re.compile(r"[a-z]+|[0-9]+|[\u4e00-\u9fff]+")
+_STOPWORDS = frozenset({"a", "an", "the", "is", "are", "am", "be", "do", "does", "did", "can", "could", "will",
+                        "would", "should", "i", "we", "you", "it", "its", "my", "our", "to", "of", "in", "on", "for",
+                        "with", "and", "or", "but", "if", "at", "by", "as", "that", "this", "what", "which", "how",
+                        "why", "when", "there", "than", "so"})
+
+
+def _keys(text: str) -> set[str]:
+    """Content words of a text: English words (a plural's s dropped, stop words left out) and Chinese bigrams."""
+    out: set[str] = set()
+    for w in _WORD.findall(text.lower()):
+        if w[0] >= "\u4e00":
+            out |= {w[i:i + 2] for i in range(max(1, len(w) - 1))}
+        elif w not in _STOPWORDS:
+            out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def overlap(heading: str, question: str) -> float:
+    """The share of a heading's content words that the question also has (0..1; 0 for an empty heading): how
+    nearly a passage headed as a question is the question asked."""
+    keys = _keys(heading)
+    return len(keys & _keys(question)) / len(keys) if keys else 0.0

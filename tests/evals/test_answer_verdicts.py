@@ -12,7 +12,8 @@ from service.questions.knowledge import KnowledgeAnswer
 
 @pytest.mark.parametrize(("label", "polarity"), [
     ("yes", "yes"), ("No", "no"), ("yes: vLLM supports FP8 now", "yes"), ("no - the reference model", "no"),
-    ("no on Atlas A2/A3; FP8 needs the A5", "no"), ("not supported without modifying the code", None),
+    ("no fixed conclusion; ZeRO-3 is better in most cases", None), ("not supported without modifying the code", None),
+    ("yes with more than one GPU; otherwise quantize", "yes"), ("no single switch; configure FSDP", None),
     ("按量", None), ("80G", None), ("nothing to do", None), ("yesterday's build", None),
 ])
 def test_the_polarity_a_label_settles(label: str, polarity: str | None) -> None:
@@ -27,8 +28,9 @@ def _q(answer: str) -> Question:
 @pytest.mark.parametrize(("said", "label", "ok"), [
     ("yes", "yes", True), ("no", "yes", False), (None, "yes", False),
     ("yes", "yes, with tensor_parallel_size (not automatic)", True), ("yes", "no: the router picks", False),
+    ("no", "no fixed conclusion; ZeRO-3 is better", None),
 ])
-def test_a_knowledge_answers_lead_settles_a_yes_no_verdict(said: str | None, label: str, ok: bool) -> None:
+def test_a_knowledge_answers_lead_settles_a_yes_no_verdict(said: str | None, label: str, ok: bool | None) -> None:
     answer = KnowledgeAnswer(query="Is it safe?", answer=said)  # type: ignore[arg-type]
     assert verdict_ok(_q(label), {"answer": answer.model_dump()}, None) is ok  # type: ignore[arg-type]
 

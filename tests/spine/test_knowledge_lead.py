@@ -11,12 +11,12 @@ import pytest
 
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
-from service.frame import Constraints, Frame
+from service.frame import Constraints, Frame, Knobs, Setup
 from service.questions import knowledge
 from service.questions.base import Ask, Context
 from service.questions.knowledge_lead import lead, order, topic_terms
 from service.questions.parts import PassageRef
-from service.retrieval.passages import is_prose, verdict_of
+from service.retrieval.passages import is_prose, overlap, verdict_of
 from service.retrieval.types import Passage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,9 @@ def test_the_frame_names_the_topic() -> None:
     assert "按量" in topic_terms(Frame(fact="break_even"))
     assert topic_terms(Frame(constraints=Constraints(billing="spot"))) == ("spot", "竞价")
     assert topic_terms(Frame()) == ()
+    v100_flash = Frame(setups=(Setup(knobs=Knobs(attention="flash", strategy="zero"), objective="dpo", method="qlora"),))
+    assert topic_terms(v100_flash) == ("FlashAttention", "ZeRO", "DPO", "QLoRA")
+    assert topic_terms(Frame(setups=(Setup(method="lora", objective="sft"),))) == ()  # nothing to single out
 
 
 def test_the_passage_about_the_topic_comes_first_and_a_diagram_is_skipped() -> None:
@@ -112,3 +115,31 @@ def test_only_fragments_found_still_cites_them(mini: Catalog) -> None:
     assert out.lead is None and out.answer is None
     assert "-->" not in text.splitlines()[0] and "(/knowledge/flow)" in text
     assert text.splitlines()[0] == "The guide has no sentence that answers this directly; the closest passages:"
+
+
+DPO = "不是：DPO 多出来的是一个冻结的参考模型，只占权重。"
+
+
+@pytest.mark.parametrize(("question", "same"), [
+    ("DPO要双倍显存指的是什么？SFT全量大约需要16-20倍参数量的显存，那DPO就要32-40倍吗？", True),
+    ("在使用DPO训练的时候，ref-model和待训练的model耗费的GPU显存是怎么分配的？是1:1分配的吗", False),
+])
+def test_a_yes_no_to_another_question_names_that_question(mini: Catalog, question: str, same: bool) -> None:
+    frame = Frame(task="train", asked="howto", query=question)
+    text, out, _ = _answer(mini, frame, [_p("dpo", "DPO 要双倍显存，是 SFT 的两倍吗？", DPO, "zh")], "zh")
+    first = text.splitlines()[0]
+    if same:
+        assert first == DPO and out.answer == "no" and out.lead_question is None
+    else:  # never a confident 'no' to a question not asked: the line says which question it answers
+        assert first == f"就“DPO 要双倍显存，是 SFT 的两倍吗？”这个问题：{DPO}" and out.answer is None
+
+
+@pytest.mark.parametrize(("heading", "question", "near"), [
+    ("Is it safe to use spot instances for model training?", "Is it safe to use spot instances for training? My "
+     "manager worries", True),
+    ("DeepSpeed 从 ZeRO-2 改成 ZeRO-3 可以吗？", "文档用的是--deepspeed deepspeed_zero2，改成deepspeed_zero3没关系的吗？", True),
+    ("Can a MoE model keep only its active experts on the GPU?", "how do I pick a batch size?", False),
+    ("", "anything", False),
+])
+def test_how_nearly_a_heading_is_the_question(heading: str, question: str, near: bool) -> None:
+    assert (overlap(heading, question) >= 0.4) is near

@@ -89,8 +89,10 @@ def yes_no(answer: str) -> str | None:
     now', 'no - the reference model adds its weights'); None for a phrase ('按量', '80G') or free text."""
     low = answer.strip().lower()
     for word in ("yes", "no"):
-        if low == word or (low.startswith(word) and low[len(word)] in " :;,.-("):
-            return word
+        rest = low[len(word):] if low.startswith(word) else None
+        if rest is not None and (not rest or rest[0] in ":;,.(" or rest.startswith((" -", " (", " —"))
+                                 or (word == "yes" and rest[0] == " ")):
+            return word  # 'yes with more GPUs' is a yes; 'no fixed conclusion' and 'not supported' settle nothing
     return None
 
 
