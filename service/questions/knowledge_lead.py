@@ -99,13 +99,17 @@ class Lead:
 
 
 def choose(passages: list[PassageRef], terms: tuple[str, ...], question: str) -> Lead:
-    """The passages about the topic first; the first prose sentence leads and its passage goes first. A yes/no
+    """The passages about the topic first; the first prose sentence leads (or the passage headed nearly as the
+    question, when one is) and its passage goes first. A yes/no
     from a passage headed as another question ('DPO 要双倍显存吗？' for 'ref-model 的显存怎么分配？') is no verdict
     on this one: the answer names the question it answers."""
     ordered = order(passages, terms)
     found = lead(ordered)
     if found is None:
         return Lead(ordered)
+    near = max(ordered, key=lambda q: overlap(q.section, question))  # a heading that is nearly the question wins
+    if near is not found[1] and overlap(near.section, question) >= SAME_QUESTION:
+        found = lead([near]) or found
     sentence, p = found
     rest = [p, *[q for q in ordered if q is not p]]
     verdict = verdict_of(sentence)

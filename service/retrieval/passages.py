@@ -33,7 +33,7 @@ def first_sentence(text: str, limit: int = 160) -> str:
 _NOT_PROSE = ("-->", "--|", "|--", "-- ", "```", '["', "graph ", "flowchart ", "subgraph ")
 _YES_EN: tuple[str, ...] = ("yes",)
 _NO_EN: tuple[str, ...] = ("no",)
-_YES_ZH: tuple[str, ...] = ("是", "对", "可以", "需要", "能", "会", "安全")
+_YES_ZH: tuple[str, ...] = ("是", "对", "可以", "需要", "能", "会", "有", "安全")
 _NO_ZH: tuple[str, ...] = ("不", "否", "没有", "无需", "不是", "不能", "不会", "不需要", "不可以", "不行")
 _STOPS = ("。", "，", ",", ".", "；", ";", "：", ":", "!", "！")
 

@@ -57,7 +57,7 @@ def test_a_diagram_table_or_code_fragment_is_no_first_line(sentence: str, prose:
     ("Yes, if the job checkpoints.", "yes"), ("No: FlashAttention-2 needs Ampere.", "no"),
     ("Not on a V100.", None), ("Nothing here.", None), ("Yesterday it ran.", None),
     ("是：QLoRA 只在训练时量化。", "yes"), ("可以，但要存检查点。", "yes"), ("需要，PNV4 要加白名单。", "yes"),
-    ("不是：DPO 只多一份权重。", "no"), ("不能：V100 不支持。", "no"), ("不需要，直接买。", "no"),
+    ("有：--context-length。", "yes"), ("有些卡不行。", None), ("不是：DPO 只多一份权重。", "no"), ("不能：V100 不支持。", "no"), ("不需要，直接买。", "no"),
     ("不同的卡差别很大。", None), ("按量，除非每月超过 288 小时。", None),
 ])
 def test_the_verdict_is_the_word_the_sentence_opens_with(sentence: str, verdict: str | None) -> None:
@@ -143,3 +143,14 @@ def test_a_yes_no_to_another_question_names_that_question(mini: Catalog, questio
 ])
 def test_how_nearly_a_heading_is_the_question(heading: str, question: str, near: bool) -> None:
     assert (overlap(heading, question) >= 0.4) is near
+
+
+def test_the_passage_headed_as_the_question_leads(mini: Catalog) -> None:
+    split = _p("split", "Will vLLM split a bigger model across the GPUs by itself?", "Yes, but only when asked.")
+    tp = _p("tp", "Does a larger --tensor-parallel-size help when one GPU's memory is not enough?",
+            "Yes, with more than one GPU.")
+    q = "Can increasing tensor_parallel_size solve the problem that one card's memory is not enough for the model?"
+    text, out, _ = _answer(mini, Frame(task="serve", asked="howto", query=q), [split, tp])
+    assert text.splitlines()[0] == "Yes, with more than one GPU." and out.passages[0].id == "tp"
+    text, out, _ = _answer(mini, Frame(task="serve", asked="howto", query="how do I pick a batch size"), [split, tp])
+    assert out.passages[0].id == "split"  # no heading near the question: the search's first
