@@ -99,20 +99,25 @@ class Lead:
 
 
 def choose(passages: list[PassageRef], terms: tuple[str, ...], question: str) -> Lead:
-    """The passages about the topic first; the first prose sentence leads (or the passage headed nearly as the
-    question, when one is) and its passage goes first. A yes/no
-    from a passage headed as another question ('DPO 要双倍显存吗？' for 'ref-model 的显存怎么分配？') is no verdict
-    on this one: the answer names the question it answers."""
+    """The passages about the topic first; the passage headed nearly as the question leads, else the first whose
+    first sentence reads as an answer to this question, and its passage goes first. A yes/no from a passage headed
+    as another question ('DPO 要双倍显存吗？' for 'ref-model 的显存怎么分配？') is passed over for a plain sentence;
+    when only such remain, it leads with no verdict and the answer names the question it answers."""
     ordered = order(passages, terms)
-    found = lead(ordered)
-    if found is None:
+    near = sorted(ordered, key=lambda q: -overlap(q.section, question))
+    candidates = [q for q in near[:1] if overlap(q.section, question) >= SAME_QUESTION] + ordered
+    fallback: tuple[str, PassageRef] | None = None
+    for p in candidates:
+        found = lead([p])
+        if found is None:
+            continue
+        sentence = found[0]
+        verdict = verdict_of(sentence)
+        rest = [p, *[q for q in ordered if q is not p]]
+        if verdict is None or overlap(p.section, question) >= SAME_QUESTION:
+            return Lead(rest, sentence, verdict)
+        fallback = fallback or found
+    if fallback is None:
         return Lead(ordered)
-    near = max(ordered, key=lambda q: overlap(q.section, question))  # a heading that is nearly the question wins
-    if near is not found[1] and overlap(near.section, question) >= SAME_QUESTION:
-        found = lead([near]) or found
-    sentence, p = found
-    rest = [p, *[q for q in ordered if q is not p]]
-    verdict = verdict_of(sentence)
-    if verdict is not None and overlap(p.section, question) < SAME_QUESTION:
-        return Lead(rest, sentence, None, p.section)
-    return Lead(rest, sentence, verdict)
+    sentence, p = fallback
+    return Lead([p, *[q for q in ordered if q is not p]], sentence, None, p.section)

@@ -70,12 +70,13 @@ _STOPWORDS = frozenset({"a", "an", "the", "is", "are", "am", "be", "do", "does",
 
 
 def _keys(text: str) -> set[str]:
-    """Content words of a text: English words (a plural's s dropped, stop words left out) and Chinese bigrams."""
+    """Content words of a text: English words (a plural's s dropped, stop words and bare numbers left out) and
+    Chinese bigrams."""
     out: set[str] = set()
     for w in _WORD.findall(text.lower()):
         if w[0] >= "\u4e00":
             out |= {w[i:i + 2] for i in range(max(1, len(w) - 1))}
-        elif w not in _STOPWORDS:
+        elif w not in _STOPWORDS and not w.isdigit():  # a number ('2' of ZeRO-2, of Qwen2.5) names nothing alone
             out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
     return out
 

@@ -139,6 +139,7 @@ def test_a_yes_no_to_another_question_names_that_question(mini: Catalog, questio
      "manager worries", True),
     ("DeepSpeed 从 ZeRO-2 改成 ZeRO-3 可以吗？", "文档用的是--deepspeed deepspeed_zero2，改成deepspeed_zero3没关系的吗？", True),
     ("Can a MoE model keep only its active experts on the GPU?", "how do I pick a batch size?", False),
+    ("DeepSpeed 从 ZeRO-2 改成 ZeRO-3 可以吗？", "deepspeed zero3 和 fsdp 训qwen2.5 32b 哪个省显存", False),  # numbers alone
     ("", "anything", False),
 ])
 def test_how_nearly_a_heading_is_the_question(heading: str, question: str, near: bool) -> None:
@@ -154,3 +155,12 @@ def test_the_passage_headed_as_the_question_leads(mini: Catalog) -> None:
     assert text.splitlines()[0] == "Yes, with more than one GPU." and out.passages[0].id == "tp"
     text, out, _ = _answer(mini, Frame(task="serve", asked="howto", query="how do I pick a batch size"), [split, tp])
     assert out.passages[0].id == "split"  # no heading near the question: the search's first
+
+
+def test_a_plain_sentence_leads_over_a_yes_no_to_another_question(mini: Catalog) -> None:
+    plain = "DPO 训练时参考模型和策略模型放在同一批卡上，各占一份权重。"
+    q = "在使用DPO训练的时候，ref-model和待训练的model耗费的GPU显存是怎么分配的？"
+    text, out, _ = _answer(mini, Frame(task="train", asked="howto", query=q),
+                           [_p("dpo", "DPO 要双倍显存，是 SFT 的两倍吗？", DPO, "zh"), _p("ref", "DPO 的参考模型", plain, "zh")],
+                           "zh")
+    assert text.splitlines()[0] == plain and out.answer is None and out.passages[0].id == "ref"
