@@ -162,7 +162,7 @@ def warnings(expect: Expect, got_plan: dict[str, Any] | None) -> Check:
     if not expect.must_warn:
         return NA
     codes = warning_codes(top(got_plan))
-    missing = [c for c in expect.must_warn if c not in codes]
+    missing = expect.missing_warnings(codes)
     return Check(not missing, f"missing {', '.join(missing)}" if missing else f"present: {', '.join(codes)}")
 
 

@@ -10,6 +10,7 @@ gpus, weights, kv_dtype, concurrency ...); its truth is the serving engine (serv
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +37,13 @@ class Expect(BaseModel):
     language: Literal["zh", "en"] | None = Field(default=None, description="default: the scenario's lang")
     must_cite: bool | list[str] | None = Field(
         default=None, description="true: at least one citation; a list: citation ids containing any of these")
-    must_warn: list[str] = Field(default_factory=list, description="warning codes on the top candidate")
+    must_warn: list[str] = Field(default_factory=list, description="warning codes on the top candidate; 'a|b': "
+                                 "either (the same concern, whichever layout the engine picks)")
+
+    def missing_warnings(self, codes: Iterable[str]) -> list[str]:
+        """The must_warn entries none of whose alternatives is among `codes`."""
+        have = set(codes)
+        return [c for c in self.must_warn if not have.intersection(c.split("|"))]
     must_not_fit_single_gpu: bool | None = None
     infeasible: bool | None = None
     within_budget: bool | None = None

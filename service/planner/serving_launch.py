@@ -37,9 +37,9 @@ def launch(m: ModelSpec, s: ServingSizing, nodes: int, replicas: int, gpus_per_n
                f"--mem-fraction-static {s.mem_fraction if s.engine == 'sglang' else sglang_default_fraction:g}"]
     if pp > 1 and m.moe is not None:
         vllm.append("--enable-expert-parallel")
-    if s.weights == "fp16":  # a BF16 release on a card without BF16 (V100, T4): vLLM asks for --dtype half
-        vllm.append("--dtype half")
-        sglang.append("--dtype half")
+    if s.weights == "fp16":  # a BF16 release on a card without BF16 (V100, T4): vLLM asks for --dtype float16 (= half)
+        vllm.append("--dtype float16")
+        sglang.append("--dtype float16")
     if s.weights == "fp8" and s.runtime != "npu":
         vllm.append("--quantization fp8")
         sglang.append("--quantization fp8")

@@ -126,8 +126,8 @@ def setup_and_target(w: ServingWorkload, m: ModelSpec, for_plan: bool = False) -
 
 def fp16_note(gpu: GpuSpec) -> tuple[str, str]:
     """A GPU without BF16 serves BF16 weights as FP16 (service/sizing/serving/support.py served_weights)."""
-    return (f"{gpu.name} has no BF16: the weights are served as FP16 (--dtype half), the same memory.",
-            f"{gpu.name} 不支持 BF16：权重按 FP16 加载（--dtype half），显存占用相同。")
+    return (f"{gpu.name} has no BF16: the weights are served as FP16 (--dtype float16), the same memory.",
+            f"{gpu.name} 不支持 BF16：权重按 FP16 加载（--dtype float16），显存占用相同。")
 
 
 def engine_notes(w: ServingWorkload, gpu: GpuSpec) -> tuple[str, str]:

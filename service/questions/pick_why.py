@@ -11,41 +11,9 @@ not said here: that is a ranking rule, and the plan's pick_reasons says it (serv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from service.planner.listed import listed
 from service.planner.training_types import TrainingPlan
 from service.questions.phrases import Phrases
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One option the answer lists, priced: its name, cloud, hours and cost of the job."""
-
-    name: str
-    cloud: str
-    hours: float
-    cost_cny: float
-
-    def beats(self, other: Listed) -> bool:
-        return self.hours < other.hours and self.cost_cny < other.cost_cny
-
-
-def listed(plan: TrainingPlan) -> tuple[list[Listed], list[Listed]]:
-    """(each cloud's pick, every other option listed beside them), the priced ones."""
-    by_type = {c.instance_type: c for c in plan.candidates}
-
-    def row(name: str) -> Listed | None:
-        c = by_type.get(name)
-        if c is None or c.total_cost_cny is None:
-            return None
-        return Listed(name, str(c.cloud), float(c.training_hours), float(c.total_cost_cny))
-
-    picks = [x for x in map(row, plan.picks.values()) if x is not None]
-    others = [x for x in map(row, plan.alternatives.values()) if x is not None]
-    for ref in (plan.fastest_within_budget, plan.cheapest_within_deadline):
-        if ref is not None and ref.cost_cny is not None:
-            others.append(Listed(ref.instance_type, str(ref.cloud), float(ref.hours), float(ref.cost_cny)))
-    return picks, others
 
 
 def other_cloud_lines(plan: TrainingPlan, ph: Phrases) -> list[str]:

@@ -14,7 +14,6 @@ user messages (a stateless client's history: follow-ups are folded from them whe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from service.catalog.loader import Catalog
 from service.catalog.queries import gpu_index, model_index, normalize
 from service.catalog.unsized import unsized_index
 from service.catalog.user_prices import UserPrice
+from service.checks.invariants import log_violations
 from service.errors import AdvisorError, InvalidInputError, validation_line
 from service.frame import Frame
 from service.questions import knowledge
@@ -33,12 +33,12 @@ from service.questions.carry import continued
 from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
-from service.questions.invariants import log_violations
 from service.questions.parts import PassageRef
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, decide
 from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
 from service.questions.view import frame_of, workload_fields
+from service.reader import catalog_asks
 from service.reader.frame_build import CatalogNames
 from service.reader.invisible import visible
 from service.reader.read import FrameReader, Reader, ReaderUnavailable, Reading
@@ -48,7 +48,6 @@ from service.workload import Workload
 FOLD_TURNS = 6  # earlier user messages a stateless conversation's last question is read from
 # Types whose question may be a server's run to explain, answered by `diagnose` (service/questions/diagnose_serving.py)
 REDIAGNOSED = frozenset({"serving", "compare", "capacity", "feasibility", "knowledge"})
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 _METHOD_WORDS = {
     "zh": {"full": "全参微调 显存 ZeRO-3", "pretrain": "预训练 多机 RDMA", "freeze": "冻结微调 显存",
            "lora": "LoRA 显存", "qlora": "QLoRA 4-bit 显存"},
@@ -130,10 +129,6 @@ class Names:
         families = frozenset({r.family.lower() for r in catalog.instances} |
                              {r.instance_type.lower() for r in catalog.instances} |
                              {f.family.lower() for f in catalog.families})  # named only ('PNV5是什么卡')
-        # the catalog's families as words ('GT4是什么卡'), one pattern built with the catalog
-        names = sorted({re.escape(r.family) for r in catalog.instances} | {re.escape(f.family) for f in catalog.families},
-                       key=len, reverse=True)
-        self.family_word = re.compile(rf"(?<![A-Za-z0-9.])(?:{'|'.join(names)})(?![A-Za-z0-9])") if names else None
         spelled = {f.family.lower(): f.family for f in catalog.families} | {r.family.lower(): r.family
                                                                             for r in catalog.instances}
         self.reader = Reader(self.models, self.gpus, decide,
@@ -141,15 +136,7 @@ class Names:
 
     def mentioned(self, text: str) -> list[str]:
         """GPU and instance names in a question, for catalog look-ups ('A10支持FP8吗' -> A10)."""
-        found: list[str] = []
-        toks = [t.group(0) for t in _TOKEN.finditer(text)]
-        spans = [" ".join(toks[i:i + 2]) for i in range(len(toks))] + toks
-        for span in spans:
-            key = normalize(span)
-            hit = self.instances.get(key) or self.gpus.get(key)
-            if hit and hit not in found and not any(hit in f for f in found):
-                found.append(span if key in self.gpus else hit)
-        return found
+        return catalog_asks.gpus_and_instances(text, self.instances, self.gpus)
 
     def members(self, family: str) -> list[str]:
         """The catalog's models of a family named without a size ('LLaVA' -> [LLaVA-1.5-7B], 'BLOOM' -> [BLOOM-560M,

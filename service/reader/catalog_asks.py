@@ -47,6 +47,20 @@ _SPEC_FACTS = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink",
                "cuda", "rdma")
 
 
+def gpus_and_instances(text: str, instances: Mapping[str, str], gpus: Mapping[str, str]) -> list[str]:
+    """GPU and instance names in a message, for catalog look-ups ('A10支持FP8吗' -> A10): each word and each pair of
+    words looked up by its normalised name (`instances` and `gpus` map it to the catalog's id); a GPU as written."""
+    found: list[str] = []
+    toks = [t.group(0) for t in _TOKEN.finditer(text)]
+    spans = [" ".join(toks[i:i + 2]) for i in range(len(toks))] + toks
+    for span in spans:
+        key = normalize(span)
+        hit = instances.get(key) or gpus.get(key)
+        if hit and hit not in found and not any(hit in f for f in found):
+            found.append(span if key in gpus else hit)
+    return found
+
+
 def catalog_names(text: str, families: Mapping[str, str], instances: Mapping[str, str]) -> tuple[str, ...]:
     """The catalog's instance types and families the text names, as the catalog writes them, in order, each once
     ('gn10xp 8卡那个' -> GN10Xp). `families` maps a family in lower case to its spelling; `instances` a normalised

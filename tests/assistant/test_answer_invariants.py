@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from service.questions.invariants import check
+from service.checks.invariants import check
 
 # written for these checks (not from the eval split): the answers that broke an invariant before its fix
 HAND_WRITTEN = [

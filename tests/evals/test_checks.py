@@ -183,3 +183,10 @@ def test_expectations(qwen_plan: dict[str, Any], catalog: Catalog) -> None:
     assert checks.expectations(Expect(must_not_fit_single_gpu=not multi), qwen_plan).ok is False
     assert checks.expectations(Expect(top_cloud="jdcloud"), qwen_plan).ok is False
     assert checks.expectations(Expect(), qwen_plan).ok is None
+
+
+def test_a_warning_with_alternatives_is_met_by_either() -> None:
+    expect = Expect(must_warn=["no_nvlink|multinode_no_rdma", "host_ram_low"])
+    assert expect.missing_warnings(["multinode_no_rdma", "host_ram_low"]) == []
+    assert expect.missing_warnings(["no_nvlink"]) == ["host_ram_low"]
+    assert expect.missing_warnings([]) == ["no_nvlink|multinode_no_rdma", "host_ram_low"]

@@ -35,6 +35,20 @@ def test_colloquial_slots(text: str, slots: dict[str, object]) -> None:
     assert {k: got.get(k) for k in slots} == slots
 
 
+@pytest.mark.parametrize(("text", "slots"), [
+    ("budget 3000 usd total at 7.2, qwen2 7b lora 100k", {"samples": 100000}),  # was no data size
+    ("qwen2 7b lora 8k context", {"samples": None}),  # a context length, not samples
+    ("can I do full finetuning of qwen2 7b on a pair of A10s", {"gpu_count": 2}),  # was one card
+    ("qwen2 7b lora 10万条 按量改包月能省多少", {"billing": "monthly"}),  # the billing changed to; was on-demand
+    ("qwen2 7b lora: how much do i save if i go monthly instead of pay as you go", {"billing": "monthly"}),
+    ("qwen2 7b lora, switch from on-demand to monthly", {"billing": "monthly"}),  # was none
+    ("qwen2 7b lora 按量计费，不要包月", {"billing": "on_demand"}),
+])
+def test_counts_and_changes_as_people_write_them(text: str, slots: dict[str, object]) -> None:
+    got = parse(text)
+    assert {k: got.get(k) for k in slots} == slots
+
+
 @pytest.mark.parametrize("text", [
     "A100每小时2元的话 qwen2 7b lora 10万条要多少钱",  # was a monthly budget of ¥2
     "我们拿到的报价是8元/卡时，qwen2 7b全参 5万条",

@@ -74,3 +74,13 @@ def test_a_pasted_cuda_oom_error() -> None:
                            "memory utilization (0.9, 21.2 GiB)")
     assert (vllm.card_gb, vllm.free_gb, vllm.other_gb) == (23.6, 10.5, 13.1)
     assert not find_cuda_error("OOM at 4k on two 3090s").found
+
+
+@pytest.mark.parametrize(("text", "ttft_ms"), [
+    ("vllm 首字延迟要2秒，正常吗", 2000.0),  # seen: the run takes 2 s to its first token
+    ("ttft 800ms under load", 800.0),
+    ("部署Qwen2.5-7B，首字延迟要低于500ms，每秒20个请求", None),  # a target, not a slow run (was read as seen)
+    ("首字延迟控制在300ms以内", None),
+])
+def test_a_first_token_time_is_seen_unless_it_is_a_target(text: str, ttft_ms: float | None) -> None:
+    assert outcome(text).get("ttft_ms") == ttft_ms

@@ -80,3 +80,38 @@ def test_another_model_keeps_the_data_and_says_so(ask: Ask) -> None:
     _, then = _talk(ask, "qwen2 7b lora 5万条 怎么租", "那换成qwen2.5 14b呢")
     assert then.args is not None and (then.args["model"], then.args["samples"]) == ("Qwen2.5-14B", 50000)
     assert "按上文" in then.text and "50,000" in then.text
+
+
+def test_a_count_follow_up_that_points_back_counts_the_last_job(ask: Ask) -> None:
+    # was: 'how many A10s would that take?' asked "which model?" after a full fine-tune plan
+    _, then = _talk(ask, "Full fine-tune Qwen2-7B on 100k samples", "how many A10s would that take?")
+    assert then.type == "min_gpus" and then.args is not None
+    assert (then.args["model"], then.args["method"], then.args["gpu"]) == ("Qwen2-7B", "full", "A10")
+    assert "As before" in then.text
+
+
+def test_is_a_card_enough_after_a_plan_is_that_plan_on_the_card(ask: Ask) -> None:
+    _, then = _talk(ask, "LoRA Qwen2-7B on 50k samples", "is an L20 enough?")
+    assert then.type == "feasibility" and then.args is not None
+    assert (then.args["model"], then.args["gpu"]) == ("Qwen2-7B", "L20")
+    assert _first(then).startswith("Yes")
+
+
+def test_a_saving_asked_with_no_job_of_its_own_is_the_last_jobs(ask: Ask) -> None:
+    # was: '包月能省多少钱' after a plan asked which model
+    _, then = _talk(ask, "Qwen2-7B LoRA 20万条 按量", "包月能省多少钱")
+    assert then.type == "savings" and then.args is not None
+    assert then.args["model"] == "Qwen2-7B" and then.args["billing"] == "monthly"
+    assert "按上文" in then.text and "¥" in _first(then)
+
+
+def test_a_new_catalog_question_after_a_plan_carries_nothing(ask: Ask) -> None:
+    _, then = _talk(ask, "Qwen2-7B LoRA 10万条 预算每月3000", "H800一小时多少钱")
+    assert then.type == "catalog" and "按上文" not in then.text
+
+
+def test_a_latency_target_is_a_serving_question_not_a_slow_run(ask: Ask) -> None:
+    # was: answered as a diagnosis of a slow server ('不正常，偏慢') because '首字延迟要低于500ms' read as seen
+    t = ask("部署Qwen2-7B，首字延迟要低于500ms，每秒20个请求", Conversation())
+    assert t.type == "serving" and t.args is not None
+    assert (t.args["ttft_ms"], t.args["request_rate"]) == (500.0, 20.0)

@@ -11,13 +11,13 @@ import pytest
 
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
+from service.checks import invariants
+from service.checks.english import english_runs
+from service.checks.invariants import check, log_violations
 from service.documents.plan_view import read_plan
 from service.errors import AdvisorError, UnknownGpuError, UnknownModelError
 from service.planner.serving_types import ServingSizing
-from service.questions import invariants
 from service.questions.compose import error_text
-from service.questions.english import english_runs
-from service.questions.invariants import check, log_violations
 from service.questions.plan import PlanAnswer
 from service.questions.serving import ServingAnswer
 from service.questions.turn import Turn
@@ -74,7 +74,7 @@ def test_a_v100_serves_fp16_sized_said_and_launched(ask: Callable[..., Turn], mi
     # Regression: "Qwen2-7B（BF16 权重）" on a V100, which has no BF16 (vLLM refuses bf16 below 8.0)
     t = ask("V100 部署 Qwen2-7B")
     assert isinstance(t.answer, ServingAnswer)
-    assert "（FP16 权重）" in t.text and "BF16 权重" not in t.text and "--dtype half" in t.text
+    assert "（FP16 权重）" in t.text and "BF16 权重" not in t.text and "--dtype float16" in t.text
     assert "不支持 BF16：权重按 FP16 加载" in t.text
     assert codes(t, mini) == []
     broken = t.answer.model_copy(deep=True)
@@ -85,7 +85,7 @@ def test_a_v100_serves_fp16_sized_said_and_launched(ask: Callable[..., Turn], mi
 
 def test_a_bf16_card_keeps_bf16(ask: Callable[..., Turn]) -> None:
     t = ask("A10 部署 Qwen2-7B")
-    assert "（BF16 权重）" in t.text and "--dtype half" not in t.text
+    assert "（BF16 权重）" in t.text and "--dtype float16" not in t.text
 
 
 @pytest.mark.parametrize("question", ["部署Qwen2-7B，每秒20个请求", "serve Qwen2-7B at 20 requests per second",

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from service.catalog.loader import Catalog
+from service.checks.english import english_runs
+from service.planner.listed import listed
 from service.planner.serving_inference import InferenceResult
 from service.planner.serving_types import ServingSizing
 from service.planner.training_types import TrainingPlan
-from service.questions.english import english_runs
-from service.questions.pick_why import listed
 
 log = logging.getLogger(__name__)
 CODES = ("load_figure", "dtype", "english_in_zh", "price_dash", "dominated_pick", "doc_reason")
