@@ -68,7 +68,7 @@ class AnswerBase(BaseModel):
     asked: str | None = Field(default=None, description="what the question asked (the frame's `asked`): the "
                               "first line answers it")
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> dict[str, object]:
         """The answer as JSON, without the fields the engine left unset (what renderers and clients read); its
         `kind` always."""
         out = self.model_dump(mode="json", exclude_unset=True)
@@ -96,7 +96,7 @@ class Previous:
     """The last question of earlier turns: its type, its arguments, its workload and its frame."""
 
     type: str
-    args: dict[str, Any]
+    args: dict[str, object]
     workload: Workload | None
     frame: Frame | None = None
 
@@ -120,9 +120,9 @@ class Ask:
     prev: Previous | None = None
     lang: str = "zh"
     reading: Reading | None = None
-    slots: dict[str, Any] = field(default_factory=dict)
+    slots: dict[str, object] = field(default_factory=dict)
     text: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def same_type(self) -> bool:
@@ -150,7 +150,7 @@ class QuestionModule(Generic[A, R]):
     args: type[A] | None
     answer: type[R]
     run: Callable[[Context, A], R] | None
-    route: Callable[[Ask], A | dict[str, Any] | Missing | None]
+    route: Callable[[Ask], A | dict[str, object] | Missing | None]
     render: Callable[[R, Phrases], str]
     summary: Callable[[R], str]
     description: str = ""
@@ -158,7 +158,7 @@ class QuestionModule(Generic[A, R]):
     frames: tuple[tuple[str, str], ...] = ()  # (task, asked) pairs of the question frame this type answers
     workload: bool = True  # its arguments are a job a follow-up continues ('那京东云呢' changes one field of it)
 
-    def call(self, ctx: Context, raw: dict[str, Any] | BaseModel) -> R:
+    def call(self, ctx: Context, raw: dict[str, object] | BaseModel) -> R:
         """Validate raw arguments (or take routed ones) and run the engine (InvalidInputError names a bad
         argument)."""
         if self.args is None or self.run is None:

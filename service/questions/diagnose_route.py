@@ -49,8 +49,11 @@ def _card(s: Setup, o: Outcome | None) -> str | None:
 
 def _machine(a: Ask) -> tuple[str, int] | None:
     """The GPU and count of an instance the post names ('on GT4.41XLARGE948')."""
-    named = a.extra.get("instance_gpus") or []
-    return (str(named[0][0]), int(named[0][1])) if named else None
+    named = a.extra.get("instance_gpus")
+    if not isinstance(named, list) or not named:
+        return None
+    gpu, count = named[0]
+    return str(gpu), int(count)
 
 
 def _workload(f: Frame, s: Setup) -> dict[str, Any]:

@@ -4,7 +4,7 @@ document (《AI训练资源申请说明》) and the launch bundle. Engine: servi
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -76,7 +76,7 @@ class PlanAnswer(AnswerBase):
         return out
 
 
-def plan_dict(ctx: Context, w: Workload) -> dict[str, Any]:
+def plan_dict(ctx: Context, w: Workload) -> dict[str, object]:
     """The training plan as its contract's JSON (a model outside models.yaml sized from its name, and said so)."""
     from service.planner.plan import plan
     from service.planner.report import plan_to_dict
@@ -97,7 +97,7 @@ def _run(ctx: Context, args: PlanArgs) -> PlanAnswer:
     return out
 
 
-def _documents(ctx: Context, p: dict[str, Any], args: PlanArgs) -> Documents:
+def _documents(ctx: Context, p: dict[str, object], args: PlanArgs) -> Documents:
     """The documents asked for; one that cannot be written (a model name that is not a plausible model id, a plan
     LLaMA-Factory cannot run) is refused with the reason, and the plan is still the answer."""
     from service.documents.errors import DocumentInputError

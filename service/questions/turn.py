@@ -79,8 +79,8 @@ class Turn(BaseModel):
 
     type: str
     reading: ReadingInfo
-    slots: dict[str, Any] = Field(default_factory=dict, description="what the words state (the question schema)")
-    args: dict[str, Any] | None = Field(default=None, description="the routed arguments, with `question`")
+    slots: dict[str, object] = Field(default_factory=dict, description="what the words state (the question schema)")
+    args: dict[str, object] | None = Field(default=None, description="the routed arguments, with `question`")
     answer: AnyAnswer | None = None
     text: str
     citations: list[PassageRef] = Field(default_factory=list)
@@ -93,7 +93,7 @@ class Turn(BaseModel):
                                 "message continued the last question): what a follow-up continues")
 
     @property
-    def workload(self) -> dict[str, Any] | None:
+    def workload(self) -> dict[str, object] | None:
         """The routed arguments with the question's frame (stored, so the next turn continues from them)."""
         if self.args is None and self.frame is None:
             return None
@@ -105,7 +105,7 @@ class Turn(BaseModel):
         return args
 
 
-def citation_query(slots: dict[str, Any], lang: str) -> str:
+def citation_query(slots: dict[str, object], lang: str) -> str:
     """A retrieval query about what the recommendation rests on: the method's memory and the GPU choice."""
     words = _METHOD_WORDS["zh" if lang == "zh" else "en"]
     method = str(slots.get("method") or "lora")
@@ -159,7 +159,7 @@ class Names:
         return kind
 
 
-def previous_of(args: dict[str, Any] | None, intent: str | None) -> Previous | None:
+def previous_of(args: dict[str, object] | None, intent: str | None) -> Previous | None:
     """The earlier turn's question from what it stored: its routed arguments (with `question` and its `frame`) and
     its type."""
     if not args:
@@ -208,7 +208,7 @@ class _Plan:
     family: str | None = None  # 'LLaVA→LLaVA-1.5-7B': a family read as its one catalog member, said
 
 
-def _compat(frame: Frame, text: str, names: Names) -> tuple[dict[str, Any], dict[str, Any]]:
+def _compat(frame: Frame, text: str, names: Names) -> tuple[dict[str, object], dict[str, object]]:
     """What the diagnosis's route still reads beside the frame: the workload slots and the names mentioned."""
     mentioned = names.mentioned(text)
     named = [n for n in mentioned if n in names.instance_gpus]
@@ -384,7 +384,7 @@ def answer_workload(ctx: Context, phrases_of: Callable[[str], Phrases], workload
     return _answered(ctx, plan, info, args.model_dump(mode="json", exclude_unset=True), [], phrases_of(lang), lang)
 
 
-def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, Any], notes: Sequence[str],
+def _answered(ctx: Context, plan: _Plan, info: ReadingInfo, slots: dict[str, object], notes: Sequence[str],
               ph: Phrases, lang: str) -> Turn:
     """Run the routed question and write its answer (or the engine's error, cited)."""
     assert plan.args is not None
