@@ -124,9 +124,12 @@ class CapacityAnswer(AnswerBase):
     assumptions_zh: list[str] = Field(default_factory=list)
 
     def facts(self) -> dict[str, float]:
-        return {k: float(v) for k, v in (("max_params_b", self.max_params_b), ("max_seq_len", self.max_seq_len),
-                                          ("max_micro_batch", self.max_micro_batch), ("per_gpu_gib", self.per_gpu_gib))
-                if v is not None}
+        out = {k: float(v) for k, v in (("max_params_b", self.max_params_b), ("max_seq_len", self.max_seq_len),
+                                         ("max_micro_batch", self.max_micro_batch), ("per_gpu_gib", self.per_gpu_gib))
+               if v is not None}
+        if self.use == "serve" and self.weights_gib_per_gpu is not None:
+            out["weights_gib"] = self.weights_gib_per_gpu * self.gpu_count  # the model's weights on all the cards
+        return out
 
 
 def _run(ctx: Context, args: CapacityArgs) -> CapacityAnswer:

@@ -47,6 +47,10 @@ def question_type(frame: Frame, table: Table) -> str:
         return "diagnose"  # '一个epoch要20小时正常吗' read as a time question about a run that happened
     if asked == "time" and measured_baseline(frame):
         return "savings"  # a ratio: the measured run scaled to the other setup
+    if asked == "savings" and not has_model(frame) and (
+            frame.compared == "billing" or frame.fact in ("break_even", "spot", "billing")
+            or frame.constraints.usage_hours_per_month):
+        return "savings"  # what a billing change saves with no job: the instances' prices ('两台GN7改包月省多少')
     if asked in ("winner", "savings") and not has_model(frame) and (
             frame.compared in ("billing", "instance") or frame.fact in ("break_even", "spot", "billing")
             or frame.names or frame.constraints.usage_hours_per_month):

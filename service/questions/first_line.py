@@ -94,7 +94,7 @@ def _serving_figures(answer: AnswerBase) -> tuple[ServingSizing | None, ServingO
 
 
 def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
-    from service.questions.serving import ServingAnswer
+    from service.questions.serving import ServingAnswer, cards_to_start
 
     if not isinstance(answer, ServingAnswer):
         return None
@@ -102,10 +102,8 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     sizing, top = _serving_figures(answer)
     if inf is not None and not inf.starts:
         # it does not start: the verdict, then what would (more cards for the weights, or smaller weights)
-        flags = (inf.fix or "").split()  # the engine's own fix: '--tensor-parallel-size 2'
-        tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
-        need = inf.min_gpus_for_weights or tp
-        if need and need > inf.gpus and inf.weights in ("bf16", "fp16"):
+        need = cards_to_start(inf)  # the engine's own fix ('--tensor-parallel-size 2') or the weights' count
+        if need and inf.weights in ("bf16", "fp16"):
             return _ph(ph, "srv_no_start", count=inf.gpus, gpu=inf.gpu_name, weights=_n(inf.weights_gib_per_gpu, 1),
                        need=need)
         return None
@@ -171,6 +169,16 @@ def _fit(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
 
 def _catalog(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     from service.questions.catalog import CatalogAnswer
+    from service.questions.savings import SavingsAnswer
+
+    if isinstance(answer, SavingsAnswer) and answer.billing is not None:
+        spot = answer.billing.spot[0] if answer.billing.ask == "spot" and answer.billing.spot else None
+        if spot is not None:  # 'spot would save what': the saving an hour first, and whether it is an estimate
+            return _ph(ph, "spot_saves", save=_n(spot.on_demand_cny - spot.spot_cny, 2),
+                       pct=round(100 * (1 - spot.ratio)), od=_n(spot.on_demand_cny, 2), spot=_n(spot.spot_cny, 2),
+                       what=f"{ph.name('cloud_names', spot.cloud)} {spot.instance_type}",
+                       note=_ph(ph, "spot_saves_estimate") if spot.confidence == "estimate" else "")
+        answer = answer.billing  # a billing saving with no job: the catalog's break-even says it
 
     if isinstance(answer, CatalogAnswer) and answer.missing:
         return _ph(ph, "cat_missing", names=("、" if ph.zh else ", ").join(answer.missing))

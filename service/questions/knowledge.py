@@ -1,6 +1,8 @@
 """Question type `knowledge`: a fact or a how-to. Catalog facts (who sells which GPU, FP8/BF16, memory, RDMA,
 billing, regions, price) are answered from the catalog in the first line ('没有。京东云目前的 GPU 实例是 …'); other
-questions open with one sentence from the best passage, then the cited passages, each once. A knowledge question
+questions open with the first sentence of the passage about the frame's topic (knowledge_lead.py: never a diagram or
+table fragment; a yes/no it opens with is the answer's `answer`, or it names the question it answers when that is
+not nearly this one), then the cited passages, each once. A knowledge question
 that names a workload and GPUs also gets that workload sized on those cards."""
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from service.planner.catalog_view import CatalogInstance, instance_row
 from service.planner.questions.facts import FACTS, catalog_fact
 from service.questions import feasibility, plan_text
 from service.questions.base import AnswerBase, Ask, Context, Phrases, QuestionModule
+from service.questions.knowledge_lead import choose, topic_terms
 from service.questions.parts import Part, PassageRef
 from service.questions.view import gpus_named, is_memory_class, subject_count, workload_fields
-from service.retrieval.passages import first_sentence, passage_body
+from service.retrieval.passages import passage_body
 
 _NEEDS_GPU = ("supports_fp8", "supports_bf16", "supports_flash_attn", "nvlink", "memory", "bandwidth", "tflops", "cuda")
 
@@ -121,6 +124,8 @@ class KnowledgeArgs(BaseModel):
         default=None, description="a workload the question names, sized on the GPU it names")
     names: list[str] = Field(default_factory=list, max_length=4, description="GPU or instance names to look up")
     asked: str | None = Field(default=None, description="what the question asks (the frame's `asked`)")
+    topics: list[str] = Field(default_factory=list, max_length=12,
+                              description="words naming what the question is about (its fact, billing, engine)")
 
 
 class KnowledgeAnswer(AnswerBase):
@@ -132,6 +137,10 @@ class KnowledgeAnswer(AnswerBase):
     gpus: list[GpuFact] = Field(default_factory=list)
     instances: list[CatalogInstance] = Field(default_factory=list)
     unavailable: str | None = Field(default=None, description="why the knowledge search did not answer")
+    lead: str | None = Field(default=None, description="the chosen passage's first sentence, the answer's first line")
+    answer: Literal["yes", "no"] | None = Field(default=None, description="the yes or no the lead sentence opens with")
+    lead_question: str | None = Field(default=None, description="the question the lead answers, when it is not "
+                                                                "nearly the one asked (said before the lead)")
 
 
 def run_fact(ctx: Context, args: FactArgs) -> FactAnswer:
@@ -166,8 +175,12 @@ def lookup(ctx: Context, name: str) -> GpuFact | CatalogInstance | None:
 
 
 def _run(ctx: Context, args: KnowledgeArgs) -> KnowledgeAnswer:
-    passages, unavailable = search_passages(ctx, args.query, args.k, args.lang)
-    out = KnowledgeAnswer(query=args.query, passages=passages, unavailable=unavailable)
+    terms = tuple(args.topics)
+    query = f"{args.query} {' '.join(terms)}" if terms else args.query  # the topic's words weigh in the search
+    found, unavailable = search_passages(ctx, query, args.k + 2 if terms else args.k, args.lang)
+    chosen = choose(found, terms, args.query)
+    out = KnowledgeAnswer(query=args.query, passages=chosen.passages[:args.k], unavailable=unavailable,
+                          lead=chosen.sentence, answer=chosen.verdict, lead_question=chosen.question)
     if args.fact is not None:
         out.fact = run_fact(ctx, args.fact)
     if args.applied is not None:
@@ -219,7 +232,7 @@ def _route(a: Ask) -> KnowledgeArgs:
     elif fact is None:
         names = [*f.names, *gpus][:2]
     return KnowledgeArgs(query=f.query or " ", k=4, lang="en" if a.lang == "en" else "zh", fact=fact,
-                         applied=applied, names=names, asked=f.asked)
+                         applied=applied, names=names, asked=f.asked, topics=list(topic_terms(f)))
 
 
 def _names(items: list[str], ph: Phrases) -> str:
@@ -364,8 +377,9 @@ def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
     if _answered_fact(answer.fact):
         assert answer.fact is not None
         lines.append(render_fact(answer.fact, ph))
-    elif passages:
-        lines.append(first_sentence(passage_body(passages[0].text, passages[0].title)))
+    elif answer.lead:
+        lines.append(ph.text("lead_on", question=answer.lead_question, lead=answer.lead) if answer.lead_question
+                     else answer.lead)
     if answer.applied is not None:
         first = feasibility.MODULE.render(answer.applied, ph).split("\n", 1)[0]
         lines += ["", ph.text("applied", line=first)]
@@ -374,7 +388,9 @@ def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
     if facts:
         lines += ["", *dict.fromkeys(facts)]
     if not lines:
-        return ph.text("no_passage")
+        if not passages:
+            return ph.text("no_passage")
+        lines.append(ph.text("no_lead"))  # only diagrams or tables found: say so, never a fragment as the answer
     for p in passages[:3]:
         lines += ["", f"**[{p.title or p.id}]({plan_text.knowledge_href(p.id)})**", "",
                   passage_body(p.text, p.title)[:700]]

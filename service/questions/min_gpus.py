@@ -67,6 +67,13 @@ class MinGpusAnswer(AnswerBase):
     min_memory_gib: float | None = None
     strategy: StrategyEcho
     training_hours: float | None = None
+    deadline_hours: float | None = Field(default=None, description="the deadline the count must meet, when the "
+                                         "memory's count alone would not")
+    deadline_met: bool | None = None
+    memory_gpus: int | None = Field(default=None, description="the count the memory alone needs")
+    memory_hours: float | None = None
+    most_gpus: int | None = Field(default=None, description="the most cards sized, when none meets the deadline")
+    most_hours: float | None = None
     model: ModelEcho
     rent: list[Rental] = Field(default_factory=list)
     options: list[GpuOption] = Field(default_factory=list)
@@ -124,6 +131,15 @@ def _other_methods(answer: MinGpusAnswer, ph: Phrases) -> list[str]:
                         items=ph.text("list_sep").join(items))]
 
 
+def _deadline_line(a: MinGpusAnswer, ph: Phrases) -> str:
+    """'要在 168 小时内训完，至少需要 24 张': the count that meets the deadline first, then what memory alone needs."""
+    fields = {"deadline": f"{a.deadline_hours:g}", "gpu": a.gpu_name, "mem": a.memory_gpus,
+              "mem_hours": f"{a.memory_hours or 0:,.1f}"}
+    if a.deadline_met:
+        return ph.text("min_deadline", n=a.gpus_needed, hours=f"{a.training_hours or 0:,.1f}", **fields)
+    return ph.text("min_deadline_none", most=a.most_gpus, most_hours=f"{a.most_hours or 0:,.1f}", **fields)
+
+
 def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
     a = answer
     model, method = a.model.name, method_label(a.strategy, ph)
@@ -146,7 +162,9 @@ def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
         lines = [ph.text("min_none", gpu=a.gpu_name, model=model, method=method, one=a.single_gpu_gib)]
     else:
         key = "min_one" if a.gpus_needed == 1 else "min_yes"
-        lines = [ph.text(key, n=a.gpus_needed, gpu=a.gpu_name, model=model, method=method,
+        lines = [] if a.deadline_hours is None else [_deadline_line(a, ph)]
+        key = key if a.deadline_hours is None else "min_per_gpu"  # the count is said: the memory on those cards
+        lines += [ph.text(key, n=a.gpus_needed, gpu=a.gpu_name, model=model, method=method,
                          zero=a.strategy.zero_stage, need=a.per_gpu_gib, usable=a.usable_gib, one=a.single_gpu_gib),
                  memory_terms_line(a.memory, a.strategy, kind, ph)]
     lines += ["", *rent_lines(a.rent, a.gpu_name, a.vendor, a.form_factor, ph, None)]

@@ -3,12 +3,13 @@ Engine: service/planner/questions/compare.py:savings, the plan before and after 
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, cast
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from service.errors import InvalidInputError, validation_line
-from service.frame import measured_baseline
+from service.frame import Frame, has_model, measured_baseline
 from service.planner.costing import QUOTE_LINKS
 from service.planner.lenient import catalog_for
 from service.planner.questions.compare import savings
@@ -22,6 +23,8 @@ from service.questions.base import (
     QuestionModule,
     workload_of,
 )
+from service.questions.catalog import MODULE as CATALOG
+from service.questions.catalog import CatalogAnswer, CatalogArgs
 from service.questions.parts import PlanRow
 from service.questions.summary_text import figure, yuan
 from service.questions.texts import config_line, n1
@@ -37,29 +40,53 @@ class SavingsArgs(Asked):
     by: Literal["cost", "hours"] = Field(default="cost", description="hours: the question asks about time")
     observed_hours: float | None = Field(default=None, gt=0, description="the hours the baseline took as measured: "
                                          "the answer scales them by the two setups' ratio")
+    billing_of: CatalogArgs | None = Field(default=None, description="a saving with no job of its own ('两台 GN7 "
+                                           "按量改包月能省多少'): the instances run, on demand against monthly (or "
+                                           "spot), from the catalog's prices; no model is needed")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SavingsArgs:
+        """A billing saving of instances needs no job; any other saving is a workload's (Workload's checks)."""
+        if self.billing_of is not None and self.model is None and self.params_b is None:
+            return self
+        check = cast(Callable[[Workload], Workload], Workload._consistent)  # the function under the decorator
+        check(self)
+        return self
 
 
 class SavingsAnswer(AnswerBase):
     kind: Literal["savings"] = "savings"
-    before: PlanRow
-    after: PlanRow
+    before: PlanRow | None = None
+    after: PlanRow | None = None
     changed: dict[str, object] = Field(default_factory=dict, description="the workload fields that differ, after")
     delta_cny: float | None = None
     delta_hours: float | None = None
     saving_cny: float | None = None
     by: Literal["cost", "hours"] = "cost"
-    workload: Workload
-    before_workload: Workload
+    workload: Workload | None = None
+    before_workload: Workload | None = None
+    billing: CatalogAnswer | None = Field(default=None, description="a billing saving with no job: the catalog's "
+                                          "on-demand against monthly (break-even) or spot look-up")
     observed_hours: float | None = Field(default=None, description="the baseline's hours as measured")
     scaled_hours: float | None = Field(default=None, description="the measured hours times the two setups' ratio")
 
     def facts(self) -> dict[str, float]:
+        if self.billing is not None:
+            out = self.billing.facts()
+            pair = self.billing.breakeven.pairs[0] if self.billing.breakeven and self.billing.breakeven.pairs else None
+            if pair is not None and pair.saving_month_cny is not None:
+                out["cny_per_month"] = pair.saving_month_cny  # the saving a month, the figure asked
+            if self.billing.spot:
+                out["cny_per_hour"] = self.billing.spot[0].spot_cny  # the spot price the saving is from
+            return out
         if self.scaled_hours is not None:
             return {"hours": self.scaled_hours}
         return {k: float(v) for k, v in (("cny", self.saving_cny), ("hours", self.delta_hours)) if v is not None}
 
 
 def _run(ctx: Context, args: SavingsArgs) -> SavingsAnswer:
+    if args.billing_of is not None and args.model is None and args.params_b is None:
+        return SavingsAnswer(billing=CATALOG.call(ctx, args.billing_of), asked=args.asked)
     after = workload_of(args)
     changes = dict(args.before)
     if changes.get("method", "qlora") != "qlora":
@@ -71,7 +98,8 @@ def _run(ctx: Context, args: SavingsArgs) -> SavingsAnswer:
                                 "`before` holds workload fields only, e.g. {\"method\": \"full\"}.") from exc
     cat, _ = catalog_for(ctx.catalog, after)
     out = SavingsAnswer.model_validate({**savings(cat, before, after, ctx.max_price_age_days), "by": args.by})
-    if args.observed_hours and out.before.hours and out.after.hours:
+    if args.observed_hours and out.before is not None and out.after is not None and out.before.hours \
+            and out.after.hours:
         out.observed_hours = args.observed_hours
         out.scaled_hours = round(args.observed_hours * out.after.hours / out.before.hours, 1)
     return out
@@ -112,8 +140,23 @@ def _before(a: Ask, after: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in defaults.items() if k in after}
 
 
+def billing_change(f: Frame) -> bool:
+    """The saving asked is a change of billing ('改包月', 'spot would save what', '每月 300 小时')."""
+    return (f.compared == "billing" or f.fact in ("break_even", "spot", "billing")
+            or bool(f.constraints.usage_hours_per_month))
+
+
 def _route(a: Ask) -> SavingsArgs | Missing:
     f = a.frame
+    if billing_change(f) and not measured_baseline(f) and (
+            not has_model(f) or any(s.hardware.instance for s in f.setups)):
+        # 'two GN7 around the clock: monthly saves how much', 'our sweep runs on GN10Xp on demand: spot would save
+        # what': the instances' own prices, no job to size
+        cat = CATALOG.route(a)
+        if isinstance(cat, CatalogArgs) and f.constraints.billing == "spot":
+            cat = cat.model_copy(update={"ask": "spot"})
+        if isinstance(cat, CatalogArgs) and cat.ask in ("breakeven", "spot"):
+            return SavingsArgs(billing_of=cat, asked=f.asked, question="savings")
     after = _setup_fields(a, f.asked_setup) if f.setups else workload_fields(f)
     if not (after.get("model") or after.get("params_b")):
         if not measured_baseline(f):
@@ -134,8 +177,13 @@ def _route(a: Ask) -> SavingsArgs | Missing:
 
 
 def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
-    """The saving first (or the time, when the question asks about time), then both picks."""
+    """The saving first (or the time, when the question asks about time), then both picks; a billing saving with
+    no job: the catalog's break-even (its first line says the saving: service/questions/first_line.py)."""
+    if answer.billing is not None:
+        return CATALOG.render(answer.billing, ph)
     a, b = answer.before, answer.after
+    if a is None or b is None:
+        raise ValueError("a savings answer holds both plans or a billing look-up")
     lines: list[str] = []
     if answer.scaled_hours is not None:  # a measured run scaled to the other setup: the time first
         lines.append(ph.text("time_scaled", hours=n1(answer.scaled_hours), observed=n1(answer.observed_hours),
@@ -164,7 +212,8 @@ def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
 MODULE = QuestionModule(
     name="savings", tool="estimate_savings", title="What a change saves", args=SavingsArgs, answer=SavingsAnswer,
     run=_run, route=_route, render=render_savings,
-    summary=lambda o: f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}",
+    summary=lambda o: CATALOG.summary(o.billing) if o.billing is not None else
+    f"delta {yuan(o.delta_cny, ',.0f', 'not costed')}, {figure(o.delta_hours, 'h', ',.1f')}",
     frames=(("train", "savings"),),
     description="How much a change saves or costs (method, billing, GPU, cloud, epochs): the plan before (the "
                 "workload with `before` applied) and after, and the difference in yuan and hours.")

@@ -18,13 +18,22 @@ from service.planner.serving_types import ServingOption, ServingPlan, ServingSiz
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, Said
 from service.questions.summary_text import figure, plural, yuan
-from service.questions.view import serving_fields, subject_count, subject_gpu, unsized_model
+from service.questions.view import is_memory_class, serving_fields, subject_count, subject_gpu, unsized_model
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
 _ENGINES = ("vllm", "sglang", "trtllm", "lmdeploy")
 _SERVING_KEYS = ("weights", "kv_dtype", "max_model_len", "input_tokens", "output_tokens", "concurrency",
                  "request_rate", "ttft_ms", "tpot_ms")
+
+
+def cards_to_start(inf: InferenceResult) -> int | None:
+    """The cards the weights need when the pinned count does not start: the engine's tensor-parallel fix
+    ('--tensor-parallel-size 2') or the count for weights beyond one node."""
+    flags = (inf.fix or "").split()
+    tp = int(flags[1]) if len(flags) == 2 and flags[0] == "--tensor-parallel-size" and flags[1].isdigit() else None
+    need = inf.min_gpus_for_weights or tp
+    return need if need and need > inf.gpus else None
 
 
 class ServingArgs(ServingWorkload):
@@ -106,6 +115,14 @@ class ServingAnswer(AnswerBase):
         out = {name: float(v) for k, name in keys.items() if isinstance(v := getattr(s, k), (int, float))
                and not isinstance(v, bool)}
         inf = self.inference
+        if inf is not None and not inf.starts and (need := cards_to_start(inf)) is not None:
+            out["count"] = float(need)  # it does not start on the cards asked: the count it takes
+        if self.workload.input_tokens is not None:  # requests of stated lengths: how many of those run at once
+            top = self.plan.candidates[0].sizing if self.plan is not None and self.plan.candidates else None
+            at_load = (inf.max_concurrency_at_load * inf.replicas if inf is not None and inf.max_concurrency_at_load
+                       is not None else top.max_concurrency_at_load * top.replicas if top is not None else None)
+            if at_load is not None:
+                out["concurrency"] = float(at_load)
         if inf is not None:
             out["weights_gib"] = inf.weights_gib_per_gpu * inf.gpus
             out["per_gpu_gib"] = inf.weights_gib_per_gpu + inf.kv_cache_gib_per_gpu
@@ -154,10 +171,14 @@ def _route(a: Ask) -> ServingArgs | Missing:
         fields["engine"] = engine
     elif engine:
         fields["engine_asked"] = engine
+        if engine == "ollama" and not fields.get("weights"):
+            fields["weights"] = "int4"  # Ollama's library tags are 4-bit (q4_K_M) GGUF unless a tag says otherwise
     gpu = subject_gpu(f)
     if gpu:
         fields["gpu"] = gpu
         fields["gpus"] = subject_count(f)
+        if fields["gpus"] is None and f.asked == "fits" and not f.setup.hardware.nodes and not is_memory_class(gpu):
+            fields["gpus"] = 1  # '3060 12G 能起来吗', 'is my 3090 ok?': whether one card does, the verdict first
     if f.constraints.usage_hours_per_month:
         fields["usage_hours_per_month"] = f.constraints.usage_hours_per_month
     if fields.get("concurrency") and fields.get("request_rate"):
@@ -188,11 +209,24 @@ def _option_line(o: ServingOption, ph: Phrases) -> str:
                    count=f"{o.gpu_count:g}", gpu=o.gpu, nodes=o.nodes, cost=cost)
 
 
-def _need(s: ServingSizing, model: str, ph: Phrases) -> str:
+def _need(s: ServingSizing, model: str, ph: Phrases, plan: ServingPlan | None = None) -> str:
+    """The count, then the machines it is on when a cloud rents it ('几台机器': one 8-card machine, or two)."""
     pp = s.pipeline_parallel or 1
-    return ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
+    line = ph.text("srv_need_pp" if pp > 1 else "srv_need", total=s.total_gpus, gpu=s.gpu_name,
                    tp=s.tensor_parallel if pp > 1 else s.gpus_per_replica, pp=pp, replicas=s.replicas, model=model,
                    weights=ph.name("weights_names", s.weights), engine=ph.name("engine_names", s.engine))
+    return line + _machines(plan, s.gpu, ph)
+
+
+def _machines(plan: ServingPlan | None, gpu: str, ph: Phrases) -> str:
+    """' That is one Tencent Cloud PNV5b.64XLARGE768 machine (8 cards).': the machines the count is on, when a cloud
+    rents it."""
+    top = next((c for c in plan.candidates if c.gpu == gpu), None) if plan is not None else None
+    if top is None:
+        return ""
+    key = "srv_machines_one" if top.nodes == 1 else "srv_machines"
+    return ph.text(key, nodes=top.nodes, instance=top.instance_type, count=f"{top.gpu_count:g}",
+                   cloud=ph.name("cloud_names", top.cloud))
 
 
 def _variants(plan: ServingPlan, ph: Phrases) -> list[str]:
@@ -225,20 +259,21 @@ def _render_plan(plan: ServingPlan, ph: Phrases, loaded: bool) -> list[str]:
         return [ph.text("srv_none", reason=plan.infeasible_zh if ph.zh else plan.infeasible)]
     top = plan.candidates[0]
     s = top.sizing
-    lines = [_need(s, plan.model.name, ph), _figures(s, ph, loaded), s.headroom_zh if ph.zh else s.headroom, ""]
+    lines = [_need(s, plan.model.name, ph, plan), _figures(s, ph, loaded), s.headroom_zh if ph.zh else s.headroom, ""]
     lines += _picks(plan, ph)
     lines += _variants(plan, ph)
     lines += ["", ph.text("srv_launch"), "```bash", top.launch.vllm, "```"]
     return lines
 
 
-def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases) -> None:
+def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases,
+                   plan: ServingPlan | None) -> None:
     """The pinned GPU x count as deployed, added to `lines`: the count, the layout that runs, or whether it starts
     (and at the load asked, whether it holds it: then that verdict is the answer's first line)."""
     sized = inf.sizing
     weights, engine = ph.name("weights_names", inf.weights), ph.name("engine_names", inf.engine)
     if sized and not w.gpus:  # 'how many H800s': the count first
-        lines.append(_need(sized, inf.model.name, ph))
+        lines.append(_need(sized, inf.model.name, ph, plan))
     elif inf.min_gpus_for_weights:  # 'how many A100s for the full R1': more than one node
         n = inf.min_gpus_for_weights
         lines.append(ph.text("srv_multi_node", n=n, nodes=math.ceil(n / 8), gpu=inf.gpu_name, model=inf.model.name,
@@ -270,12 +305,14 @@ def _render(answer: ServingAnswer, ph: Phrases) -> str:
     lines: list[str] = []
     if answer.engine_asked:
         lines.append(ph.text("srv_engine_note", engine=ph.name("engine_names", answer.engine_asked)))
+        if answer.engine_asked == "ollama" and answer.workload.weights == "int4":
+            lines.append(ph.text("srv_ollama_q4"))
     w = answer.workload
     loaded = bool(w.concurrency or w.request_rate)
     inf, plan = answer.inference, answer.plan
     if inf is not None:
         sized = inf.sizing
-        _render_pinned(lines, inf, w, ph)
+        _render_pinned(lines, inf, w, ph, plan)
         if sized and inf.saturated and w.gpus:
             lines.append(ph.text("srv_queue", held=_n(sized.concurrency), ttft=_n(sized.ttft_ms),
                                  tps=_n(sized.output_tokens_per_s)))

@@ -71,9 +71,12 @@ def subject_gpu(frame: Frame) -> str | None:
 
 
 def subject_count(frame: Frame) -> int | None:
+    """The cards of the setup asked about: their count, else nodes x cards per node ('2 台 H100*8': 16)."""
     if frame.setup.hardware.gpu_count:
         return frame.setup.hardware.gpu_count
-    return next((s.hardware.gpu_count for s in frame.setups if s.hardware.gpu_count), None)
+    n = next((s.hardware.gpu_count for s in frame.setups if s.hardware.gpu_count), None)
+    hw = frame.setup.hardware
+    return n if n is not None or not (hw.nodes and hw.gpus_per_node) else hw.nodes * hw.gpus_per_node
 
 
 def gpus_named(frame: Frame) -> list[str]:

@@ -193,6 +193,6 @@ def test_asking_back_for_the_model_also_gives_the_guide_in_general(assistant: As
 def test_a_stated_load_on_a_pinned_setup_is_the_first_line(assistant: Assistant) -> None:
     # '200并发能扛住吗' on one L20 was answered '能起来' (it starts): the load asked decides the verdict
     over = assistant.ask("Qwen2.5-14B 单卡L20 部署 200并发 能扛住吗").answer_markdown.splitlines()
-    assert over[0].startswith("扛不住 200 并发") and "排队" in over[0]
+    assert over[0].startswith("不够，扛不住 200 并发") and "排队" in over[0]
     under = assistant.ask("Qwen2.5-14B 单卡L20 部署 20并发 能扛住吗").answer_markdown.splitlines()
     assert under[0].startswith("能扛住 20 并发")

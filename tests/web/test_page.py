@@ -267,6 +267,7 @@ def test_the_page_asks_for_the_api_key_when_the_server_needs_one(keyed: Live, op
     page.wait_for_selector("#model-options option", state="attached")
     answer = ask(page, "用Qwen2-7B做LoRA")
     assert answer.locator(".answer").inner_text() == "需要 2×H100。"
+    page.locator(".session").first.wait_for()  # the session list is refreshed after the answer (a race under load)
     assert page.locator(".session").count() == 1
 
 

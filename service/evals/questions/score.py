@@ -84,6 +84,18 @@ def _ratio_ok(want: Any, got: Any, factor: float) -> bool:
     return w > 0 and g > 0 and 1 / factor <= g / w <= factor
 
 
+def yes_no(answer: str) -> str | None:
+    """The yes or no a label's `answer` settles: 'yes', 'no', or one explained after it ('yes: vLLM supports FP8
+    now', 'no - the reference model adds its weights'); None for a phrase ('按量', '80G') or free text."""
+    low = answer.strip().lower()
+    for word in ("yes", "no"):
+        rest = low[len(word):] if low.startswith(word) else None
+        if rest is not None and (not rest or rest[0] in ":;,.(" or rest.startswith((" -", " (", " —"))
+                                 or (word == "yes" and rest[0] == " ")):
+            return word  # 'yes with more GPUs' is a yes; 'no fixed conclusion' and 'not supported' settle nothing
+    return None
+
+
 def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | None:
     """Does the answer conclude what the label settles? None when the label settles nothing the answer states
     (a free-text knowledge answer, an outcome the question type does not carry). Tolerances: counts within 2x
@@ -115,8 +127,10 @@ def verdict_ok(q: Question, result: Mapping[str, Any], names: Names) -> bool | N
         winner = str((a.winner if isinstance(a, CompareAnswer) else None) or "")
         checks.append(bool(winner) and (names.gpu(winner) == names.gpu(v["winner"])
                                         or winner.lower() == str(v["winner"]).lower()))
-    if "answer" in v and str(v["answer"]).lower() in ("yes", "no"):
-        checks.append(str((fact.answer if fact is not None else None) or "").lower() == str(v["answer"]).lower())
+    polarity = yes_no(str(v["answer"])) if "answer" in v else None
+    if polarity is not None:
+        said = fact.answer if fact is not None else a.answer if isinstance(a, KnowledgeAnswer) else None
+        checks.append(str(said or "").lower() == polarity)  # the catalog's, else the guide's lead
     return None if not checks else all(checks)
 
 

@@ -167,13 +167,37 @@ def min_gpus(cat: Catalog, w: Workload, gpu: str | None, method_assumed: bool = 
     return out
 
 
+def _in_time(cat: Catalog, w: Workload, gpu: str, needed: Artifact | None) -> tuple[Artifact | None, Artifact]:
+    """With a deadline and a data size: the fewest cards that hold the job and finish in time (None: not even the
+    most cards do), and the most cards' run (the time a count beyond all of them would still take)."""
+    start = needed["gpus"] if needed is not None else COUNTS[-1]
+    last: Artifact = needed or _sized(cat, w, gpu, COUNTS[-1])
+    for n in (c for c in COUNTS if c >= start):
+        out = needed if needed is not None and n == start else _sized(cat, w, gpu, n)
+        if out is None or not out["fits"] or out["training_hours"] is None:
+            continue
+        last = out
+        if out["training_hours"] <= (w.deadline_hours or 0):
+            return out, out
+    return None, last
+
+
 def _min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
     if gpu is not None:
         g, _ = resolve_gpu(gpu, cat.gpus)
         needed = gpus_needed(cat, w, g.id)
         one = _sized(cat, w, g.id, 1)
+        deadline: dict[str, Any] = {}
+        if w.deadline_hours and needed is not None and needed["training_hours"] is not None \
+                and needed["training_hours"] > w.deadline_hours:
+            # '一周内训完最少几张': the count that meets the deadline, not only the one that holds the memory
+            timed, most = _in_time(cat, w, g.id, needed)
+            deadline = {"deadline_hours": w.deadline_hours, "memory_gpus": needed["gpus"],
+                        "memory_hours": needed["training_hours"], "deadline_met": timed is not None,
+                        "most_gpus": most["gpus"], "most_hours": most["training_hours"]}
+            needed = timed or needed
         shown = needed or _sized(cat, w, g.id, COUNTS[-1])
-        return {
+        return {**deadline,
             "kind": "min_gpus", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
             "usable_gib": usable_gib(g), "gpus_needed": None if needed is None else needed["gpus"],
             "gpu_count": None if needed is None else needed["gpus"], "fits": needed is not None,
