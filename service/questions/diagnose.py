@@ -8,17 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.errors import AdvisorError, InvalidInputError
+from service.errors import AdvisorError, InvalidInputError, UnknownModelError
 from service.frame import Load, Setup
 from service.planner.causes.run import serve_diagnosis, train_diagnosis
 from service.planner.causes.types import Diagnosis
 from service.planner.lenient import catalog_for, with_assumptions
-from service.planner.questions.diagnose import diagnose
+from service.planner.questions.diagnose import diagnose, rule
 from service.planner.questions.fit import gpu_for
 from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
 from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
 from service.questions.diagnose_estimate import estimate_text
+from service.questions.diagnose_general import (
+    also_lines,
+    general_also,
+    lead_lines,
+    render_general,
+    run_general,
+    stated_causes,
+)
 from service.questions.diagnose_kinds import DEFAULT_GPU
 from service.questions.diagnose_render import ask_line, figure_line, head_lines, num, other_lines
 from service.questions.diagnose_route import route
@@ -29,7 +37,12 @@ from service.workload import Workload
 
 
 def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseAnswer:
-    cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
+    try:
+        cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
+    except UnknownModelError:
+        if args.general is None:
+            raise
+        return run_general(ctx, args, case.model)
     d = serve_diagnose(cat, case)
     head = d.setups[0]
     g = next(x for x in cat.gpus if x.id == head.gpu)
@@ -95,7 +108,31 @@ def _train_kind(args: DiagnoseArgs, out: dict[str, Any]) -> str:
     return "slow" if kind in ("hours", "util") else kind
 
 
+def _rule_answers(ctx: Context, args: DiagnoseArgs) -> bool:
+    """A catalog rule answers the unsized run (no bf16 on the card, an engine's reservation)."""
+    if args.observation is None or not (args.mentions_bf16 or args.engine):
+        return False
+    try:
+        return rule(ctx.catalog, args.gpu, args.observation, args.engine, args.mentions_bf16) is not None
+    except AdvisorError:
+        return False
+
+
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
+    rule_answers = _rule_answers(ctx, args)
+    if args.general is not None and not args.model_named and args.serving is None and not rule_answers:
+        general = run_general(ctx, args)
+        if stated_causes(general.general):
+            return general  # else the unsized estimate asks for the model, with the guide
+    try:
+        return general_also(ctx, args, _run_sized(ctx, args))
+    except UnknownModelError:  # a model the catalog does not hold: the causes that need no size still answer
+        if args.general is None:
+            raise
+        return run_general(ctx, args, args.model or "")
+
+
+def _run_sized(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
     if args.serving is not None:
         return _run_serving(ctx, args, args.serving)
     if args.observation is None:
@@ -190,6 +227,8 @@ def _notes(answer: DiagnoseAnswer, ph: Phrases, serving: bool) -> list[str]:
 
 
 def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
+    if answer.general is not None:
+        return render_general(answer, ph)
     d = answer.diagnosis
     serving = answer.serving is not None
     if serving:
@@ -201,7 +240,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         ask = [ask_line(d, ph)] if d is not None and d.ask and old else []
         lines = old[:1] + ask + old[1:]
         lines += other_lines(d, ph, _names(answer, ph), 0) if d is not None and d.causes and not serving else []
-        return "\n".join(lines + _notes(answer, ph, serving))
+        return "\n".join(lead_lines(answer, ph) + lines + also_lines(answer, ph) + _notes(answer, ph, serving))
     names = _names(answer, ph)
     figures = {**names, **_figures(answer, ph)}
     lines = head_lines(d, ph, names, figures)
@@ -214,7 +253,7 @@ def _render(answer: DiagnoseAnswer, ph: Phrases) -> str:
         if answer.memory is not None and d.observed_kind in ("train_oom", "train_memory"):
             lines.append(memory_line(answer.public(), ph))
     lines += other_lines(d, ph, names)
-    return "\n".join(lines + _notes(answer, ph, serving))
+    return "\n".join(lead_lines(answer, ph) + lines + also_lines(answer, ph) + _notes(answer, ph, serving))
 
 
 def _summary(o: DiagnoseAnswer) -> str:

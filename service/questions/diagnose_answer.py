@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from service.frame import Load, Setup
-from service.planner.causes.types import Diagnosis
+from service.planner.causes.types import Cause, Diagnosis
 from service.planner.questions.diagnose import Observation
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
 from service.questions.base import AnswerBase, Asked
@@ -17,6 +17,16 @@ from service.questions.parts import MemoryTerms, ModelEcho, Part, StrategyEcho
 from service.workload import Workload
 
 GIB_PER_B_PARAMS_BF16 = 2e9 / 2**30  # bf16 weights of a billion parameters, GiB
+
+
+class GeneralCase(BaseModel):
+    """What a post states about a run the engine cannot size (no model named, or one the catalog does not hold):
+    the observation's kind, a server or a training run, the asked setup and the setups it contrasts."""
+
+    kind: str = Field(description="oom | memory | slow | scaling | util | host_oom | error | hours")
+    serving: bool = False
+    asked: Setup = Field(default_factory=Setup)
+    others: list[Setup] = Field(default_factory=list)
 
 
 class DiagnoseArgs(Asked):
@@ -35,6 +45,8 @@ class DiagnoseArgs(Asked):
                                 "precision, flags ...), hardware (links, nodes, host RAM) and what was seen (the "
                                 "figures of a pasted CUDA error, step time, TTFT); the cause model reads it")
     load: Load | None = Field(default=None, description="a server's load: concurrency, request rate, lengths")
+    general: GeneralCase | None = Field(default=None, description="the post's setups for the causes that need no "
+                                        "size: answered from them when the model is not named or not known")
 
 
 class Finding(Part):
@@ -65,6 +77,13 @@ class DiagnoseAnswer(AnswerBase):
                                         "by the gap each explains (a number with its unit), each with its fix and "
                                         "the figure after it; the engine's figure beside the user's; the verdict; "
                                         "the one setting that would settle it; an impossible figure")
+    general: Diagnosis | None = Field(default=None, description="a run the engine could not size: the causes the "
+                                      "stated setup points to, without figures, and the model asked for")
+    general_also: list[Cause] = Field(default_factory=list, description="a sized diagnosis: the causes the stated "
+                                      "setup points to that the sized ones do not name (no figures)")
+    general_leads: bool = Field(default=False, description="the first of general_also gave the verdict the sized "
+                                "figures left open: it leads the answer")
+    unknown_model: str | None = Field(default=None, description="the model as named, when the catalog lacks it")
     serving: ServeDiagnosis | None = Field(default=None, description="a server diagnosed: each setup's engine "
                                            "figures, the verdict, the cause and the one flag that fixes it")
     gpu: str

@@ -61,7 +61,7 @@ def serve_asked(f: Frame) -> str | None:
         return "growth"
     if kind in ("oom", "error"):
         return "oom"
-    if kind in ("slow", "scaling", "hours") or o.tokens_per_s is not None or o.ttft_ms is not None:
+    if kind in ("slow", "scaling", "hours", "util") or o.tokens_per_s is not None or o.ttft_ms is not None:
         return "slow"
     if kind == "memory":
         return "memory"

@@ -78,7 +78,44 @@ def _observation(o: Outcome, whole_run: bool) -> dict[str, Any]:
     return out
 
 
+def _general(f: Frame, o: Outcome) -> dict[str, Any]:
+    """The post's setups for the causes that need no size (service/planner/causes/general.py)."""
+    kind = kind_of(o) or "oom"
+    asked = f.setup
+    if asked.outcome is None or asked.outcome.kind is None:  # the outcome sits on another setup: the asked is it
+        asked = next((x for x in f.setups if x.outcome is o), asked)
+    others = [x.model_copy(update={"models": ()}) for x in f.setups if x is not asked]
+    return {"kind": kind, "serving": is_server(f), "asked": asked.model_copy(update={"models": ()}),
+            "others": others}
+
+
+def _with_general(args: dict[str, Any] | Missing, f: Frame, o: Outcome | None) -> dict[str, Any] | Missing:
+    if isinstance(args, Missing) or o is None or kind_of(o) is None:
+        return args
+    return {**args, "general": _general(f, o)}
+
+
+def _general_only(f: Frame, o: Outcome) -> dict[str, Any] | Missing:
+    """No model named: the causes the stated setup points to answer, on the card as named (or the default); the
+    model is asked for when the setup points to none."""
+    from service.questions.diagnose_answer import GeneralCase
+    from service.questions.diagnose_general import has_causes
+
+    if not has_causes(GeneralCase.model_validate(_general(f, o))):
+        return Missing("model")
+    gpu = _card(f.setup, o)
+    return {"params_b": 7.0, "gpu": gpu or DEFAULT_GPU, "gpu_count": f.setup.hardware.gpu_count or 1,
+            "model_named": False,
+            "gpu_assumed": gpu is None, "observation": _observation(o, False), "general": _general(f, o),
+            "setup": f.setup.model_copy(update={"models": ()}).model_dump(exclude_defaults=True)}
+
+
 def route(a: Ask) -> dict[str, Any] | Missing:
+    f = a.frame
+    return _with_general(_route(a), f, _outcome(f))
+
+
+def _route(a: Ask) -> dict[str, Any] | Missing:
     f = a.frame
     o = _outcome(f)
     model, params_b = _model_name(f)
@@ -102,7 +139,7 @@ def route(a: Ask) -> dict[str, Any] | Missing:
     kind = kind_of(o)
     bf16 = s.knobs.precision in ("amp-bf16", "pure-bf16") or s.knobs.weights == "bf16"
     if not named and not (engine and kind == "memory") and not (bf16 and gpu):
-        return Missing("model")
+        return _general_only(f, o)
     hw = s.hardware
     count = hw.gpu_count or (hw.nodes or 1) * (hw.gpus_per_node or 0) or (machine[1] if machine else None) or 1
     whole = bool((a.read.slots.get("observed") or {}).get("whole_run"))  # the frame has no field for it yet
