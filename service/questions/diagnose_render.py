@@ -5,7 +5,7 @@ engine's figure beside the user's, the other causes that apply. Every sentence f
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from service.planner.causes.types import Cause, Diagnosis, Fix
 from service.questions.base import Phrases
@@ -122,7 +122,7 @@ def other_lines(d: Diagnosis, ph: Phrases, names: dict[str, str], start: int = 1
     return out
 
 
-def figure_line(d: Diagnosis, ph: Phrases, figures: dict[str, Any]) -> str:
+def figure_line(d: Diagnosis, ph: Phrases, figures: Mapping[str, object]) -> str:
     """The engine's figure beside the user's."""
     fig = ph["dx"]["figure"]
     kind = d.observed_kind

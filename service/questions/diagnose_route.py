@@ -9,8 +9,6 @@ hardware and outcome, the other setups a post contrasts ('TP4 works, TP8 OOMs'),
 
 from __future__ import annotations
 
-from typing import Any
-
 from service.frame import Frame, Outcome, Setup
 from service.questions.base import Ask, Missing
 from service.questions.diagnose_kinds import (
@@ -56,7 +54,7 @@ def _machine(a: Ask) -> tuple[str, int] | None:
     return str(gpu), int(count)
 
 
-def _workload(f: Frame, s: Setup) -> dict[str, Any]:
+def _workload(f: Frame, s: Setup) -> dict[str, object]:
     k, d = s.knobs, f.data
     zero = 0 if k.strategy in ("ddp", "single") and k.zero_stage is None else k.zero_stage
     out = {"method": s.method, "stage": s.objective, "seq_len": k.seq_len, "micro_batch": k.micro_batch,
@@ -67,10 +65,10 @@ def _workload(f: Frame, s: Setup) -> dict[str, Any]:
     return {key: v for key, v in out.items() if v is not None}
 
 
-def _observation(o: Outcome, whole_run: bool) -> dict[str, Any]:
+def _observation(o: Outcome, whole_run: bool) -> dict[str, object]:
     kind = _TRAIN_KIND[kind_of(o) or "oom"]
     figures = {"memory_gb": o.memory_gb, "hours": o.hours, "util_pct": o.util_pct, "tokens_per_s": o.tokens_per_s}
-    out: dict[str, Any] = {"kind": kind, **{k: v for k, v in figures.items() if v is not None and v > 0}}
+    out: dict[str, object] = {"kind": kind, **{k: v for k, v in figures.items() if v is not None and v > 0}}
     if kind == "util" and o.util_pct is not None and o.util_pct > 100:
         out.pop("util_pct")  # an impossible figure: said by the cause model, not validated away
     if whole_run and o.hours:
@@ -78,7 +76,7 @@ def _observation(o: Outcome, whole_run: bool) -> dict[str, Any]:
     return out
 
 
-def _general(f: Frame, o: Outcome) -> dict[str, Any]:
+def _general(f: Frame, o: Outcome) -> dict[str, object]:
     """The post's setups for the causes that need no size (service/planner/causes/general.py)."""
     kind = kind_of(o) or "oom"
     asked = f.setup
@@ -89,13 +87,13 @@ def _general(f: Frame, o: Outcome) -> dict[str, Any]:
             "others": others}
 
 
-def _with_general(args: dict[str, Any] | Missing, f: Frame, o: Outcome | None) -> dict[str, Any] | Missing:
+def _with_general(args: dict[str, object] | Missing, f: Frame, o: Outcome | None) -> dict[str, object] | Missing:
     if isinstance(args, Missing) or o is None or kind_of(o) is None:
         return args
     return {**args, "general": _general(f, o)}
 
 
-def _general_only(f: Frame, o: Outcome) -> dict[str, Any] | Missing:
+def _general_only(f: Frame, o: Outcome) -> dict[str, object] | Missing:
     """No model named: the causes the stated setup points to answer, on the card as named (or the default); the
     model is asked for when the setup points to none."""
     from service.questions.diagnose_answer import GeneralCase
@@ -110,12 +108,12 @@ def _general_only(f: Frame, o: Outcome) -> dict[str, Any] | Missing:
             "setup": f.setup.model_copy(update={"models": ()}).model_dump(exclude_defaults=True)}
 
 
-def route(a: Ask) -> dict[str, Any] | Missing:
+def route(a: Ask) -> dict[str, object] | Missing:
     f = a.frame
     return _with_general(_route(a), f, _outcome(f))
 
 
-def _route(a: Ask) -> dict[str, Any] | Missing:
+def _route(a: Ask) -> dict[str, object] | Missing:
     f = a.frame
     o = _outcome(f)
     model, params_b = _model_name(f)
@@ -143,7 +141,7 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     hw = s.hardware
     count = hw.gpu_count or (hw.nodes or 1) * (hw.gpus_per_node or 0) or (machine[1] if machine else None) or 1
     whole = bool((a.read.slots.get("observed") or {}).get("whole_run"))  # the frame has no field for it yet
-    args: dict[str, Any] = {
+    args: dict[str, object] = {
         **(_workload(f, s) if named else {"params_b": 7.0}),
         "gpu": gpu or DEFAULT_GPU, "gpu_count": count, "observation": _observation(o, whole), "engine": engine,
         "mentions_bf16": bf16, "model_named": named, "gpu_assumed": gpu is None, "engine_assumed": False,
@@ -154,7 +152,7 @@ def _route(a: Ask) -> dict[str, Any] | Missing:
     return args
 
 
-def _served_memory(f: Frame, s: Setup, o: Outcome, model: str | None, params_b: float | None) -> dict[str, Any]:
+def _served_memory(f: Frame, s: Setup, o: Outcome, model: str | None, params_b: float | None) -> dict[str, object]:
     """Memory seen on a server: the engine's reservation answers (vLLM's defaults when no engine is named)."""
     engine = next((x.knobs.engine for x in f.setups if x.knobs.engine), None)
     gpu = _card(s, o)
