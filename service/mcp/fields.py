@@ -15,10 +15,11 @@ from collections.abc import Iterable
 # Set by the chat's routing from the message, never by a caller: the question type kept for follow-ups, another
 # reading to mention, a workload found in a knowledge question, what the question asked (which the chat's first line
 # answers), what the message named or left out, and the frame's setup (the flat workload fields say it to a caller), and
-# a billing saving with no job (`billing_of`: a caller asks the catalog tool's breakeven or spot). (A field
+# a billing saving with no job (`billing_of`: a caller asks the catalog tool's breakeven or spot), and the post's setups
+# for the diagnosis's causes that need no model size (`general`, built from the frame). (A field
 # with one allowed value, the workload's `kind: training`, is left out too: service/mcp/server.py.)
 HIDDEN = frozenset({"question", "also", "applied", "asked", "engine_asked", "model_named", "gpu_assumed",
-                    "engine_assumed", "mentions_bf16", "setup", "billing_of"})
+                    "engine_assumed", "mentions_bf16", "setup", "billing_of", "general"})
 # The instance search's fields: they choose and cost instances, so only the tools that search read them.
 SEARCH = frozenset({"budget_cny", "budget_period", "deadline_hours", "clouds", "gpu_include", "gpu_exclude",
                     "billing", "objective"})
