@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.catalog.loader import Catalog
 from service.errors import AdvisorError, InvalidInputError, UnknownModelError
 from service.frame import Load, Setup
 from service.planner.causes.run import serve_diagnosis, train_diagnosis
@@ -36,6 +37,19 @@ from service.questions.texts import memory_line, method_name
 from service.workload import Workload
 
 
+def _cards_of(cat: Catalog, case: ServeCase) -> tuple[ServeCase, list[tuple[str, str]]]:
+    """Each setup's card as the catalog holds it: a card given by its memory ('单卡24G显存') is a card of that
+    memory (gpu_for: a rented one first), said once."""
+    said: list[tuple[str, str]] = []
+    setups = []
+    for s in case.setups:
+        g, note = gpu_for(cat, s.gpu)
+        if note is not None and note not in said:
+            said.append(note)
+        setups.append(s.model_copy(update={"gpu": g.id}))
+    return case.model_copy(update={"setups": setups}), said
+
+
 def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseAnswer:
     try:
         cat, said = catalog_for(ctx.catalog, Workload(model=case.model))
@@ -43,10 +57,11 @@ def _run_serving(ctx: Context, args: DiagnoseArgs, case: ServeCase) -> DiagnoseA
         if args.general is None:
             raise
         return run_general(ctx, args, case.model)
+    case, cards = _cards_of(cat, case)
     d = serve_diagnose(cat, case)
     head = d.setups[0]
     g = next(x for x in cat.gpus if x.id == head.gpu)
-    notes = [(en, zh) for en, zh in said]
+    notes = [(en, zh) for en, zh in [*said, *cards]]
     if args.gpu_assumed:
         notes.append((f"The GPU was not named: sized on {g.name} cards; tell me yours.",
                       f"没有说是什么卡：按 {g.name} 估算，告诉我实际的卡可以算得更准。"))

@@ -3,7 +3,7 @@ server's run, what a server's post asks about, the kind of what was seen, the de
 
 from __future__ import annotations
 
-from service.frame import Frame, Outcome
+from service.frame import Frame, Outcome, Setup
 
 DEFAULT_GPU = "A100-80G-SXM"  # a run's GPU when the post names none, said in the answer
 SERVER_ENGINES = frozenset({"vllm", "sglang", "lmdeploy", "trtllm", "tgi", "ollama", "llamacpp", "mindie",
@@ -13,6 +13,18 @@ CARD_SIZES = (8, 11, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 141, 192)  # a card
 _TRAIN_KIND = {"oom": "oom", "error": "oom", "memory": "memory", "hours": "hours", "util": "util",
                "host_oom": "host_oom", "slow": "slow", "scaling": "slow"}
 _STATUS_KIND = {"oom": "oom", "error": "oom", "slow": "slow"}
+
+
+def card_of(s: Setup, o: Outcome | None = None) -> str | None:
+    """The GPU as named, or a card of the memory the post (or its OOM message) states ('单卡24G显存', '23.65 GiB
+    total capacity': a 24G card), never an assumed one."""
+    hw = s.hardware
+    if hw.gpu:
+        return hw.gpu
+    said = hw.gpu_memory_gb or (o.card_gb / 0.96 if o is not None and o.card_gb else None)
+    if said:
+        return f"{min(CARD_SIZES, key=lambda c: abs(c - said)):g}G"
+    return None
 
 
 def _outcome(f: Frame) -> Outcome | None:

@@ -13,9 +13,9 @@ from service.frame import Frame, Outcome, Setup
 from service.questions.base import Ask, Missing
 from service.questions.diagnose_kinds import (
     _TRAIN_KIND,
-    CARD_SIZES,
     DEFAULT_GPU,
     _outcome,
+    card_of,
     is_server,
     kind_of,
     serve_asked,
@@ -32,17 +32,6 @@ def _model_name(f: Frame) -> tuple[str | None, float | None]:
                 return None, m.params_b
             return m.name, m.params_b
     return None, None
-
-
-def _card(s: Setup, o: Outcome | None) -> str | None:
-    """The GPU as named, or a card of the memory the post (or its OOM message) states."""
-    hw = s.hardware
-    if hw.gpu:
-        return hw.gpu
-    said = hw.gpu_memory_gb or (o.card_gb / 0.96 if o is not None and o.card_gb else None)
-    if said:  # '24G显存', '23.65 GiB total capacity': the card size it is
-        return f"{min(CARD_SIZES, key=lambda c: abs(c - said)):g}G"
-    return None
 
 
 def _machine(a: Ask) -> tuple[str, int] | None:
@@ -101,7 +90,7 @@ def _general_only(f: Frame, o: Outcome) -> dict[str, object] | Missing:
 
     if not has_causes(GeneralCase.model_validate(_general(f, o))):
         return Missing("model")
-    gpu = _card(f.setup, o)
+    gpu = card_of(f.setup, o)
     return {"params_b": 7.0, "gpu": gpu or DEFAULT_GPU, "gpu_count": f.setup.hardware.gpu_count or 1,
             "model_named": False,
             "gpu_assumed": gpu is None, "observation": _observation(o, False), "general": _general(f, o),
@@ -130,7 +119,7 @@ def _route(a: Ask) -> dict[str, object] | Missing:
         return Missing("observation")
     named = bool(model or params_b)
     engine = next((x.knobs.engine for x in f.setups if x.knobs.engine), None)
-    gpu = _card(s, o)
+    gpu = card_of(s, o)
     machine = _machine(a) if gpu is None else None
     if gpu is None and machine is not None:
         gpu = machine[0]
@@ -155,7 +144,7 @@ def _route(a: Ask) -> dict[str, object] | Missing:
 def _served_memory(f: Frame, s: Setup, o: Outcome, model: str | None, params_b: float | None) -> dict[str, object]:
     """Memory seen on a server: the engine's reservation answers (vLLM's defaults when no engine is named)."""
     engine = next((x.knobs.engine for x in f.setups if x.knobs.engine), None)
-    gpu = _card(s, o)
+    gpu = card_of(s, o)
     return {"model": model or f"{params_b:g}B", "gpu": gpu or DEFAULT_GPU,
             "gpu_count": s.hardware.gpu_count or 1, "observation": _observation(o, False),
             "engine": engine or "vllm", "engine_assumed": engine is None, "gpu_assumed": gpu is None,

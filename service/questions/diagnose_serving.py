@@ -11,7 +11,7 @@ from typing import Any
 from service.frame import Frame
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
 from service.questions.base import Ask, Phrases
-from service.questions.diagnose_kinds import DEFAULT_GPU, is_server, kind_of, serve_asked
+from service.questions.diagnose_kinds import DEFAULT_GPU, card_of, is_server, kind_of, serve_asked
 
 MAX_GPUS = 64  # a server's GPUs the serving engine sizes
 _OUTCOME = {"worked": "worked", "oom": "oom", "error": "oom", "slow": "slow"}
@@ -63,7 +63,7 @@ def serving_args(f: Frame, asked: str, model: str) -> dict[str, Any]:
     first = f.setups[0] if f.setups else f.setup
     engine = next((s.knobs.engine for s in f.setups if s.knobs.engine), None)
     engine = "hf" if engine == "transformers" else engine
-    gpu = next((s.hardware.gpu for s in f.setups if s.hardware.gpu), None)
+    gpu = next((g for s in (f.setups or (f.setup,)) if (g := card_of(s, s.outcome))), None)  # named, or by memory
     count = first.hardware.gpu_count
     setups: list[dict[str, Any]] = []
     for s in f.setups or (f.setup,):
@@ -75,7 +75,7 @@ def serving_args(f: Frame, asked: str, model: str) -> dict[str, Any]:
         o = s.outcome
         setups.append({
             "engine": ("hf" if k.engine == "transformers" else k.engine) or engine or "vllm",
-            "gpu": h.gpu or gpu or DEFAULT_GPU, "gpus": gpus, "tp": tp, "pp": k.pp,
+            "gpu": card_of(s, o) or gpu or DEFAULT_GPU, "gpus": gpus, "tp": tp, "pp": k.pp,
             "weights": k.weights or (s.model.weights if s.model else None), "kv_dtype": k.kv_dtype or "auto",
             "max_model_len": k.max_model_len, "mem_fraction": k.gpu_memory_utilization, "enforce_eager": False,
             "outcome": _OUTCOME.get(o.status, "unknown") if o is not None else "unknown",

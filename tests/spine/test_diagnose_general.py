@@ -109,3 +109,10 @@ def test_every_general_cause_has_chinese_words_without_english_prose() -> None:
             assert f"g_{code}" in lang["cause"] and (not fix or f"g_{fix}" in lang["fix"]), code
     texts = [*zh["cause"].values(), *zh["fix"].values(), *zh["check"].values()]
     assert [t for t in texts if english_runs(t)] == []
+
+
+def test_a_server_on_a_card_given_by_its_memory_is_sized_on_a_card_of_that_memory(ask: Any) -> None:
+    # was: '单卡24G显存 启动就OOM' sized on the default A100 80GB ("能起来 … OOM 不是启动时的显存账造成的")
+    t = ask("vllm起qwen2-7b 单卡24G显存 启动就OOM 为啥")
+    assert t.type == "diagnose" and t.error is None
+    assert "A100" not in t.text and "A10" in t.text
