@@ -69,6 +69,10 @@ class SavingsAnswer(AnswerBase):
                                           "on-demand against monthly (break-even) or spot look-up")
     observed_hours: float | None = Field(default=None, description="the baseline's hours as measured")
     scaled_hours: float | None = Field(default=None, description="the measured hours times the two setups' ratio")
+    measured_before: PlanRow | None = Field(default=None, description="the baseline at the measured hours (its "
+                                            "cost at its price for those hours)")
+    measured_after: PlanRow | None = Field(default=None, description="the other setup at the scaled hours")
+    measured_delta_cny: float | None = Field(default=None, description="the difference at the measured scale")
 
     def facts(self) -> dict[str, float]:
         if self.billing is not None:
@@ -102,7 +106,22 @@ def _run(ctx: Context, args: SavingsArgs) -> SavingsAnswer:
             and out.after.hours:
         out.observed_hours = args.observed_hours
         out.scaled_hours = round(args.observed_hours * out.after.hours / out.before.hours, 1)
+        _at_measured_scale(out, args.observed_hours / out.before.hours)
     return out
+
+
+def _at_measured_scale(out: SavingsAnswer, k: float) -> None:
+    """Both setups and their difference at the run's measured scale: the estimate's hours and costs times the
+    measured over estimated hours (the same prices), so the cost lines agree with the time line."""
+    assert out.before is not None and out.after is not None
+
+    def scaled(r: PlanRow) -> PlanRow:
+        return r.model_copy(update={"hours": None if r.hours is None else round(r.hours * k, 1),
+                                    "cost_cny": None if r.cost_cny is None else round(r.cost_cny * k, 2)})
+
+    out.measured_before, out.measured_after = scaled(out.before), scaled(out.after)
+    if out.delta_cny is not None:
+        out.measured_delta_cny = round(float(out.delta_cny) * k, 2)
 
 
 _CHANGEABLE = ("method", "quant_bits", "gpu_include", "gpu_count", "billing", "clouds", "epochs", "seq_len",
@@ -194,11 +213,14 @@ def render_savings(answer: SavingsAnswer, ph: Phrases) -> str:
         key = "time_same" if abs(dh) < 0.05 else "time_less" if dh < 0 else "time_more"
         lines.append(ph.text(key, hours=n1(abs(dh)), hours_before=n1(a.hours), hours_after=n1(b.hours)))
     sides = ph.group("save_side")
-    if answer.delta_cny is None:
+    if answer.measured_before is not None and answer.measured_after is not None:  # the cost at the measured scale
+        a, b = answer.measured_before, answer.measured_after
+    delta_cny = answer.measured_delta_cny if answer.measured_before is not None else answer.delta_cny
+    if delta_cny is None:
         side = "before" if not a.priced else "after"
         lines.append(ph.text("save_missing", side=sides.text(side)))
     else:
-        delta = float(answer.delta_cny)
+        delta = float(delta_cny)
         key = "save_same" if abs(delta) < 0.5 else "save_less" if delta < 0 else "save_more"
         lines.append(ph.text(key, amount=n1(abs(delta), 0), before=n1(a.cost_cny, 0), after=n1(b.cost_cny, 0),
                              hours_before=n1(a.hours), hours_after=n1(b.hours)))

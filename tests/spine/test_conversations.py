@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from service.questions.turn import Conversation, Turn, previous_of
 
 Ask = Callable[..., Turn]
@@ -115,3 +117,16 @@ def test_a_latency_target_is_a_serving_question_not_a_slow_run(ask: Ask) -> None
     t = ask("部署Qwen2-7B，首字延迟要低于500ms，每秒20个请求", Conversation())
     assert t.type == "serving" and t.args is not None
     assert (t.args["ttft_ms"], t.args["request_rate"]) == (500.0, 20.0)
+
+
+def test_a_measured_run_scaled_to_other_cards_costs_both_at_the_measured_hours(ask: Ask) -> None:
+    # was: 'about 20 h' from a 30 h run, then 'saves ¥38 (¥83 -> ¥45), 1.1 -> 0.8 h' for the estimate's own job
+    t = ask("4张A10训了30小时 换成8张A100大概要多久", Conversation())
+    assert t.type == "savings" and t.answer is not None
+    a = t.answer
+    assert a.observed_hours == 30.0 and a.measured_before is not None and a.measured_after is not None
+    k = 30.0 / a.before.hours
+    assert a.measured_before.hours == 30.0 and a.measured_after.hours == a.scaled_hours
+    assert a.measured_before.cost_cny == pytest.approx(a.before.cost_cny * k, abs=0.01)
+    second = t.text.splitlines()[1]
+    assert f"¥{a.measured_before.cost_cny:,.0f}" in second and "30.0 →" in second
