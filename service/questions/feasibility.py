@@ -32,7 +32,7 @@ from service.questions.parts import (
 )
 from service.questions.summary_text import figure
 from service.questions.texts import assumption_lines, memory_terms_line, method_label, n1, rent_lines
-from service.questions.view import subject_count, subject_gpu, unsized_model, workload_fields
+from service.questions.view import job_fields, subject_count, subject_gpu
 from service.workload import Workload
 
 
@@ -96,11 +96,9 @@ def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
 
 def _route(a: Ask) -> FeasibilityArgs | Missing:
     f = a.frame
-    if (name := unsized_model(f)) is not None:
-        return Missing("model_size", name)
-    fields = workload_fields(f)
-    if not fields.get("model") and not fields.get("params_b"):
-        return Missing("model")
+    fields = job_fields(f)
+    if isinstance(fields, Missing):
+        return fields
     gpu = subject_gpu(f)
     if gpu is None:
         return Missing("gpu")

@@ -22,7 +22,7 @@ from service.questions.base import (
 from service.questions.parts import MemoryTerms, ModelEcho, Part, Rental, StrategyEcho, total_weights_gib
 from service.questions.summary_text import figure
 from service.questions.texts import assumption_lines, memory_terms_line, method_label, rent_lines
-from service.questions.view import is_memory_class, subject_gpu, unsized_model, workload_fields
+from service.questions.view import is_memory_class, job_fields, subject_gpu
 from service.workload import Workload
 
 REFERENCE_80G = "A100-80G-SXM"  # the card a count is given on when no GPU is named
@@ -106,11 +106,9 @@ def _run(ctx: Context, args: MinGpusArgs) -> MinGpusAnswer:
 
 def _route(a: Ask) -> MinGpusArgs | Missing:
     f = a.frame
-    if (name := unsized_model(f)) is not None:
-        return Missing("model_size", name)
-    fields = workload_fields(f)
-    if not fields.get("model") and not fields.get("params_b"):
-        return Missing("model")
+    fields = job_fields(f)
+    if isinstance(fields, Missing):
+        return fields
     gpu = subject_gpu(f)
     if is_memory_class(gpu) and f.asked != "count":
         gpu = None  # 'how much memory do I need': the least memory, not a count of cards of that size

@@ -15,7 +15,7 @@ from service.planner.training_types import TrainingPlan
 from service.questions import plan_text
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, PassageRef
-from service.questions.view import is_memory_class, unsized_model, workload_fields
+from service.questions.view import is_memory_class, job_fields
 from service.workload import Workload
 
 PLAN_CANDIDATES = 10
@@ -132,11 +132,9 @@ def _host(plan: TrainingPlan) -> HostAnswer:
 
 def _route(a: Ask) -> PlanArgs | Missing:
     f = a.frame
-    if (name := unsized_model(f)) is not None:
-        return Missing("model_size", name)
-    fields = workload_fields(f)
-    if not fields.get("model") and not fields.get("params_b"):
-        return Missing("model")
+    fields = job_fields(f)
+    if isinstance(fields, Missing):
+        return fields
     if f.setup.hardware.gpu_count:
         fields["gpu_count"] = f.setup.hardware.gpu_count  # '8卡A800，要多久': the count they name
     if f.setup.hardware.gpu and not fields.get("gpu_include") and not is_memory_class(f.setup.hardware.gpu):

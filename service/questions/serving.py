@@ -18,7 +18,13 @@ from service.planner.serving_types import ServingOption, ServingPlan, ServingSiz
 from service.questions.base import AnswerBase, Ask, Context, Missing, Phrases, QuestionModule
 from service.questions.parts import Part, Said
 from service.questions.summary_text import figure, plural, yuan
-from service.questions.view import is_memory_class, serving_fields, subject_count, subject_gpu, unsized_model
+from service.questions.view import (
+    is_memory_class,
+    job_fields,
+    serving_fields,
+    subject_count,
+    subject_gpu,
+)
 from service.serving_workload import ServingWorkload
 from service.workload import Workload
 
@@ -161,11 +167,9 @@ def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
 
 def _route(a: Ask) -> ServingArgs | Missing:
     f = a.frame
-    if (name := unsized_model(f)) is not None:
-        return Missing("model_size", name)
-    fields = serving_fields(f)
-    if not fields.get("model") and not fields.get("params_b"):
-        return Missing("model")
+    fields = job_fields(f, serving_fields)
+    if isinstance(fields, Missing):
+        return fields
     engine = f.setup.knobs.engine
     if engine in _ENGINES:
         fields["engine"] = engine

@@ -5,8 +5,11 @@ training job's workload fields and the serving workload's. Pure functions of the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from service.catalog.name_sizes import guess_from_name
 from service.frame import Frame, ModelRef, Setup
+from service.questions.base import Missing
 from service.workload import Workload
 
 MEMORY_CLASS_SUFFIX = "G"  # a card named by its memory alone: '24G' (service/planner/questions/fit.py gpu_for)
@@ -142,3 +145,15 @@ def frame_of(w: Workload) -> Frame:
                               deadline_hours=w.deadline_hours, clouds=tuple(w.clouds), billing=w.billing,
                               objective=w.objective, gpu_include=tuple(w.gpu_include), gpu_exclude=tuple(w.gpu_exclude))
     return Frame(task="train", asked="plan", setups=(setup,), data=data, constraints=constraints)
+
+
+def job_fields(frame: Frame, read: Callable[[Frame], dict[str, object]] = workload_fields
+               ) -> dict[str, object] | Missing:
+    """The job's fields as `read` gives them, or the one slot that is missing: a model named without a size the
+    engine can use is asked about by name, no model at all is asked for."""
+    if (name := unsized_model(frame)) is not None:
+        return Missing("model_size", name)
+    fields = read(frame)
+    if not fields.get("model") and not fields.get("params_b"):
+        return Missing("model")
+    return fields
