@@ -65,16 +65,11 @@ def recheck_fit(candidate: dict[str, Any], workload: dict[str, Any], catalog: Ca
     s = candidate["strategy"]
     w = Workload.model_validate(workload)
     job = resolve_job(w, catalog.models)
-    gpu = next((g for g in catalog.gpus if g.id == candidate.get("gpu")), None)
+    gpu = next(g for g in catalog.gpus if g.id == candidate["gpu"])  # a candidate's GPU is a catalog row
     n = int(s["gpus_per_node"]) * int(s["nodes"])
     # the planner's own setup for this GPU, count, stage and offload (framework defaults, the model's frozen copies,
     # the interconnect), then the strategy's stated fields over it
-    setup = base_setup(job, w, gpu) if gpu is not None else None
-    if setup is None:
-        from service.sizing.types import TrainSetup
-
-        setup = TrainSetup(method=s["method"])
-    setup = configured(setup, w, gpu, n, int(s["zero_stage"]), s["offload"], bool(s["grad_ckpt"]))
+    setup = configured(base_setup(job, w, gpu), w, gpu, n, int(s["zero_stage"]), s["offload"], bool(s["grad_ckpt"]))
     setup = replace(setup, method=s["method"], quant_bits=s.get("quant_bits"), precision=s["precision"],
                     seq_len=int(s["seq_len"]), micro_batch=int(s["micro_batch"]),
                     lora_rank=int(s.get("lora_rank") or setup.lora_rank))
