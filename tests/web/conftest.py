@@ -220,3 +220,18 @@ def open_page(browser: Any) -> Iterator[Any]:
 
 def shot(page: Any, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def wait_until(page: Any, function: str, timeout_s: float = 5.0) -> bool:
+    """Polls a JS function (a string) until it returns a truthy value; True if it did within the time.
+
+    Not page.wait_for_function: its polling evaluates the string inside the page, which the page's CSP (script-src
+    'self', no 'unsafe-eval') refuses once the first check is false; page.evaluate runs outside the page's CSP.
+    """
+    end = time.monotonic() + timeout_s
+    while True:
+        if page.evaluate(function):
+            return True
+        if time.monotonic() >= end:
+            return False
+        page.wait_for_timeout(50)

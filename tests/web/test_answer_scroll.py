@@ -4,12 +4,11 @@ box at 775 px, and nothing scrolled to it)."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import pytest
 
-from tests.web.conftest import DESKTOP, PHONE, QUESTION, Live
+from tests.web.conftest import DESKTOP, PHONE, QUESTION, Live, wait_until
 from tests.web.test_page import ask
 
 pytestmark = pytest.mark.integration
@@ -42,8 +41,7 @@ def test_each_new_answers_top_scrolls_into_view(live: Live, open_page: Any, view
     for n, message in enumerate((QUESTION, *FOLLOW_UPS)):
         ask(page, message)
         # the log scrolls smoothly: give it the time to get there (the assertion below says where it sat)
-        with contextlib.suppress(Exception):
-            page.wait_for_function(IN_VIEW, timeout=5_000)
+        wait_until(page, IN_VIEW)
         page.evaluate(SETTLED)
         seen.append(page.evaluate(WHERE))
         assert page.evaluate(IN_VIEW), (n, message, seen)

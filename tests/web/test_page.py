@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.web.conftest import PHONE, QUESTION, Live, example_pick, shot
+from tests.web.conftest import PHONE, QUESTION, Live, example_pick, shot, wait_until
 
 pytestmark = pytest.mark.integration
 SCROLL_TO_TOP = """el => { const log = el.closest('.chat-log');
@@ -281,7 +281,7 @@ def test_a_server_with_a_key_asks_for_it_in_chinese_by_the_key_box(keyed: Live, 
     assert "Missing API key" not in page.locator("body").inner_text()
     page.fill("#api-key-input", "wrong-key")
     page.press("#api-key-input", "Enter")
-    page.wait_for_function("document.getElementById('api-key-prompt').textContent.includes('密钥不对')")
+    assert wait_until(page, "() => document.getElementById('api-key-prompt').textContent.includes('密钥不对')")
     assert page.locator(".alert.error").count() == 0
     page.click("#lang-switch")
     assert "not accepted" in prompt.inner_text()  # follows the language switch
@@ -304,8 +304,8 @@ def test_on_a_phone_the_forms_result_scrolls_into_view(live: Live, open_page: An
         page.fill(selector, value)
     page.click(submit)
     page.locator(f"{result} table").first.wait_for()
-    page.wait_for_function(f"""() => {{ const top = document.querySelector('{result}').getBoundingClientRect().top;
-        return top >= 0 && top < innerHeight / 2; }}""", timeout=5_000)
+    assert wait_until(page, f"""() => {{ const top = document.querySelector('{result}').getBoundingClientRect().top;
+        return top >= 0 && top < innerHeight / 2; }}""")
 
 
 HUE = """el => { const [r, g, b] = getComputedStyle(el).fill.match(/\\d+/g).map(Number).map(v => v / 255);
