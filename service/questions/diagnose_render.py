@@ -99,6 +99,8 @@ def head_lines(d: Diagnosis, ph: Phrases, names: dict[str, str], figures: dict[s
         lines.append(head + str(p["end"]))
         if top.fix is not None:
             lines.append(fix_text(top.fix, ph))
+        if top.detail.get("wide_tp"):  # the pool is a sliver: a shorter context serves one request at a time
+            lines.append(str(p["wider"]).format(**{k: num(v) for k, v in top.detail.items()}))
     if d.ask:
         lines.append(ask_line(d, ph))
     return lines

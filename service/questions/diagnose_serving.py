@@ -177,10 +177,11 @@ def render_serving(d: ServeDiagnosis, ph: Phrases) -> list[str]:
     if quoted and d.asked != "why_runs":
         lines.append(str(p["message"]).format(message=quoted))
     lines.append(str(p["engine"]).format(engine=d.engine_assumed_zh if zh else d.engine_assumed))
-    lines += [""] + [str(p["setup"]).format(label=_label(x, ph), w=_num(x["weights_gib_per_gpu"]),
-                                            kv=_num(x["kv_cache_gib_per_gpu"]), tokens=f"{x['kv_capacity_tokens']:,}",
-                                            ctx=f"{x['max_model_len']:,}", state=_state(x, ph))
-                     for x in art["setups"]]
+    rows = [str(p["setup"]).format(label=_label(x, ph), w=_num(x["weights_gib_per_gpu"]),
+                                   kv=_num(x["kv_cache_gib_per_gpu"]), tokens=f"{x['kv_capacity_tokens']:,}",
+                                   ctx=f"{x['max_model_len']:,}", state=_state(x, ph))
+            for x in art["setups"]]
+    lines += [""] + list(dict.fromkeys(rows))  # setups that size alike (two names of one model) are said once
     if d.fix and d.asked != "compare":
         lines += ["", str(p["fix_title"])]
         fixed = art.get("fixed")

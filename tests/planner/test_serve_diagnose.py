@@ -101,3 +101,17 @@ def test_ollama_too_long_a_context_spills_to_the_cpu(catalog: Catalog) -> None:
 ])
 def test_a_fix_is_applied_to_the_setup(fix: str, field: str, value: object) -> None:
     assert getattr(apply_fix(ServeSetupIn(gpu="A10"), fix), field) == value
+
+
+@pytest.mark.parametrize(("engine", "cause", "flag"), [
+    ("tgi", "tgi_runtime", "--cuda-memory-fraction 0.9"),
+    ("trtllm", "trtllm_runtime", "free_gpu_memory_fraction=0.85"),
+    ("vllm", "vllm_runtime", "--gpu-memory-utilization 0.85"),
+])
+def test_an_oom_while_serving_names_the_engines_own_flag(catalog: Catalog, engine: str, cause: str, flag: str) -> None:
+    # Regression: a TGI / TensorRT-LLM server that starts and then OOMs was told vLLM's '--gpu-memory-utilization'
+    d = serve_diagnose(catalog, _case("Llama-2-13B", "oom", ServeSetupIn(engine=engine, gpu="A100-80G-SXM", gpus=2,
+                                                                        tp=2, outcome="oom")))
+    assert d.setups[0].starts and d.cause == "starts_here" and d.causes[0] == cause and d.fix == flag
+    if engine == "tgi":  # sized with vLLM's policy, said as TGI's stand-in
+        assert "TGI" in d.engine_assumed and "tgi," not in d.engine_assumed

@@ -42,3 +42,20 @@ def test_memory_seen_on_a_server_and_asked_about_is_a_diagnosis(ask: Callable[..
 def test_a_serving_question_without_an_observation_stays_a_plan(ask: Callable[..., Turn]) -> None:
     t = ask("上线qwen2-72b对话服务要几张卡，为什么")
     assert t.type == "serving"
+
+
+def test_weights_that_fill_the_cards_name_the_wider_layout_after_the_shorter_context(ask: Callable[..., Turn]) -> None:
+    # 'a shorter context' alone starts a server that holds one request at a time: the answer says so, and names the
+    # layout that serves (TP4, with its pool) or quantized weights
+    t = ask("vllm 起 Qwen2-72B bf16 2卡 H800 tp2 0.9 权重加载完直接 OOM")
+    lines = t.text.splitlines()
+    assert lines[0].startswith("正常") and "--max-model-len" in lines[1]
+    assert "TP4" in lines[2] and "AWQ" in lines[2] and "KV 缓存" in lines[2]
+    assert t.text.count("- vLLM TP2") == 1  # a setup is listed once
+
+
+def test_a_tgi_server_that_starts_and_ooms_is_asked_tgis_settings(ask: Callable[..., Turn]) -> None:
+    # Regression: TGI was asked vLLM's --max-model-len / --gpu-memory-utilization and told a vLLM flag as the fix
+    t = ask("TGI 部署 Qwen2-7B 一张 H800，跑一会就 OOM 了")
+    assert "--max-batch-prefill-tokens" in t.text and "--gpu-memory-utilization" not in t.text
+    assert "tgi," not in t.text

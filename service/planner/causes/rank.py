@@ -164,6 +164,12 @@ def host_diagnosis(case: TrainCase) -> Diagnosis:
 # --- serving ----------------------------------------------------------------------------------------------------
 
 
+# The settings that decide an engine's memory beyond the start-up sum, asked when that sum says it starts (the
+# phrase table's `ask` keys; vLLM's is max_model_len)
+RUNTIME_ASK = {"sglang": "runtime_sglang", "lmdeploy": "runtime_lmdeploy", "tgi": "runtime_tgi",
+               "trtllm": "runtime_trtllm"}
+
+
 def serve_memory_diagnosis(run: ServeRun, kind: Observed) -> Diagnosis:
     m = run.mem
     held = serve_memory.held_gib(run)
@@ -188,7 +194,7 @@ def serve_memory_diagnosis(run: ServeRun, kind: Observed) -> Diagnosis:
     out = ranked(causes, [*blocking, "kv_short", "graphs", "other_processes", "runtime_headroom"])
     headroom = any(c.code == "runtime_headroom" for c in out)
     verdict = True if headroom else None if starts and (runtime or not out) else not starts
-    ask = "max_model_len" if starts and not out and not runtime else None
+    ask = RUNTIME_ASK.get(run.engine, "max_model_len") if starts and not out and not runtime else None
     return Diagnosis(observed_kind=kind, causes=out, expected=Quantity.of(m.weights_gib, "GiB", 1),
                      verdict=verdict, ask=ask, impossible=impossible)
 

@@ -141,7 +141,28 @@ def kv_short(run: ServeRun) -> Cause:
     return Cause(code="kv_short", explains=_gib(max(0.0, need - m.kv_cache_gib)), stated=run.is_stated("max_model_len"),
                  fix=fix, detail={"max_len": m.max_model_len, "fits": fits, "kv_kib": round(per_token_kib, 1),
                                   "pool_gib": round(m.kv_cache_gib, 2),
-                                  "no_gqa": 1.0 if attention_kind(run.model) == "mha" else 0.0})
+                                  "no_gqa": 1.0 if attention_kind(run.model) == "mha" else 0.0, **_wider(run)})
+
+
+TIGHT_POOL = 0.1  # a KV pool under this share of what the engine takes: the weights fill the cards
+
+
+def _wider(run: ServeRun) -> dict[str, float]:
+    """When the weights leave the pool almost nothing (a shorter context serves one request at a time), the wider
+    tensor-parallel layout that gives the cache room: its degree, its pool per GPU and the tokens it holds."""
+    m = run.mem
+    if m.kv_cache_gib >= TIGHT_POOL * m.mem_fraction * cuda_total_gib(run.gpu):
+        return {}
+    tp = run.setup.tp * 2
+    heads, kv_heads = run.model.num_heads or 0, run.model.num_kv_heads or run.model.num_heads or 0
+    if tp > 8 or not heads or heads % tp or (kv_heads >= tp and kv_heads % tp):
+        return {}
+    wide = run.mem_with(tp=tp)
+    if not wide.starts:
+        return {}
+    return {"wide_tp": float(tp), "wide_gpus": float(tp * run.setup.pp), "wide_pool_gib": round(wide.kv_cache_gib, 1),
+            "wide_tokens": float(wide.kv_capacity_tokens),
+            "wide_seqs": round(wide.max_concurrency, 1)}
 
 
 def kernel_support(run: ServeRun) -> Cause:

@@ -30,6 +30,7 @@ from service.sizing.serving.types import EngineMemory, LoadPoint, ServingSetup
 from service.sizing.serving.versions import engine_label
 
 SIZED = ("vllm", "sglang", "lmdeploy", "trtllm")
+STAND_IN_NAMES = {"tgi": "TGI", "mindie": "MindIE", "xinference": "Xinference", "vllm-ascend": "vLLM Ascend"}
 AS_VLLM = {"tgi": "vllm", "mindie": "vllm", "xinference": "vllm", "vllm-ascend": "vllm"}  # sized with vLLM's policy
 LOCAL = ("hf", "transformers", "ollama", "llamacpp")
 SPEED_BAND = (0.5, 2.0)  # observed / estimated tokens/s within this: what the setup gives
@@ -180,7 +181,8 @@ def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]
                             .output_tokens_per_s, 1)
     label = engine_label(setup.engine, None, runtime(g))
     if s.engine in AS_VLLM:
-        label = (f"{s.engine}, sized with {label[0]}", f"{s.engine}（按 {label[1]}）")
+        name = STAND_IN_NAMES.get(s.engine, s.engine)
+        label = (f"{label[0]} standing in for {name}", f"{label[1]}（{name} 按同样的方式预留显存）")
     return _out(s, setup, g, mem, label, single, at_load)
 
 
@@ -243,6 +245,10 @@ def _runtime_oom(f: SetupFigures) -> tuple[str, str | None]:
         return "sglang_runtime", f"--mem-fraction-static {round(frac - 0.05, 2):g}"
     if f.engine in LOCAL:
         return "local_runtime", None
+    if f.engine == "tgi":  # warm-up sized the prefill; the rest of --cuda-memory-fraction (default 1.0) is KV cache
+        return "tgi_runtime", "--cuda-memory-fraction 0.9"
+    if f.engine == "trtllm":
+        return "trtllm_runtime", f"free_gpu_memory_fraction={round(frac - 0.05, 2):g}"
     return "vllm_runtime", f"--gpu-memory-utilization {round(frac - 0.05, 2):g}"
 
 

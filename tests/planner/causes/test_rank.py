@@ -106,3 +106,12 @@ def test_a_slow_stream_against_the_bandwidth_bound(serve: Serve) -> None:
 def test_a_slow_stream_without_its_figure_asks_for_it(serve: Serve) -> None:
     d = rank.serve_slow_diagnosis(serve("Qwen2-7B", "RTX-4090", seen={"kind": "slow"}))
     assert d.ask == "tokens_per_s" and d.verdict is None
+
+
+@pytest.mark.parametrize(("engine", "ask"), [("vllm", "max_model_len"), ("tgi", "runtime_tgi"),
+                                             ("trtllm", "runtime_trtllm"), ("sglang", "runtime_sglang")])
+def test_an_oom_the_start_up_sum_does_not_explain_asks_for_the_engines_own_settings(serve: Serve, engine: str,
+                                                                                   ask: str) -> None:
+    # Regression: a TGI server that starts on the estimate was asked for vLLM's --max-model-len
+    d = rank.serve_memory_diagnosis(serve("Qwen2-7B", "H800-SXM", engine=engine, seen={"kind": "oom"}), "serve_oom")
+    assert d.ask == ask

@@ -129,3 +129,15 @@ def test_tp_adds_speed_per_request_not_throughput(serve: Make) -> None:
     assert c.applies and c.explains is not None and c.explains.value > 1.15
     assert c.fix is not None and c.fix.fixed is not None and c.fix.fixed.value > c.detail["tp_tps"]
     assert not sp.tp_replicas(serve("Qwen2-7B", "A100-40G-SXM", 4, knobs={"tp": 4})).applies  # no load stated
+
+
+def test_a_pool_the_weights_leave_as_a_sliver_names_the_wider_layout(serve: Make) -> None:
+    # 'vllm 起 Qwen2.5-72B bf16 2卡 A100 80G tp2 0.9 权重加载完直接 OOM': a shorter context starts it, one request at a
+    # time; the answer also names the layout that serves (TP4) with its pool, or quantized weights
+    run = serve("Qwen2-72B", "H800-SXM", 2, knobs={"tp": 2, "max_model_len": 32768})
+    c = sm.kv_short(run)
+    assert c.applies and c.detail["wide_tp"] == 4 and c.detail["wide_gpus"] == 4
+    assert c.detail["wide_pool_gib"] > 5 * c.detail["pool_gib"] and c.detail["wide_tokens"] > c.detail["fits"]
+    # a pool that is short for the context but not a sliver: the shorter context is the whole fix
+    roomy = sm.kv_short(serve("Qwen2-7B", "RTX-4090", knobs={"max_model_len": 131072}))
+    assert roomy.applies and "wide_tp" not in roomy.detail
