@@ -35,7 +35,8 @@ class MinGpusArgs(Asked):
 
 
 class GpuOption(Part):
-    """A reference card's count when no GPU was named."""
+    """A reference card's count: each when no GPU was named; the first larger one that holds the job when no count
+    of the named GPU does."""
 
     gpu: str
     gpu_name: str
@@ -89,7 +90,7 @@ class MinGpusAnswer(AnswerBase):
                "weights_gib": total_weights_gib(self.memory, self.strategy, self.gpus_needed) or 0.0}
         if self.gpus_needed:
             out["count"] = float(self.gpus_needed)
-        else:  # no GPU named: the count on the 80 GB reference card
+        elif self.gpu is None:  # no GPU named: the count on the 80 GB reference card
             ref = next((o for o in self.options if o.gpu == REFERENCE_80G and o.gpus_needed), None)
             if ref is not None:
                 out["count"] = float(ref.gpus_needed or 0)
@@ -157,7 +158,7 @@ def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
             lines.append(ph.text("min_ref_line", gpu=o.gpu_name, memory=f"{o.gpu_memory_gib:g}", n=n))
         return "\n".join(lines + _other_methods(a, ph) + assumption_lines(a.assumptions, a.assumptions_zh, ph))
     if a.gpus_needed is None:
-        lines = [ph.text("min_none", gpu=a.gpu_name, model=model, method=method, one=a.single_gpu_gib)]
+        lines = _none_lines(a, model, method, ph)
     else:
         key = "min_one" if a.gpus_needed == 1 else "min_yes"
         lines = [] if a.deadline_hours is None else [_deadline_line(a, ph)]
@@ -167,6 +168,19 @@ def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
                  memory_terms_line(a.memory, a.strategy, kind, ph)]
     lines += ["", *rent_lines(a.rent, a.gpu_name, a.vendor, a.form_factor, ph, None)]
     return "\n".join(lines + _other_methods(a, ph) + assumption_lines(a.assumptions, a.assumptions_zh, ph))
+
+
+def _none_lines(a: MinGpusAnswer, model: str, method: str, ph: Phrases) -> list[str]:
+    """No count of the card holds it: what stays on every card however many there are (activations do not shard),
+    the larger card that holds it and its count, and what shrinks the floor on this card."""
+    m = a.memory
+    lines = [ph.text("min_none", gpu=a.gpu_name, model=model, method=method, one=a.single_gpu_gib,
+                     per=m.per_gpu_gib, act=m.activations_gib, usable=a.usable_gib),
+             memory_terms_line(m, a.strategy, a.model.kind, ph)]
+    alt = a.options[0] if a.options else None
+    lines.append(ph.text("min_none_fix", gpu=a.gpu_name) if alt is None else
+                 ph.text("min_none_alt", gpu=a.gpu_name, alt=alt.gpu_name, n=alt.gpus_needed, need=alt.per_gpu_gib))
+    return lines
 
 
 def _summary(o: MinGpusAnswer) -> str:

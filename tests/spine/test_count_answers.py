@@ -230,3 +230,18 @@ def test_ollama_with_no_quantization_said_is_sized_as_its_4_bit_default(ask_fram
                                      "hardware": {"gpu": "A10"}}]})
     assert isinstance(said_q8.answer, ServingAnswer) and said_q8.answer.inference is not None
     assert said_q8.answer.inference.weights == "int8" and "q4_K_M" not in said_q8.text
+
+
+@pytest.mark.parametrize(("text", "alt"), [("qwen2-72b lora 16k 最少几张4090", "H800 SXM 至少 16 张"),
+                                           ("Qwen2-7B lora 128k context, how many 4090s at least", None)])
+def test_no_count_that_fits_says_what_stays_on_every_card_and_what_does_fit(ask: Callable[..., Turn], text: str,
+                                                                            alt: str | None) -> None:
+    # Regression: '64 张 RTX 4090 也放不下 …：单卡需要 85.93 GiB' said neither why more cards do not help (the
+    # activations are not sharded) nor what would run it
+    t = ask(text)
+    lines = t.text.splitlines()
+    assert t.type == "min_gpus" and "64" in lines[0] and ("激活" in lines[0] or "activations" in lines[0])
+    assert "ZeRO-3" in lines[0] and ("显存账" in lines[1] or "Memory per GPU" in lines[1])
+    assert "Ulysses" in lines[2] and "Liger" in lines[2]
+    assert (alt in lines[2]) if alt else ("larger card" not in lines[2] and "更大显存" not in lines[2])
+    assert t.answer is not None and "count" not in t.answer.facts()  # no count of the named card is claimed

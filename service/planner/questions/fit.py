@@ -182,6 +182,20 @@ def _in_time(cat: Catalog, w: Workload, gpu: str, needed: Artifact | None) -> tu
     return None, last
 
 
+def _larger_cards(cat: Catalog, w: Workload, memory_gib: float, vendor: str) -> list[Artifact]:
+    """No count of the named card holds the job: the smallest card of the vendor's with more memory that does (the
+    reference cards first among equals), and its count (what does not shard, activations above all, sets a floor per card that only a larger card clears)."""
+    rank = {ref: i for i, ref in enumerate(REFERENCE_GPUS)}
+    larger = sorted((g for g in cat.gpus if g.memory_gib > memory_gib and g.vendor == vendor),
+                    key=lambda g: (g.memory_gib, rank.get(g.id, len(rank)), g.id))
+    for g in larger:
+        needed = gpus_needed(cat, w, g.id)
+        if needed is not None:
+            return [{"gpu": g.id, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
+                     "gpus_needed": needed["gpus"], "per_gpu_gib": needed["memory"]["per_gpu_gib"]}]
+    return []
+
+
 def _min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
     if gpu is not None:
         g, _ = resolve_gpu(gpu, cat.gpus)
@@ -197,7 +211,8 @@ def _min_gpus(cat: Catalog, w: Workload, gpu: str | None) -> Artifact:
                         "most_gpus": most["gpus"], "most_hours": most["training_hours"]}
             needed = timed or needed
         shown = needed or _sized(cat, w, g.id, COUNTS[-1])
-        return {**deadline,
+        larger = [] if needed is not None else _larger_cards(cat, w, g.memory_gib, g.vendor)
+        return {**deadline, "options": larger,
             "kind": "min_gpus", "gpu": g.id, "gpu_name": short_name(g.id), "gpu_memory_gib": g.memory_gib,
             "usable_gib": usable_gib(g), "gpus_needed": None if needed is None else needed["gpus"],
             "gpu_count": None if needed is None else needed["gpus"], "fits": needed is not None,
