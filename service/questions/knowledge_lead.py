@@ -12,6 +12,7 @@ opens with.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from service.frame import Frame
@@ -81,6 +82,28 @@ def order(passages: list[PassageRef], terms: tuple[str, ...]) -> list[PassageRef
     return on + [p for p in passages if p not in on]
 
 
+_ITEM = re.compile(r"\n(?=\s*(?:[-*]|\d+[.、)])\s)|\n\s*\n")  # a passage's list items and paragraphs
+
+
+def _contains(sentence: str, names: list[str]) -> bool:
+    low = sentence.lower()
+    return any(n.lower() in low for n in names)
+
+
+def engine_sentence(p: PassageRef, terms: tuple[str, ...], sentence: str) -> str:
+    """A passage on several engines whose first sentence names another one than the question's (SGLang's flag for a
+    TensorRT-LLM question): its first item about the question's engine leads instead."""
+    asked = [t for t in terms if t in _ENGINE_NAMES.values()]
+    others = [n for n in _ENGINE_NAMES.values() if n not in asked]
+    if not asked or _contains(sentence, asked) or not _contains(sentence, others):
+        return sentence
+    for item in _ITEM.split(passage_body(p.text, p.title)):
+        line = first_sentence(item.strip(), limit=240)
+        if _contains(line, asked) and is_prose(line):
+            return line
+    return sentence
+
+
 def lead(passages: list[PassageRef]) -> tuple[str, PassageRef] | None:
     """The first passage whose first sentence reads as an answer, and that sentence; None when none does."""
     for p in passages:
@@ -111,7 +134,7 @@ def choose(passages: list[PassageRef], terms: tuple[str, ...], question: str) ->
         found = lead([p])
         if found is None:
             continue
-        sentence = found[0]
+        sentence = engine_sentence(p, terms, found[0])
         verdict = verdict_of(sentence)
         rest = [p, *[q for q in ordered if q is not p]]
         if verdict is None or overlap(p.section, question) >= SAME_QUESTION:

@@ -25,7 +25,7 @@ def first_sentence(text: str, limit: int = 160) -> str:
     body = _TABLE_ROW.sub("", body).strip()
     body = _LIST_MARKER.sub("", body)
     m = _SENTENCE.search(body)
-    out = (m.group(1) if m else body.split("\n", 1)[0]).replace("\n", " ").strip()
+    out = " ".join((m.group(1) if m else body.split("\n", 1)[0]).split())  # a wrapped line's indent is one space
     out = out if len(out) <= limit else out[: limit - 1] + "…"
     return out + "”" * (out.count("“") > out.count("”"))  # a quote the sentence ends inside is closed
 

@@ -20,6 +20,9 @@ def test_the_title_line_is_dropped_once() -> None:
     ("1. Estimate the memory first!\n2. Then pick the card.", "Estimate the memory first!"),
     ("1. 先估算训练显存！\n2. 再选卡。", "先估算训练显存！"),
     ("No sentence end here\nsecond line", "No sentence end here"),
+    # a list item wrapped onto an indented line reads as one line, one space at the wrap
+    ("- SGLang `--mem-fraction-static`: the share that holds weights and KV cache; the rest\n  is for activations.",
+     "SGLang --mem-fraction-static: the share that holds weights and KV cache; the rest is for activations."),
 ])
 def test_the_first_sentence_without_markdown(text: str, first: str) -> None:
     assert first_sentence(text) == first

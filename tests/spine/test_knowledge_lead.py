@@ -14,7 +14,7 @@ from service.catalog.loader import Catalog
 from service.frame import Constraints, Frame, Knobs, Setup
 from service.questions import knowledge
 from service.questions.base import Ask, Context
-from service.questions.knowledge_lead import lead, order, topic_terms
+from service.questions.knowledge_lead import engine_sentence, lead, order, topic_terms
 from service.questions.parts import PassageRef
 from service.retrieval.passages import is_prose, overlap, verdict_of
 from service.retrieval.types import Passage
@@ -164,3 +164,20 @@ def test_a_plain_sentence_leads_over_a_yes_no_to_another_question(mini: Catalog)
                            [_p("dpo", "DPO 要双倍显存，是 SFT 的两倍吗？", DPO, "zh"), _p("ref", "DPO 的参考模型", plain, "zh")],
                            "zh")
     assert text.splitlines()[0] == plain and out.answer is None and out.passages[0].id == "ref"
+
+
+def test_a_passage_on_several_engines_leads_with_the_questions_engine() -> None:
+    # Regression: 'TensorRT-LLM takes as much memory for KV cache as it can, how do I limit it per instance?' led
+    # with the section's first item, SGLang's --mem-fraction-static
+    body = ("- SGLang `--mem-fraction-static`: the share of the memory free at start that holds weights and KV cache.\n"
+            "- LMDeploy `--cache-max-entry-count`: the share of the memory free after the weights.\n"
+            "- TensorRT-LLM `KvCacheConfig(free_gpu_memory_fraction=0.9)`: the share of the memory free after the\n"
+            "  weights and runtime buffers.")
+    p = PassageRef(id="e", source="guide/15.md", title="Guide — engines", section="SGLang, LMDeploy and TensorRT-LLM", ref="",
+                   text=f"Guide — engines\n{body}")
+    first = lead([p])
+    assert first is not None and first[0].startswith("SGLang")
+    said = engine_sentence(p, ("TensorRT-LLM",), first[0])
+    assert said.startswith("TensorRT-LLM KvCacheConfig(free_gpu_memory_fraction=0.9)") and said.endswith("buffers.")
+    assert engine_sentence(p, ("SGLang",), first[0]) == first[0]  # its own engine first: kept
+    assert engine_sentence(p, ("FlashAttention",), first[0]) == first[0]  # no engine asked: kept
