@@ -135,7 +135,7 @@ def _deadline_line(a: MinGpusAnswer, ph: Phrases) -> str:
     fields = {"deadline": f"{a.deadline_hours:g}", "gpu": a.gpu_name, "mem": a.memory_gpus,
               "mem_hours": f"{a.memory_hours or 0:,.1f}"}
     if a.deadline_met:
-        return ph.text("min_deadline", n=a.gpus_needed, hours=f"{a.training_hours or 0:,.1f}", **fields)
+        return ph.text("min_deadline", n=a.gpus_needed, nodes=nodes_text(a.gpus_needed, ph), hours=f"{a.training_hours or 0:,.1f}", **fields)
     return ph.text("min_deadline_none", most=a.most_gpus, most_hours=f"{a.most_hours or 0:,.1f}", **fields)
 
 
@@ -163,11 +163,16 @@ def render_min_gpus(answer: MinGpusAnswer, ph: Phrases) -> str:
         key = "min_one" if a.gpus_needed == 1 else "min_yes"
         lines = [] if a.deadline_hours is None else [_deadline_line(a, ph)]
         key = key if a.deadline_hours is None else "min_per_gpu"  # the count is said: the memory on those cards
-        lines += [ph.text(key, n=a.gpus_needed, gpu=a.gpu_name, model=model, method=method,
+        lines += [ph.text(key, n=a.gpus_needed, gpu=a.gpu_name, model=model, method=method, nodes=nodes_text(a.gpus_needed, ph),
                          zero=a.strategy.zero_stage, need=a.per_gpu_gib, usable=a.usable_gib, one=a.single_gpu_gib),
                  memory_terms_line(a.memory, a.strategy, kind, ph)]
     lines += ["", *rent_lines(a.rent, a.gpu_name, a.vendor, a.form_factor, ph, None)]
     return "\n".join(lines + _other_methods(a, ph) + assumption_lines(a.assumptions, a.assumptions_zh, ph))
+
+
+def nodes_text(n: int | None, ph: Phrases) -> str:
+    """'（2 台 8 卡机器）' for a count beyond one server (counts above 8 are whole 8-card servers); '' within one."""
+    return ph.text("min_nodes", k=n // 8) if n is not None and n > 8 else ""
 
 
 def _none_lines(a: MinGpusAnswer, model: str, method: str, ph: Phrases) -> list[str]:
@@ -179,7 +184,8 @@ def _none_lines(a: MinGpusAnswer, model: str, method: str, ph: Phrases) -> list[
              memory_terms_line(m, a.strategy, a.model.kind, ph)]
     alt = a.options[0] if a.options else None
     lines.append(ph.text("min_none_fix", gpu=a.gpu_name) if alt is None else
-                 ph.text("min_none_alt", gpu=a.gpu_name, alt=alt.gpu_name, n=alt.gpus_needed, need=alt.per_gpu_gib))
+                 ph.text("min_none_alt", gpu=a.gpu_name, alt=alt.gpu_name, n=alt.gpus_needed, need=alt.per_gpu_gib,
+                         nodes=nodes_text(alt.gpus_needed, ph)))
     return lines
 
 

@@ -245,3 +245,16 @@ def test_no_count_that_fits_says_what_stays_on_every_card_and_what_does_fit(ask:
     assert "Ulysses" in lines[2] and "Liger" in lines[2]
     assert (alt in lines[2]) if alt else ("larger card" not in lines[2] and "更大显存" not in lines[2])
     assert t.answer is not None and "count" not in t.answer.facts()  # no count of the named card is claimed
+
+
+@pytest.mark.parametrize(("text", "machines"), [("Qwen2-72B 全参微调最少几张H800", "台 8 卡机器"),
+                                               ("how many H800s at least for Qwen2-72B full fine-tuning", "machines of 8")])
+def test_a_count_beyond_one_server_says_its_machines(ask: Callable[..., Turn], text: str, machines: str) -> None:
+    # '要几机几卡': a count above 8 is whole 8-card servers, and the first line says how many
+    t = ask(text)
+    assert t.answer is not None
+    n = int(t.answer.facts()["count"])
+    first = t.text.splitlines()[0]
+    assert n > 8 and f"{n // 8} {machines}" in first.replace("（", " ").replace("(", " ")
+    small = ask("Qwen2-7B lora 最少几张A10")
+    assert "机器" not in small.text.splitlines()[0]

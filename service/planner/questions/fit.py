@@ -183,11 +183,14 @@ def _in_time(cat: Catalog, w: Workload, gpu: str, needed: Artifact | None) -> tu
 
 
 def _larger_cards(cat: Catalog, w: Workload, memory_gib: float, vendor: str) -> list[Artifact]:
-    """No count of the named card holds the job: the smallest card of the vendor's with more memory that does (the
-    reference cards first among equals), and its count (what does not shard, activations above all, sets a floor per card that only a larger card clears)."""
+    """No count of the named card holds the job: the first card with more memory that does, and its count. The
+    common reference cards (RTX 4090, L20, A100 80G, H20) come first, those the clouds rent before those they do not,
+    each group smallest first; then the vendor's other cards the same way (what does not shard, activations above
+    all, sets a floor per card that only a larger card clears)."""
     rank = {ref: i for i, ref in enumerate(REFERENCE_GPUS)}
+    rented = {r.gpu for r in cat.instances if not r.stale}
     larger = sorted((g for g in cat.gpus if g.memory_gib > memory_gib and g.vendor == vendor),
-                    key=lambda g: (g.memory_gib, rank.get(g.id, len(rank)), g.id))
+                    key=lambda g: (g.id not in rank, g.id not in rented, g.memory_gib, rank.get(g.id, 0), g.id))
     for g in larger:
         needed = gpus_needed(cat, w, g.id)
         if needed is not None:
