@@ -18,7 +18,7 @@ from service.planner.questions.diagnose import diagnose, rule
 from service.planner.questions.fit import gpu_for
 from service.planner.questions.serve_diagnose import ServeCase, serve_diagnose
 from service.questions.base import Context, Phrases, QuestionModule, workload_of
-from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs
+from service.questions.diagnose_answer import DiagnoseAnswer, DiagnoseArgs, with_setup
 from service.questions.diagnose_estimate import estimate_text
 from service.questions.diagnose_general import (
     also_lines,
@@ -134,6 +134,7 @@ def _rule_answers(ctx: Context, args: DiagnoseArgs) -> bool:
 
 
 def _run(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
+    args = with_setup(args)
     rule_answers = _rule_answers(ctx, args)
     if args.general is not None and not args.model_named and args.serving is None and not rule_answers:
         general = run_general(ctx, args)

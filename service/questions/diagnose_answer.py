@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from service.frame import Load, Setup
+from service.frame import Hardware, Knobs, Load, Outcome, Setup
 from service.planner.causes.types import Cause, Diagnosis
 from service.planner.questions.diagnose import Observation
 from service.planner.questions.serve_diagnose import ServeCase, ServeDiagnosis
@@ -47,6 +47,29 @@ class DiagnoseArgs(Asked):
     load: Load | None = Field(default=None, description="a server's load: concurrency, request rate, lengths")
     general: GeneralCase | None = Field(default=None, description="the post's setups for the causes that need no "
                                         "size: answered from them when the model is not named or not known")
+
+
+# Workload fields the cause model reads as the run's knobs (the same name on both), and the observation's figures
+_KNOBS = ("seq_len", "micro_batch", "lora_rank", "zero_stage", "precision", "optimizer", "attention", "loss",
+          "quant_bits", "framework")
+_SEEN = ("memory_gb", "hours", "tokens_per_s", "util_pct")
+
+
+def with_setup(args: DiagnoseArgs) -> DiagnoseArgs:
+    """A caller that sends no question frame (an MCP client, the API) still gets the cause model: the setup it reads
+    is built from the arguments' own fields, those the caller set only (an unset one stays unstated)."""
+    if args.setup is not None or not args.model_named:
+        return args
+    knobs = {k: getattr(args, k) for k in _KNOBS if getattr(args, k) is not None}
+    if args.grad_ckpt is not None:
+        knobs["checkpointing"] = args.grad_ckpt
+    if args.engine:
+        knobs["engine"] = args.engine
+    o = args.observation
+    seen = None if o is None else Outcome(kind=o.kind, **{k: getattr(o, k) for k in _SEEN if getattr(o, k)})
+    setup = Setup(method=args.method if "method" in args.model_fields_set else None, knobs=Knobs(**knobs),
+                  hardware=Hardware(gpu=args.gpu, gpu_count=args.gpu_count), outcome=seen)
+    return args.model_copy(update={"setup": setup})
 
 
 class Finding(Part):

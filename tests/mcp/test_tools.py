@@ -136,6 +136,16 @@ def test_every_tool_answers_with_structured_output(mcp_call: Call, name: str, ar
         assert r.structuredContent[key] == expected
 
 
+def test_diagnose_runs_the_cause_model_from_the_callers_fields(mcp_call: Call) -> None:
+    # an MCP client sends no frame: the cause model still ranks the causes, each with its number (issue 37)
+    r = mcp_call("diagnose", {"model": "Qwen2.5-7B", "gpu": "A10", "seq_len": 8192, "observation": {"kind": "oom"}})
+    assert not r.isError, r.content
+    d = r.structuredContent["diagnosis"]
+    assert d is not None and d["observed_kind"] == "train_oom" and d["causes"]
+    assert all(c["explains"] is None or c["explains"]["unit"] == "GiB" for c in d["causes"])
+    assert "top cause" in r.content[0].text  # type: ignore[union-attr]
+
+
 def test_catalog_rows_carry_source_and_date(mcp_call: Call) -> None:
     for kind in ("gpus", "instances", "prices"):
         rows = mcp_call("search_catalog", {"kind": kind, "cloud": "tencent", "limit": 5}).structuredContent["rows"]

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from service.catalog.loader import Catalog
+from service.frame import Setup
+from service.questions import diagnose
+from service.questions.base import Context
+from service.questions.diagnose_answer import DiagnoseArgs, with_setup
 from service.questions.diagnose_render import num
 from service.questions.turn import Turn
 
@@ -67,3 +72,18 @@ def test_zero3_over_10gbe_is_why_two_nodes_are_slower(ask: Callable[..., Turn]) 
     top = _top(t)
     assert top["code"] == "zero3_link"
     assert "ZeRO-3" in t.text.splitlines()[0] and "RDMA" in t.text.splitlines()[1]
+
+
+def test_a_caller_without_a_frame_gets_the_cause_model(mini: Catalog) -> None:
+    # Regression: MCP's diagnose hides `setup` (the chat builds it from the frame), so an MCP call ran the estimate
+    # alone and never the cause model; the setup is now built from the caller's own fields
+    args = DiagnoseArgs.model_validate({"model": "Qwen2-7B", "gpu": "RTX-4090", "gpu_count": 8, "seq_len": 2048,
+                                        "micro_batch": 2, "observation": {"kind": "oom"}})
+    built = with_setup(args).setup
+    assert built is not None and built.hardware.gpu_count == 8 and built.knobs.seq_len == 2048
+    assert built.knobs.micro_batch == 2 and built.outcome is not None and built.outcome.kind == "oom"
+    assert built.method is None and built.knobs.zero_stage is None  # what the caller did not set stays unstated
+    out = diagnose.MODULE.run(Context.of(mini, max_price_age_days=100_000), args)
+    assert out.diagnosis is not None and out.diagnosis.top is not None and out.diagnosis.top.code == "replicas"
+    framed = args.model_copy(update={"setup": Setup()})
+    assert with_setup(framed).setup == Setup()  # a frame's setup (the chat's) is kept as it is
