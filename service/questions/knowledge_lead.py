@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from service.frame import Frame
+from service.lexicon.data import lexicon
 from service.questions.parts import PassageRef
 from service.retrieval.passages import first_sentence, is_prose, overlap, passage_body, verdict_of
 
@@ -41,8 +42,11 @@ _BILLING_TERMS: dict[str, tuple[str, ...]] = {
     "on_demand": ("按量", "pay-as-you-go"),
 }
 _OBJECTIVES = ("dpo", "orpo", "kto", "ppo", "grpo", "simpo")  # training objectives the guide names by their acronym
-_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "lmdeploy": "LMDeploy",
-                 "ollama": "Ollama", "llamacpp": "llama.cpp", "tgi": "TGI", "mindie": "MindIE"}
+
+
+def _engine_names() -> dict[str, str]:
+    """Engines as the answers name them (knowledge/lexicon.yaml)."""
+    return lexicon().labels("engines", "en")
 
 
 def topic_terms(frame: Frame) -> tuple[str, ...]:
@@ -55,8 +59,9 @@ def topic_terms(frame: Frame) -> tuple[str, ...]:
         terms += _BILLING_TERMS.get(frame.constraints.billing, ())
     setup = frame.setup
     knobs = setup.knobs
-    if knobs.engine in _ENGINE_NAMES:
-        terms.append(_ENGINE_NAMES[knobs.engine])
+    engine = _engine_names().get(knobs.engine or "")
+    if engine:
+        terms.append(engine)
     if knobs.attention == "flash":
         terms.append("FlashAttention")
     if knobs.strategy == "zero" or knobs.zero_stage is not None:
@@ -93,8 +98,9 @@ def _contains(sentence: str, names: list[str]) -> bool:
 def engine_sentence(p: PassageRef, terms: tuple[str, ...], sentence: str) -> str:
     """A passage on several engines whose first sentence names another one than the question's (SGLang's flag for a
     TensorRT-LLM question): its first item about the question's engine leads instead."""
-    asked = [t for t in terms if t in _ENGINE_NAMES.values()]
-    others = [n for n in _ENGINE_NAMES.values() if n not in asked]
+    names = _engine_names().values()
+    asked = [t for t in terms if t in names]
+    others = [n for n in names if n not in asked]
     if not asked or _contains(sentence, asked) or not _contains(sentence, others):
         return sentence
     for item in _ITEM.split(passage_body(p.text, p.title)):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.catalog.loader import Catalog
 from service.catalog.queries import resolve_gpu
 from service.catalog.schema import GpuSpec, ModelSpec
+from service.lexicon.data import lexicon
 from service.planner.questions.serve_local import local_run
 from service.planner.serving_size import resolve_serving_model
 from service.serving_workload import ServingWorkload
@@ -30,7 +31,6 @@ from service.sizing.serving.types import EngineMemory, LoadPoint, ServingSetup
 from service.sizing.serving.versions import engine_label
 
 SIZED = ("vllm", "sglang", "lmdeploy", "trtllm")
-STAND_IN_NAMES = {"tgi": "TGI", "mindie": "MindIE", "xinference": "Xinference", "vllm-ascend": "vLLM Ascend"}
 AS_VLLM = {"tgi": "vllm", "mindie": "vllm", "xinference": "vllm", "vllm-ascend": "vllm"}  # sized with vLLM's policy
 LOCAL = ("hf", "transformers", "ollama", "llamacpp")
 SPEED_BAND = (0.5, 2.0)  # observed / estimated tokens/s within this: what the setup gives
@@ -181,7 +181,7 @@ def _figures(m: ModelSpec, g: GpuSpec, s: ServeSetupIn, lengths: tuple[int, int]
                             .output_tokens_per_s, 1)
     label = engine_label(setup.engine, None, runtime(g))
     if s.engine in AS_VLLM:
-        name = STAND_IN_NAMES.get(s.engine, s.engine)
+        name = lexicon().labels("engines", "en").get(s.engine, s.engine)
         label = (f"{label[0]} standing in for {name}", f"{label[1]}（{name} 按同样的方式预留显存）")
     return _out(s, setup, g, mem, label, single, at_load)
 
