@@ -47,6 +47,8 @@ PLAN: dict[str, Any] = {
     "alternatives": {"faster": "GT4.41XLARGE948"},
     "notes": [],
 }
+GATE_S = 30.0  # a gated answer waits this long at most: far beyond any acknowledgement, so one that waited shows
+
 ANSWER_ZH = ("## 推荐配置：Qwen2-7B\n\n| 云 | 实例 |\n|---|---|\n| 腾讯云 | GT4.4XLARGE96 |\n\n"
              "每卡显存 **30.12 GiB**，可放下。")
 ANSWER_EN = "## Recommendation: Qwen2-7B\n\nPer-GPU memory **30.12 GiB**, fits."
@@ -67,6 +69,7 @@ SERVING_ZH = ("需要 **2 张 NVIDIA L20 48GB**（每个副本 1 张 × 2 个副
 @dataclass
 class FakeAssistant:
     delay_s: float = 0.0
+    gate: threading.Event | None = None  # set: ask() waits for it (at most GATE_S), an answer that is not ready yet
     fail_with: Exception | None = None
     answer_zh: str = ANSWER_ZH
     serving: Any = None  # a ServingAnswer: every answer is this serving answer (SERVING_ZH's text)
@@ -81,6 +84,8 @@ class FakeAssistant:
             self.asked.append((message, session_id))
         if self.delay_s:
             time.sleep(self.delay_s)
+        if self.gate is not None:
+            self.gate.wait(GATE_S)
         if self.fail_with is not None:
             raise self.fail_with
         if session_id is not None and session_id not in self.sessions:

@@ -4,16 +4,13 @@ the loopback Web API stub."""
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service.slack.blocks import LAUNCH_BUNDLE_ACTION, REQUEST_DOC_ACTION, action_value
-from tests.slack.conftest import SlackHarness, build_harness
+from tests.slack.conftest import SlackHarness
 from tests.slack.fakes import BUNDLE, REQUEST_DOC, FakeAssistant
-from tests.slack.stub import SlackStub
 
 
 def answered(slack: SlackHarness, text: str = "<@UBOT> 用Qwen2-7B做问答微调") -> dict[str, Any]:
@@ -56,14 +53,6 @@ def test_slash_command_starts_a_thread_with_the_answer(slack: SlackHarness, assi
                  "thread_ts": "2000000000.000001", "text": "<@UBOT> 换成包月"})
     [session] = assistant.sessions
     assert assistant.asked == [("用Qwen2-7B做问答微调，预算月均¥3000", None), ("换成包月", session)]  # asked once
-
-
-def test_slash_command_is_acknowledged_within_three_seconds(tmp_path: Path, stub: SlackStub) -> None:
-    harness = build_harness(tmp_path, stub, FakeAssistant(delay_s=3.5), threaded=True)
-    start = time.monotonic()
-    assert harness.command("用Qwen2-7B做问答微调").status_code == 200
-    assert time.monotonic() - start < 3.0  # Slack shows an error after 3 s
-    stub.wait_for("chat.stopStream", timeout_s=15)
 
 
 def test_empty_slash_command_shows_the_usage_privately(slack: SlackHarness, assistant: FakeAssistant) -> None:

@@ -5,6 +5,7 @@ ignored, failures reported kindly, a thread kept as one session."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from slack_sdk.models.blocks import Block
 
 from service.errors import InvalidInputError
 from tests.slack.conftest import SlackHarness, build_harness
-from tests.slack.fakes import FakeAssistant
+from tests.slack.fakes import GATE_S, FakeAssistant
 from tests.slack.stub import BOT_ID, SlackStub
 
 
@@ -75,16 +76,22 @@ def test_english_message_gets_english_status_and_card(slack: SlackHarness) -> No
 
 
 def test_ack_comes_before_the_answer(tmp_path: Path, stub: SlackStub) -> None:
-    # Bolt's own thread pool, as deployed: the HTTP 200 must not wait for a slow assistant (Slack's 3-second rule)
-    harness = build_harness(tmp_path, stub, FakeAssistant(delay_s=1.5), threaded=True)
-    start = time.monotonic()
-    assert harness.event(mention()).status_code == 200
-    acked_s = time.monotonic() - start
-    assert acked_s < 1.0, acked_s
-    stub.wait_for("assistant.threads.setStatus")
-    assert stub.to("chat.startStream") == []  # still thinking
+    # Bolt's own thread pool, as deployed: the HTTP 200 must not wait for a slow assistant (Slack's 3-second rule).
+    # The answer is held until the ack is in, so an ack that waited for it would take GATE_S; no wall-clock deadline
+    # (scripts/bench_slack_ack.py prints the ack's latency).
+    gate = threading.Event()
+    harness = build_harness(tmp_path, stub, FakeAssistant(gate=gate), threaded=True)
+    try:
+        start = time.monotonic()
+        assert harness.event(mention()).status_code == 200
+        acked_s = time.monotonic() - start
+        assert acked_s < GATE_S / 3, acked_s
+        stub.wait_for("assistant.threads.setStatus")
+        assert stub.to("chat.startStream") == []  # still thinking
+    finally:
+        gate.set()
     stub.wait_for("chat.stopStream")
-    assert time.monotonic() - start >= 1.5
+    assert "30.12 GiB" in stub.streamed()
 
 
 def test_a_long_answer_streams_in_several_pieces(tmp_path: Path, stub: SlackStub) -> None:

@@ -26,7 +26,10 @@ from tests.slack.conftest import BOT_TOKEN, SlackHarness, slack_settings
 from tests.slack.fakes import FakeAssistant
 from tests.slack.stub import SlackStub
 
-ACK_LIMIT_S = 3.0  # Slack's deadline for an acknowledgement
+# An ack that waited on the unreachable Web API (its timeout, retries and backoff) or on the answer would take far
+# longer; a warm ack takes milliseconds (scripts/bench_slack_ack.py prints it against Slack's 3 s). A bound this far
+# from both tells them apart on a loaded machine, where a 3 s wall-clock deadline failed CI on its own.
+HUNG_ACK_S = 10.0
 
 
 def closed_port() -> int:
@@ -74,7 +77,7 @@ def test_every_request_is_acked_in_time_when_slack_is_unreachable(
             r = send()
             elapsed = time.monotonic() - started
             assert r.status_code == 200, (r.status_code, r.text)
-            assert elapsed < ACK_LIMIT_S, elapsed
+            assert elapsed < HUNG_ACK_S, elapsed
         assert wait_for(lambda: delivery.failures >= 3), delivery.state()
 
     failing = [r for r in caplog.records if "Slack delivery is failing" in r.getMessage()]
