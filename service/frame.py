@@ -140,6 +140,12 @@ class Outcome(_Frozen):
     process_gb: float | None = None  # this process's memory in use
     other_gb: float | None = None  # other processes' memory on the same card
 
+    @property
+    def seen_running(self) -> bool:
+        """They saw it run: it worked, a speed or TTFT was measured, or it ran out of memory mid-run."""
+        return (self.status == "worked" or self.where == "inference" or self.tokens_per_s is not None
+                or self.ttft_ms is not None)
+
 
 class Setup(_Frozen):
     role: Role = "asked"

@@ -35,7 +35,8 @@ def _clauses(c: Cause, p: Phrases, values: dict[str, str]) -> dict[str, str]:
         "p2p_clause": str(cl["p2p"]) if d.get("no_p2p") else "",
         "ram_clause": str(cl["ram"]).format(**values) if ram and v * GB_PER_GIB >= 0.8 * ram else "",
         "gqa_clause": str(cl["gqa"]).format(**values) if d.get("no_gqa") else "",
-        "load_clause": str(cl["load"]).format(**values) if d.get("at_load_tps") else "",
+        "load_clause": "" if not d.get("at_load_tps") else str(cl["load"]).format(**values) if d.get("concurrency")
+        else str(cl["load_rate"]).format(**values),
     }
 
 

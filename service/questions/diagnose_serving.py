@@ -81,7 +81,7 @@ def serving_args(f: Frame, asked: str, model: str) -> dict[str, Any]:
             "outcome": _OUTCOME.get(o.status, "unknown") if o is not None else "unknown",
             "gpus_assumed": (h.gpu_count or count) is None and tp is None and k.pp is None,
             "tokens_per_s": o.tokens_per_s if asked == "slow" and o is not None else None,
-            "concurrency": f.load.concurrency})
+            "concurrency": f.load.concurrency, "seen_running": o is not None and o.seen_running})
     if asked in ("oom", "growth") and not any(x["outcome"] == "oom" for x in setups):
         setups[-1]["outcome"] = "oom"
     case = ServeCase(model=model, setups=setups, asked=asked,

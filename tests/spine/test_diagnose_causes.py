@@ -87,3 +87,14 @@ def test_a_caller_without_a_frame_gets_the_cause_model(mini: Catalog) -> None:
     assert out.diagnosis is not None and out.diagnosis.top is not None and out.diagnosis.top.code == "replicas"
     framed = args.model_copy(update={"setup": Setup()})
     assert with_setup(framed).setup == Setup()  # a frame's setup (the chat's) is kept as it is
+
+
+def test_a_saturated_servers_ttft_is_expected_and_needs_replicas(ask: Callable[..., Turn]) -> None:
+    """It runs (its TTFT was measured), so the int4 TP4 layout the catalog's config refuses is not the answer; at 8
+    requests a second it is saturated: the verdict first, then how many replicas."""
+    t = ask("4张A10 用vLLM TP4 部署 Qwen2-72B-Instruct-AWQ，每秒8个请求，输入1.5k输出300，首字延迟4秒左右，正常吗")
+    first, second = t.text.splitlines()[:2]
+    assert _top(t)["code"] == "ttft_saturated"
+    assert first.startswith("正常：这个负载下服务已经饱和") and "每秒发来 8 个" in first
+    assert second.startswith("改法：加副本分担负载：约 ") and second.endswith("个副本。")
+    assert "replicas" not in t.text and "起不来" not in first and "refuses" not in t.text

@@ -99,7 +99,8 @@ def serve_run(cat: Catalog, model: str, gpu: GpuSpec, setup: Setup, load: Load) 
                            weights=weights,  # type: ignore[arg-type]
                            kv_dtype="fp8" if k.kv_dtype == "fp8" else "auto", tp=tp, pp=pp,
                            mem_fraction=k.gpu_memory_utilization, max_model_len=k.max_model_len,
-                           max_num_seqs=k.max_num_seqs, max_num_batched_tokens=k.max_num_batched_tokens)
+                           max_num_seqs=k.max_num_seqs, max_num_batched_tokens=k.max_num_batched_tokens,
+                           seen_running=setup.outcome is not None and setup.outcome.seen_running)
     stated = {name for name in SERVE_KNOBS if getattr(k, name, None) is not None}
     return ServeRun(model=spec, gpu=gpu, engine=engine, setup=serving, stated=frozenset(stated), knobs=k,
                     hardware=hw, seen=setup.outcome or Outcome(), load=load)

@@ -5,6 +5,7 @@ Ollama and transformers), and the fix.
     decode_bandwidth  one stream's decode reads every active weight and its KV once per token: tok/s ~ the card's
                       bandwidth / bytes read per token; the total at the stated concurrency
     ttft_queue        TTFT = the prompt's prefill compute + the wait in the queue at the offered load
+                      (ttft_saturated: more requests offered than it serves, so the queue grows while the load lasts)
     pcie_allreduce    TP > 1 without NVLink: two all-reduces per layer per step over PCIe
     tp_replicas       tensor parallelism speeds one request, not throughput: replicas of a model that fits one card
                       serve more
@@ -68,7 +69,8 @@ def decode_bandwidth(run: ServeRun) -> Cause:
     return Cause(code="decode_bandwidth", explains=Quantity.of(single, "tok/s", 1),
                  detail={"bw_gb_s": run.gpu.mem_bw_gb_s, "read_gib": round(w.active_read_gib_per_gpu, 1),
                          "tp": run.setup.tp, "at_load_tps": round(load or 0.0),
-                         "concurrency": float(run.load.concurrency or 0)})
+                         "concurrency": float(run.load.concurrency or 0),
+                         "request_rate": float(run.load.request_rate or 0)})
 
 
 def ttft_queue(run: ServeRun) -> Cause:
@@ -83,9 +85,11 @@ def ttft_queue(run: ServeRun) -> Cause:
     queue = max(0.0, p.ttft_ms - p.prefill_ms)
     offered = run.load.request_rate or 0.0
     replicas = math.ceil(offered / p.request_rate_per_s) if p.saturated and offered and p.request_rate_per_s else 0
-    fix = Fix(code="replicas", setting=f"{replicas} replicas") if replicas > 1 else Fix(
+    fix = Fix(code="replicas", setting=None, fixed=Quantity.of(replicas, "replicas", 0)) if replicas > 1 else Fix(
         code="chunked_prefill", setting="--enable-chunked-prefill --max-num-batched-tokens 2048")
-    return Cause(code="ttft_queue", explains=Quantity.of(p.ttft_ms, "ms", 0), fix=fix,
+    # offered beyond what it serves: the queue (and TTFT) grows as long as the load lasts, whatever the figure
+    code = "ttft_saturated" if p.saturated and offered else "ttft_queue"
+    return Cause(code=code, explains=Quantity.of(p.ttft_ms, "ms", 0), fix=fix,
                  detail={"prefill_ms": round(p.prefill_ms), "queue_ms": round(queue),
                          "served_rps": round(p.request_rate_per_s, 2), "offered_rps": offered,
                          "saturated": 1.0 if p.saturated else 0.0})
@@ -156,4 +160,5 @@ def fp8_weight_only(run: ServeRun) -> Cause:
                  detail={"cc": float(run.gpu.compute_capability or 0)})
 
 
+TTFT_CODES = ("ttft_queue", "ttft_saturated")
 SLOW_CAUSES = (cpu_offload, ttft_queue, no_mla, pcie_allreduce, tp_replicas, fp8_weight_only, decode_bandwidth)

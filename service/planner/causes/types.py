@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # GiB of memory, seconds, hours, milliseconds, tokens per second, tokens, a ratio (times slower / faster)
-Unit = Literal["GiB", "s", "h", "ms", "tok/s", "tokens", "x"]
+Unit = Literal["GiB", "s", "h", "ms", "tok/s", "tokens", "x", "replicas"]
 # What the user saw, as the cause model groups it
 Observed = Literal["train_oom", "train_memory", "train_slow", "scaling", "host_oom", "serve_oom", "serve_memory",
                    "serve_slow"]

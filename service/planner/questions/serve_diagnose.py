@@ -58,6 +58,7 @@ class ServeSetupIn(_M):
     outcome: Outcome = "unknown"
     tokens_per_s: float | None = Field(default=None, gt=0)
     concurrency: float | None = Field(default=None, gt=0)
+    seen_running: bool = False  # the post saw it answer: no start-up refusal (ServingSetup.seen_running)
     gpus_assumed: bool = Field(default=False, description="the post gave no GPU count: the fewest whose weights load")
 
 
@@ -132,7 +133,8 @@ def _setup(s: ServeSetupIn, m: ModelSpec) -> ServingSetup:
                         weights=(s.weights or m.released_dtype),  # type: ignore[arg-type]
                         kv_dtype=s.kv_dtype if s.kv_dtype in ("auto", "fp8") else "auto",  # type: ignore[arg-type]
                         tp=tp, pp=pp, mem_fraction=s.mem_fraction,
-                        max_model_len=s.max_model_len or default_context(m), enforce_eager=s.enforce_eager)
+                        max_model_len=s.max_model_len or default_context(m), enforce_eager=s.enforce_eager,
+                        seen_running=s.seen_running)
 
 
 ASSUMED_COUNTS = (1, 2, 4, 8, 16, 32)

@@ -31,6 +31,9 @@ class ServingSetup:
     max_num_batched_tokens: int | None = None
     engine_version: str | None = None  # e.g. "0.6.4": older releases account memory differently (versions.py)
     enforce_eager: bool = False  # no CUDA graphs (vLLM --enforce-eager): no capture memory, slower steps
+    # The user saw this server answer (a measured speed, an OOM mid-run): a refusal at start-up (a TP layout, a
+    # kernel the card lacks) did not happen, whatever the catalog's config says (a padded checkpoint, a plugin)
+    seen_running: bool = False
 
     @property
     def gpus(self) -> int:

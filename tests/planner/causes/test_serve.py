@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from service.planner.causes import rank
 from service.planner.causes import serve_memory as sm
 from service.planner.causes import serve_speed as sp
 from service.planner.causes.cases import ServeRun
@@ -141,3 +142,35 @@ def test_a_pool_the_weights_leave_as_a_sliver_names_the_wider_layout(serve: Make
     # a pool that is short for the context but not a sliver: the shorter context is the whole fix
     roomy = sm.kv_short(serve("Qwen2-7B", "RTX-4090", knobs={"max_model_len": 131072}))
     assert roomy.applies and "wide_tp" not in roomy.detail
+
+
+def test_a_server_seen_answering_was_not_refused_at_start(serve: Make) -> None:
+    """Qwen2-72B in int4 at TP4: 29568 / 4 is not a multiple of AWQ's 128 groups, so the engine as the catalog has
+    it refuses to load. A post that measured its TTFT ran it (a padded checkpoint): its speed is what is diagnosed."""
+    refused = serve("Qwen2-72B", "A10", 4, knobs={"tp": 4, "weights": "int4"})
+    assert not refused.mem.starts and sm.tp_layout(refused).code == "quant_group"
+    load = {"request_rate": 8, "input_tokens": 1500, "output_tokens": 300}
+    seen = serve("Qwen2-72B", "A10", 4, knobs={"tp": 4, "weights": "int4"}, seen={"ttft_ms": 4000}, load=load)
+    assert seen.mem.starts and seen.mem.starts_reason == ""
+    assert sp.ttft_queue(seen).applies  # sized as it ran
+    # weights beyond the cards never ran on them, whatever was measured (a CPU offload, another card)
+    assert not serve("Qwen2-72B", "A10", 1, knobs={"weights": "bf16"}, seen={"tokens_per_s": 2}).mem.starts
+
+
+def test_a_saturated_servers_ttft_grows_with_the_burst(serve: Make) -> None:
+    load = {"request_rate": 8, "input_tokens": 1500, "output_tokens": 300}
+    run = serve("Qwen2-72B", "A10", 4, knobs={"tp": 4, "weights": "int4"}, seen={"ttft_ms": 4000}, load=load)
+    d = rank.serve_slow_diagnosis(run)
+    top = d.top
+    assert top is not None and top.code == "ttft_saturated" and d.verdict is True  # 4 s is what it gives
+    assert top.detail["offered_rps"] == 8 and 0 < top.detail["served_rps"] < 8
+    assert top.fix is not None and top.fix.code == "replicas" and top.fix.fixed is not None
+    assert top.fix.fixed.unit == "replicas" and top.fix.fixed.value >= 8 / top.detail["served_rps"] - 1e-9
+    # under its capacity, a TTFT far above the engine's is slow; one at the engine's is not
+    light = {"request_rate": 0.05, "input_tokens": 1024, "output_tokens": 128}
+    est = sp.ttft_queue(serve("Qwen2-7B", "A10", load=light)).explains
+    assert est is not None
+    slow = rank.serve_slow_diagnosis(serve("Qwen2-7B", "A10", seen={"ttft_ms": est.value * 5}, load=light))
+    fine = rank.serve_slow_diagnosis(serve("Qwen2-7B", "A10", seen={"ttft_ms": est.value}, load=light))
+    assert slow.top is not None and slow.top.code == "ttft_queue" and slow.verdict is False
+    assert fine.verdict is True
