@@ -26,10 +26,12 @@ from service.reader.llm_schema import FrameDraft, HardwareDraft, ModelDraft, Set
 from service.reader.message import ParsedMessage, note
 from service.reader.names import compose_model, find_gpus, find_models, plain_name
 from service.reader.read import Reading
+from service.reader.run_knobs import hardware
 from service.reader.scope import off_scope
 from service.reader.slots import for_type, question_slots, with_defaults
 
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bBmM](?![A-Za-z0-9])")  # 'FooBar-7B': the name states its size
+LINK_FIELDS = ("interconnect", "network_gbps")  # filled from the text where the LLM left them unset
 _OBS_STATUS = {"oom": "oom", "host_oom": "oom", "slow": "slow"}
 
 
@@ -187,8 +189,12 @@ def _frame(draft: FrameDraft, parsed: ParsedMessage, names: Names, models: list[
     refs = iter(models)
     setups = []
     gpus = [names.gpu(s.hardware) for s in draft.setups]
+    links = {k: v for k, v in hardware(text).items() if k in LINK_FIELDS}
     for s, gpu in zip(draft.setups, gpus, strict=True):
         row = s.model_dump()
+        # the machines' link as the text states it ('HCC' is Tencent's RDMA cluster, '10GbE' a plain network), where
+        # the LLM left it unset: our own reading of the words, never a figure the text lacks
+        row["hardware"].update({k: v for k, v in links.items() if row["hardware"].get(k) is None})
         row["models"] = []
         for m in s.models:
             model_id, params_b, estimated = next(refs)

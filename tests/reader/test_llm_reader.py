@@ -217,3 +217,18 @@ def test_an_injected_instruction_is_out_of_scope_whatever_the_llm_read(message: 
     assert reader(_call(followed)).read("H800多少钱").type == "catalog"
     r = reader(_call(followed)).read(message)
     assert r.type == "out_of_scope" and r.confidence == "sure"
+
+
+def test_the_link_the_text_names_fills_what_the_llm_left_unset() -> None:
+    """'HCC' is Tencent's RDMA cluster: a frame without the link gets it from the words (the cause model then
+    sizes RDMA, not an assumed 25 Gb/s TCP); a link the LLM did set is kept."""
+    setup = {"models": [{"name": "Qwen2-7B"}], "method": "full", "hardware": {"gpu": "A800", "gpu_count": 16}}
+    r = reader(_call({"task": "train", "asked": "cause", "setups": [setup]})).read(
+        "2机16卡 A800 HCC 预训练 qwen2-7b，每卡 1800 tokens/s 正常吗")
+    assert r.frame.setup.hardware.interconnect == "rdma"
+    r = reader(_call({"task": "train", "asked": "cause", "setups": [setup]})).read(
+        "两台机器16卡 A800 万兆网络 训练 qwen2-7b 很慢")
+    assert r.frame.setup.hardware.interconnect == "ethernet" and r.frame.setup.hardware.network_gbps == 10
+    kept = {**setup, "hardware": {**setup["hardware"], "interconnect": "nvlink"}}
+    r = reader(_call({"task": "train", "asked": "cause", "setups": [kept]})).read("16卡 A800 HCC 训练 qwen2-7b 很慢")
+    assert r.frame.setup.hardware.interconnect == "nvlink"

@@ -77,7 +77,7 @@ def zero3_link(case: TrainCase) -> Cause:
     if not tcp or rdma / tcp < MIN_RATIO:
         return Cause.no("zero3_link")
     return Cause(code="zero3_link", explains=_x(rdma / tcp), stated=stated,
-                 fix=Fix(code="rdma", setting="RDMA (HCC) instances, NCCL_IB_HCA", fixed=_tps(rdma)),
+                 fix=Fix(code="rdma", setting="NCCL_IB_HCA=mlx5", fixed=_tps(rdma)),
                  detail={"gbps": gbps, "tcp_tps": round(tcp, 1), "rdma_tps": round(rdma, 1), "one_node_tps": round(one_node, 1),
                          "nodes": case.nodes, "params_b": round(case.model.params_published_b, 1)})
 
