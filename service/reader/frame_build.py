@@ -29,6 +29,11 @@ _ENGINES = ("vllm", "sglang", "lmdeploy", "trtllm", "ollama", "tgi", "llamacpp")
 _SERVE_WORDS = re.compile(r"部署|推理|上线|跑起来|服务|(?<![A-Za-z])(?:serv(?:e|ing)|inference|deploy\w*|host|ollama|vllm|sglang|"
                     r"llama\.?cpp|run (?:it|the model|locally|on)|can run|to run)(?![A-Za-z])", re.IGNORECASE)
 _TRAIN_WORDS = re.compile(r"训|微调|(?<![A-Za-z])(?:train\w*|fine-?tun\w*|finetun\w*|sft|lora|qlora)(?![A-Za-z])", re.IGNORECASE)
+# 'is this normal / why' about what a run did: a server's post that asks it wants the cause, not a new deployment
+_ASKS_WHY = re.compile(r"正常吗|正常的吗|正常么|正常不|是否正常|符合预期|合理吗|合理么|为什么|为啥|怎么回事|什么原因|啥原因|"
+                       r"(?<![A-Za-z])(?:why|is (?:this|that|it) (?:normal|expected)|expected or)(?![A-Za-z])", re.IGNORECASE)
+_SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占满|只有|增长|涨到|达到|\d\s*秒|(?<![A-Za-z])(?:oom|hangs?|stuck|slow\w*|crash\w*|"
+                   r"taking up|uses? (?:almost |nearly )?all|tokens?\s*(?:/|per)\s*s)", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|在吗|早上好|晚上好|谢谢|多谢|感谢|hi|hello|hey|thanks|thank you|good (?:morning|"
                        r"afternoon|evening))[!！。.,，~～\s]*(?:你好|您好|谢谢|thanks)?[!！。.,，~～\s]*$", re.IGNORECASE)
 # a count said with a card: '4 张 A10', '2x A100', '8卡A800', '两台H20' (the card's name is a run of GPU_MARK)
@@ -173,6 +178,9 @@ def settle(frame: Frame, text: str) -> Frame:
     elif (len(frame.setups) == 2 and frame.setups[0].role == "baseline" and frame.setups[0].outcome is not None
           and frame.setups[1].outcome is None and asked in ("cause", "fix", "plan", "time", "other", "winner")):
         task, asked = ("train" if task in ("none", "both") else task), "time"
+    elif (task == "serve" and asked in ("fits", "memory", "plan", "cost", "concurrency", "count", "throughput")
+          and _ASKS_WHY.search(text) and (frame.setup.outcome is not None or _SEEN.search(text))):
+        asked = "cause"  # 'vLLM 部署后 8 并发内存到 60G，这符合预期么': what the server did, explained
     if (task, asked) == (frame.task, frame.asked):
         return frame
     return frame.model_copy(update={"task": task, "asked": asked})

@@ -104,3 +104,16 @@ def test_the_reading_says_how_sure_it_is() -> None:
     sure = read("4090能跑qwen2 7b lora吗")
     assert sure.confidence == "sure" and sure.scores[sure.type] >= 0.6
     assert abs(sum(sure.scores.values()) - 1.0) < 1e-6
+
+
+@pytest.mark.parametrize(("text", "qtype"), [
+    # what a server did, asked whether it is normal or why: its cause, not a new deployment
+    ("用vllm部署qwen2 7b后，8 并发时显存占用涨到 70G，这符合预期么", "diagnose"),
+    ("a10 上 vllm 部署 qwen2 7b，一次请求要 20 秒，这是正常的吗", "diagnose"),
+    ("serving qwen2 7b with vllm on an a10, it hangs at 20 concurrent requests. why?", "diagnose"),
+    # a deployment asked about, with a 'why' of its own: still sized as a deployment
+    ("部署qwen2 7b要几张a10，为什么", "serving"),
+])
+def test_a_servers_observation_asked_why_is_a_diagnosis(text: str, qtype: str) -> None:
+    r = read(text)
+    assert r.type == qtype, (r.scores, r.frame.task, r.frame.asked)
