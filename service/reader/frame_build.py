@@ -32,8 +32,10 @@ _TRAIN_WORDS = re.compile(r"训|微调|(?<![A-Za-z])(?:train\w*|fine-?tun\w*|fin
 # 'is this normal / why' about what a run did: a server's post that asks it wants the cause, not a new deployment
 _ASKS_WHY = re.compile(r"正常吗|正常的吗|正常么|正常不|是否正常|符合预期|合理吗|合理么|为什么|为啥|怎么回事|什么原因|啥原因|"
                        r"(?<![A-Za-z])(?:why|is (?:this|that|it) (?:normal|expected)|expected or)(?![A-Za-z])", re.IGNORECASE)
-_SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占满|只有|增长|涨到|达到|\d\s*秒|(?<![A-Za-z])(?:oom|hangs?|stuck|slow\w*|crash\w*|"
+_SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占满|只有|增长|涨到|达到|报显存|超显存|\d\s*秒|(?<![A-Za-z])(?:oom|hangs?|stuck|slow\w*|crash\w*|"
                    r"taking up|uses? (?:almost |nearly )?all|tokens?\s*(?:/|per)\s*s)", re.IGNORECASE)
+# ... and one that says it is theirs: a how-to asked in general ('为什么 ZeRO-3 比 ZeRO-2 慢') is not a run
+_MINE = re.compile(r"我|我们|自己|实际|实测|测试|发现|(?<![A-Za-z])(?:I|I'm|my|we|our)(?![A-Za-z])")
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|在吗|早上好|晚上好|谢谢|多谢|感谢|hi|hello|hey|thanks|thank you|good (?:morning|"
                        r"afternoon|evening))[!！。.,，~～\s]*(?:你好|您好|谢谢|thanks)?[!！。.,，~～\s]*$", re.IGNORECASE)
 # a count said with a card: '4 张 A10', '2x A100', '8卡A800', '两台H20' (the card's name is a run of GPU_MARK)
@@ -181,6 +183,12 @@ def settle(frame: Frame, text: str) -> Frame:
     elif (task == "serve" and asked in ("fits", "memory", "plan", "cost", "concurrency", "count", "throughput")
           and _ASKS_WHY.search(text) and (frame.setup.outcome is not None or _SEEN.search(text))):
         asked = "cause"  # 'vLLM 部署后 8 并发内存到 60G，这符合预期么': what the server did, explained
+    elif (asked in ("howto", "fact", "other") and _ASKS_WHY.search(text)
+          and (frame.setup.outcome is not None or _SEEN.search(text) and _MINE.search(text))):
+        # '我 8 张 3090 zero3 显存也在 17G 左右，这是什么原因': their run, explained, not the guide's general answer
+        task = task if task in ("train", "serve") else (
+            "serve" if _SERVE_WORDS.search(text) and not _TRAIN_WORDS.search(text) else "train")
+        asked = "cause"
     if (task, asked) == (frame.task, frame.asked):
         return frame
     return frame.model_copy(update={"task": task, "asked": asked})

@@ -113,6 +113,9 @@ def test_the_reading_says_how_sure_it_is() -> None:
     ("serving qwen2 7b with vllm on an a10, it hangs at 20 concurrent requests. why?", "diagnose"),
     # a deployment asked about, with a 'why' of its own: still sized as a deployment
     ("部署qwen2 7b要几张a10，为什么", "serving"),
+    # their own training run's figure, asked why: a diagnosis; the same why asked in general stays knowledge
+    ("我用8张3090 zero3 lora训qwen2 7b，显存占用也在17G左右，这是什么原因", "diagnose"),
+    ("为什么zero3比zero2慢", "knowledge"),
 ])
 def test_a_servers_observation_asked_why_is_a_diagnosis(text: str, qtype: str) -> None:
     r = read(text)
