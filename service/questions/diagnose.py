@@ -96,29 +96,29 @@ def _causes(compute: Any) -> Diagnosis | None:
         return None
 
 
-def _observed_tps(args: DiagnoseArgs, out: dict[str, Any]) -> float | None:
+def _observed_tps(args: DiagnoseArgs, answer: DiagnoseAnswer) -> float | None:
     """The user's training rate, all GPUs together: as stated, or their hours over the data, or their step time."""
     obs = args.observation
     if obs is not None and obs.tokens_per_s:
         return obs.tokens_per_s
-    if out.get("ratio") and out.get("throughput_tokens_per_s") and not out.get("data_unknown"):
-        return float(out["throughput_tokens_per_s"]) / float(out["ratio"])
+    if answer.ratio and answer.throughput_tokens_per_s and not answer.data_unknown:
+        return answer.throughput_tokens_per_s / answer.ratio
     seen = args.setup.outcome if args.setup is not None else None
-    strat = out.get("strategy") or {}
+    s = answer.strategy
     if seen is not None and seen.step_s:
         k = args.setup.knobs if args.setup is not None else None
         accum = (k.grad_accum if k is not None else None) or 1
-        tokens = float(strat.get("seq_len", 2048) * strat.get("micro_batch", 1) * args.gpu_count * accum)
-        return tokens / seen.step_s
+        seq, micro = (s.seq_len, s.micro_batch) if s is not None else (2048, 1)
+        return float(seq * micro * (args.gpu_count or 1) * accum) / seen.step_s
     return None
 
 
-def _train_kind(args: DiagnoseArgs, out: dict[str, Any]) -> str:
+def _train_kind(args: DiagnoseArgs, answer: DiagnoseAnswer) -> str:
     assert args.observation is not None
     kind = args.observation.kind
     seen = args.setup.outcome if args.setup is not None else None
     if kind in ("hours", "slow") and (seen is not None and seen.kind == "scaling" or
-                                      out.get("speedup_vs_reference") is not None):
+                                      answer.speedup_vs_reference is not None):
         return "scaling"
     return "slow" if kind in ("hours", "util") else kind
 
@@ -182,8 +182,8 @@ def _run_sized(ctx: Context, args: DiagnoseArgs) -> DiagnoseAnswer:
                                                     args.load or Load(), "memory"))
     elif answer.sized:
         diagnosis = _causes(lambda: train_diagnosis(
-            cat, w, g, args.gpu_count or 1, setup, _train_kind(args, out),  # type: ignore[arg-type]
-            _observed_tps(args, out), not out.get("data_unknown"), out.get("throughput_tokens_per_s")))
+            cat, w, g, args.gpu_count or 1, setup, _train_kind(args, answer),  # type: ignore[arg-type]
+            _observed_tps(args, answer), not answer.data_unknown, answer.throughput_tokens_per_s))
     else:
         diagnosis = None
     if diagnosis is None:

@@ -12,13 +12,19 @@ opens with.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from service.frame import Frame
 from service.lexicon.data import lexicon
 from service.questions.parts import PassageRef
-from service.retrieval.passages import first_sentence, is_prose, overlap, passage_body, verdict_of
+from service.retrieval.passages import (
+    first_sentence,
+    is_prose,
+    overlap,
+    passage_body,
+    passage_items,
+    verdict_of,
+)
 
 SAME_QUESTION = 0.4  # the share of a passage heading's words the question must share for its yes/no to be the answer
 
@@ -87,9 +93,6 @@ def order(passages: list[PassageRef], terms: tuple[str, ...]) -> list[PassageRef
     return on + [p for p in passages if p not in on]
 
 
-_ITEM = re.compile(r"\n(?=\s*(?:[-*]|\d+[.、)])\s)|\n\s*\n")  # a passage's list items and paragraphs
-
-
 def _contains(sentence: str, names: list[str]) -> bool:
     low = sentence.lower()
     return any(n.lower() in low for n in names)
@@ -103,8 +106,8 @@ def engine_sentence(p: PassageRef, terms: tuple[str, ...], sentence: str) -> str
     others = [n for n in names if n not in asked]
     if not asked or _contains(sentence, asked) or not _contains(sentence, others):
         return sentence
-    for item in _ITEM.split(passage_body(p.text, p.title)):
-        line = first_sentence(item.strip(), limit=240)
+    for item in passage_items(p.text, p.title):
+        line = first_sentence(item, limit=240)
         if _contains(line, asked) and is_prose(line):
             return line
     return sentence

@@ -5,7 +5,7 @@ quantised model starts on a card, tokens/s, latency and ¥ per million tokens ('
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -143,19 +143,19 @@ def _run(ctx: Context, args: ServingArgs) -> ServingAnswer:
     w = ServingWorkload.model_validate(args.model_dump(
         exclude={"question", "also", "engine_asked", "asked", "usage_hours_per_month"}, exclude_unset=True))
     cat, said = catalog_for(ctx.catalog, Workload(model=w.model, params_b=w.params_b))  # 'llama70b': by its name
-    out: dict[str, Any] = {"kind": "serving", "workload": w.model_dump(), "engine_asked": args.engine_asked,
-                           "said": said}
-    age = ctx.max_price_age_days
+    age, asked = ctx.max_price_age_days, w  # the workload as asked (its GPU as named), sized with the catalog's id
+    inf: InferenceResult | None = None
+    plan: ServingPlan | None = None
     if w.gpu:
         g, gpu_said = gpu_for(cat, w.gpu)
         w = w.model_copy(update={"gpu": g.id})
-        out["inference"] = inference(w, cat).model_dump(mode="json")
-        out["said"] += [gpu_said] if gpu_said else []
+        inf = inference(w, cat)
+        said = [*said, *([gpu_said] if gpu_said else [])]
         if any(r.gpu == g.id for r in cat.instances):
-            out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
+            plan = plan_serving(w, cat, max_price_age_days=age)
     else:
-        out["plan"] = plan_serving(w, cat, max_price_age_days=age).model_dump(mode="json")
-    answer = ServingAnswer.model_validate(out)
+        plan = plan_serving(w, cat, max_price_age_days=age)
+    answer = ServingAnswer(workload=asked, engine_asked=args.engine_asked, said=list(said), inference=inf, plan=plan)
     top = answer.plan.candidates[0] if answer.plan is not None and answer.plan.candidates else None
     if args.usage_hours_per_month and top is not None and top.cost_per_hour_cny is not None:
         hourly = top.monthly_cny_by_billing.get("on_demand")

@@ -10,6 +10,7 @@ _MARKS = re.compile(r"^#+\s.*$|[*`>]|(?<!\w)_|_(?!\w)|\[([^\]]*)\]\([^)]*\)", re
 _TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*]|\d+[.、)])\s+", re.M)  # the item is the sentence
 _SENTENCE = re.compile(r"^(.{6,}?[。！？!?]|.{6,}?\.)(?:\s|$)", re.S)
+_ITEM = re.compile(r"\n(?=\s*(?:[-*]|\d+[.、)])\s)|\n\s*\n")  # a passage's list items and paragraphs
 
 
 def passage_body(text: str, title: str) -> str:
@@ -17,6 +18,11 @@ def passage_body(text: str, title: str) -> str:
     text = text.strip()
     head, _, rest = text.partition("\n")
     return rest.strip() if head.strip() and (head.strip() == title.strip() or head.strip() in title) else text
+
+
+def passage_items(text: str, title: str) -> list[str]:
+    """A passage's list items and paragraphs, stripped, in order (its title line left out)."""
+    return [item.strip() for item in _ITEM.split(passage_body(text, title))]
 
 
 def first_sentence(text: str, limit: int = 160) -> str:
