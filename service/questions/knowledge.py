@@ -216,7 +216,7 @@ def fact_args(a: Ask) -> FactArgs | None:
 
 
 def _route(a: Ask) -> KnowledgeArgs:
-    """A fact from the catalog when one is asked; the guide's passages; and a workload named in the question sized
+    """A fact from the catalog when one is asked; the guide's passages; and a training job named in the question sized
     on the GPU it names (both options of 'DeepSpeed 还是 FSDP for a 30B on 16 H800'); else the GPUs and instances
     it names, looked up."""
     f = a.frame
@@ -225,7 +225,9 @@ def _route(a: Ask) -> KnowledgeArgs:
     fields = workload_fields(f)
     applied: feasibility.FeasibilityArgs | None = None
     names: list[str] = []
-    if gpus and (fields.get("model") or fields.get("params_b")):
+    # a training job it describes ('全参训 qwen2 7b 用 DeepSpeed 还是 FSDP'); a server's post gets no LoRA verdict
+    training = f.task == "train" or f.setup.method is not None
+    if gpus and (fields.get("model") or fields.get("params_b")) and training:
         fields.pop("gpu_include", None)
         applied = feasibility.FeasibilityArgs.model_validate(
             {**fields, "gpu": gpus[0], "gpu_count": subject_count(f) or 1, "question": "knowledge"})

@@ -258,3 +258,21 @@ def test_a_count_beyond_one_server_says_its_machines(ask: Callable[..., Turn], t
     assert n > 8 and f"{n // 8} {machines}" in first.replace("（", " ").replace("(", " ")
     small = ask("Qwen2-7B lora 最少几张A10")
     assert "机器" not in small.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("draft", "applied"), [
+    # a server's post asking how a setting works: the guide answers it, never a LoRA verdict on the named card
+    ({"task": "serve", "asked": "howto", "setups": [
+        {"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "L20", "gpu_count": 8}, "knobs": {"engine": "ollama"}}]},
+     False),
+    # a training job named beside the question is still sized for it
+    ({"task": "train", "asked": "howto", "setups": [
+        {"models": [{"name": "Qwen2-7B"}], "method": "lora", "hardware": {"gpu": "A10", "gpu_count": 1}}]}, True),
+])
+def test_a_knowledge_answer_sizes_only_a_training_job(ask_frame: Callable[..., Turn], draft: dict[str, object],
+                                                      applied: bool) -> None:
+    turn = ask_frame("How does OLLAMA_NUM_PARALLEL work on my eight L20 for qwen2 7b?" if not applied
+                     else "DeepSpeed or FSDP for a qwen2 7b lora on one A10?", draft)
+    assert turn.type == "knowledge" and turn.answer is not None
+    assert (getattr(turn.answer, "applied", None) is not None) is applied
+    assert ("For your job" in turn.text) is applied and ("LoRA" in turn.text.split("###")[0]) is applied
