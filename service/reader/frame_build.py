@@ -36,6 +36,11 @@ _SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占�
                    r"taking up|uses? (?:almost |nearly )?all|tokens?\s*(?:/|per)\s*s)", re.IGNORECASE)
 # ... and one that says it is theirs: a how-to asked in general ('为什么 ZeRO-3 比 ZeRO-2 慢') is not a run
 _MINE = re.compile(r"我|我们|自己|实际|实测|测试|发现|(?<![A-Za-z])(?:I|I'm|my|we|our)(?![A-Za-z])")
+# 'A100 支持 FP8 吗', 'does the T4 support bf16': what a card supports, asked outright (a job beside it is sized after)
+_ASKS_SUPPORT = re.compile(r"支持[^，。,.?？]{0,10}[吗么嘛]|支不支持|是否支持|有没有\s*(?:bf16|fp8|fp16)|"
+                           r"能(?:不能)?用\s*(?:bf16|bfloat16|fp8|flash[\s-]*(?:attn|attention))|"
+                           r"(?<![A-Za-z])can (?:i|we) use (?:bf16|bfloat16|fp8|flash[\s-]*(?:attn|attention))|"
+                           r"(?<![A-Za-z])(?:does|do|is|are)\b[^.?]{0,40}\bsupport|(?<![A-Za-z])supports?\s+\w+\?", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|在吗|早上好|晚上好|谢谢|多谢|感谢|hi|hello|hey|thanks|thank you|good (?:morning|"
                        r"afternoon|evening))[!！。.,，~～\s]*(?:你好|您好|谢谢|thanks)?[!！。.,，~～\s]*$", re.IGNORECASE)
 # a count said with a card: '4 张 A10', '2x A100', '8卡A800', '两台H20' (the card's name is a run of GPU_MARK)
@@ -180,6 +185,9 @@ def settle(frame: Frame, text: str) -> Frame:
     elif (len(frame.setups) == 2 and frame.setups[0].role == "baseline" and frame.setups[0].outcome is not None
           and frame.setups[1].outcome is None and asked in ("cause", "fix", "plan", "time", "other", "winner")):
         task, asked = ("train" if task in ("none", "both") else task), "time"
+    elif (frame.fact is not None and frame.fact.startswith("supports_") and _ASKS_SUPPORT.search(text)
+          and asked in ("fits", "count", "howto", "other")):  # a plan asked beside it stays the plan
+        asked = "fact"  # 'A100 支持 FP8 吗？想训 qwen2 7b lora': the fact first, the job sized below it
     elif (task == "serve" and asked in ("fits", "memory", "plan", "cost", "concurrency", "count", "throughput")
           and _ASKS_WHY.search(text) and (frame.setup.outcome is not None or _SEEN.search(text))):
         asked = "cause"  # 'vLLM 部署后 8 并发内存到 60G，这符合预期么': what the server did, explained

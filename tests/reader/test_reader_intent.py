@@ -120,3 +120,16 @@ def test_the_reading_says_how_sure_it_is() -> None:
 def test_a_servers_observation_asked_why_is_a_diagnosis(text: str, qtype: str) -> None:
     r = read(text)
     assert r.type == qtype, (r.scores, r.frame.task, r.frame.asked)
+
+
+@pytest.mark.parametrize(("text", "qtype"), [
+    # what a card supports, asked outright with a job beside it: the fact first (the job is sized below it)
+    ("a100 支持 fp8 吗？想训 qwen2 7b lora", "knowledge"),
+    ("v100上能用bf16训qwen2 7b吗", "knowledge"),
+    ("can i use bf16 on a 3090 for qwen2 7b lora?", "knowledge"),
+    # a fit asked, the precision only a setting: still the fit
+    ("4090能跑qwen2 7b lora吗", "feasibility"),
+])
+def test_a_support_question_with_a_job_beside_it_is_answered_first(text: str, qtype: str) -> None:
+    r = read(text)
+    assert r.type == qtype, (r.scores, r.frame.task, r.frame.asked, r.frame.fact)
