@@ -9,7 +9,7 @@ from pydantic import Field
 
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.compare import plan_row, run_plan
-from service.planner.questions.fit import feasibility
+from service.planner.questions.fit import feasibility, gpu_for
 from service.questions.base import (
     AnswerBase,
     Ask,
@@ -78,6 +78,8 @@ class FeasibilityAnswer(AnswerBase):
     assumptions_zh: list[str] = Field(default_factory=list)
     workload: Workload
     plan_pick: PlanRow | None = None
+    fp8_unsupported: bool = Field(default=False, description="FP8 training was asked on a card without FP8 tensor "
+                                  "cores: sized in BF16 mixed precision instead, and said")
 
     def facts(self) -> dict[str, float]:
         out = {"per_gpu_gib": self.per_gpu_gib, "hours": self.training_hours, "count": float(self.gpu_count),
@@ -89,8 +91,12 @@ class FeasibilityAnswer(AnswerBase):
 def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w)
+    no_fp8 = w.precision == "fp8" and not gpu_for(cat, args.gpu)[0].supports_fp8
+    if no_fp8:  # 'A100 上用 fp8 训 … 放得下吗': it cannot; the fit is the one it can run, and the first lines say so
+        w = w.model_copy(update={"precision": None})
     out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)
     out["plan_pick"] = plan_row("plan", run_plan(cat, w, ctx.max_price_age_days))
+    out["fp8_unsupported"] = no_fp8
     return FeasibilityAnswer.model_validate(out)
 
 
@@ -114,6 +120,8 @@ def render_feasibility(answer: FeasibilityAnswer, ph: Phrases, pick: PlanRow | N
     lines = [ph.text(key, count=a.gpu_count, gpu=a.gpu_name, memory=f"{a.gpu_memory_gib:g}", model=a.model.name,
                      method=method_label(a.strategy, ph), need=a.per_gpu_gib, usable=a.usable_gib),
              memory_terms_line(a.memory, a.strategy, a.model.kind, ph)]
+    if a.fp8_unsupported:  # what it cannot do first, then the fit it can
+        lines.insert(0, ph.text("feas_no_fp8", gpu=a.gpu_name))
     if a.fits:
         lines.append(ph.text("feas_time", count=a.gpu_count, gpu=a.gpu_name, hours=n1(a.training_hours)))
     else:

@@ -41,6 +41,10 @@ _DDP = _c(_W + r"(?:torchrun|ddp|distributeddataparallel|accelerate\s+launch|npr
 _PURE_BF16 = _c(r"pure[-_ ]?bf16|纯\s*bf16")
 _FP16 = _c(_W + r"(?:--)?fp16" + _E + r"(?!\s*(?:权重|weights))")
 _BF16 = _c(_W + r"(?:bf16|bfloat16)" + _E)
+# FP8 training ('用 fp8 训', 'fp8 混合精度', 'train in fp8', Transformer Engine), not FP8 weights or KV cache
+_FP8_TRAIN = _c(r"fp8\s*(?:混合精度)?\s*(?:来|去)?\s*(?:训|微调|预训练|training|mixed precision)|"
+                r"(?:train\w*|fine-?tun\w*)\s+(?:in|with)\s+fp8|(?<![A-Za-z])in\s+fp8(?![A-Za-z])|"
+                r"transformer[\s_-]?engine")
 _OPT_8BIT = _c(r"(?P<paged>paged[-_ ]?)?adamw?[-_ ]?(?:bnb[-_ ]?)?8[-_ ]?bit|8[-_ ]?bit\s*adamw?")
 _ADAFACTOR = _c(r"adafactor")
 _EAGER = _c(r"attn_implementation\s*[=:]\s*['\"]?eager|" + _W + r"eager\s*(?:attention|attn|注意力)")
@@ -135,6 +139,8 @@ def strategy(text: str) -> str | None:
 def _precision(text: str) -> str | None:
     if _PURE_BF16.search(text):
         return "pure-bf16"
+    if _FP8_TRAIN.search(text):
+        return "fp8"
     if _FP16.search(text) and not _BF16.search(text):
         return "fp16"
     if _BF16.search(text):

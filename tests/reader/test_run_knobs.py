@@ -84,3 +84,14 @@ def test_a_pasted_cuda_oom_error() -> None:
 ])
 def test_a_first_token_time_is_seen_unless_it_is_a_target(text: str, ttft_ms: float | None) -> None:
     assert outcome(text).get("ttft_ms") == ttft_ms
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("A100 上用 fp8 训 qwen2 7b lora 放得下吗", "fp8"),
+    ("用 fp8 混合精度训练 llama 8b", "fp8"),
+    ("can I fine-tune qwen2 7b with lora in fp8 on one A10?", "fp8"),
+    ("fp8 部署 qwen2 72b 要几张卡", None),  # FP8 weights of a server, not a training precision
+    ("vllm --kv-cache-dtype fp8", None),
+])
+def test_fp8_training_is_a_precision(text: str, want: str | None) -> None:
+    assert train_knobs(text).get("precision") == want

@@ -14,6 +14,7 @@ import pytest
 from service.assistant.prompts import phrases
 from service.catalog.loader import Catalog
 from service.questions.base import Context, Phrases
+from service.questions.feasibility import FeasibilityAnswer
 from service.questions.min_gpus import MinGpusAnswer
 from service.questions.registry import decide
 from service.questions.serving import ServingAnswer
@@ -276,3 +277,16 @@ def test_a_knowledge_answer_sizes_only_a_training_job(ask_frame: Callable[..., T
     assert turn.type == "knowledge" and turn.answer is not None
     assert (getattr(turn.answer, "applied", None) is not None) is applied
     assert ("For your job" in turn.text) is applied and ("LoRA" in turn.text.split("###")[0]) is applied
+
+
+@pytest.mark.parametrize(("text", "first", "second"), [
+    ("A100 上用 fp8 训 qwen2 7b lora 放得下吗", "不能用 FP8 训练：A100", "能。"),
+    ("can I fine-tune qwen2 7b with lora in fp8 on one A10?", "Not in FP8: the A10", "Yes."),
+])
+def test_fp8_training_on_a_card_without_it_says_so_first(ask: Callable[..., Turn], text: str, first: str,
+                                                          second: str) -> None:
+    turn = ask(text)
+    lines = turn.text.splitlines()
+    assert turn.type == "feasibility" and isinstance(turn.answer, FeasibilityAnswer) and turn.answer.fp8_unsupported
+    assert lines[0].startswith(first) and lines[1].startswith(second)
+    assert "AMP-BF16" in turn.text or "BF16" in lines[0]  # sized in the precision it can run
