@@ -15,7 +15,7 @@ user messages (a stateless client's history: follow-ups are folded from them whe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -34,6 +34,7 @@ from service.questions.clarify import ClarifyAnswer
 from service.questions.compose import compose, error_text, unique_passages, with_notes
 from service.questions.diagnose_serving import explains_observation, wants_serving_diagnosis
 from service.questions.parts import PassageRef
+from service.questions.precision import without_fp8
 from service.questions.registry import BY_NAME, WORKLOAD_TYPES, AnyAnswer, decide
 from service.questions.texts import carried_line
 from service.questions.user_price import priced_context
@@ -349,6 +350,10 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
         return Turn(type=plan.type, reading=info, slots=slots,
                     answer=ClarifyAnswer(question_type=plan.type, slot=slot, passages=general[0]),
                     text=text, citations=general[0], language=lang, frame=plan.frame)
+    if plan.args is not None and plan.type != "feasibility":  # feasibility says it on its first line
+        args, fp8_note = without_fp8(ctx, plan.args, ph)
+        if fp8_note is not None:
+            plan, notes = replace(plan, args=args), [*notes, fp8_note]
     if plan.carried:
         notes = [*notes, carried_line(plan.frame or reading.frame, plan.carried, ph, lang)]
     if plan.family:

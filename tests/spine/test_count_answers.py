@@ -290,3 +290,15 @@ def test_fp8_training_on_a_card_without_it_says_so_first(ask: Callable[..., Turn
     assert turn.type == "feasibility" and isinstance(turn.answer, FeasibilityAnswer) and turn.answer.fp8_unsupported
     assert lines[0].startswith(first) and lines[1].startswith(second)
     assert "AMP-BF16" in turn.text or "BF16" in lines[0]  # sized in the precision it can run
+
+
+@pytest.mark.parametrize("text", [
+    "A100 上用 fp8 训 qwen2 7b lora 最少几张",
+    "A10 和 L20 用 fp8 训 qwen2 7b lora 哪个划算",
+])
+def test_fp8_training_on_named_cards_without_it_is_answered_in_bf16_and_said(ask: Callable[..., Turn],
+                                                                            text: str) -> None:
+    turn = ask(text)
+    assert turn.error is None and turn.answer is not None, turn.text
+    assert "不能用 FP8 训练：" in turn.text and "按 BF16 混合精度计算" in turn.text
+    assert "has no FP8" not in turn.text and not turn.text.startswith("> ")  # Chinese, after the first line
