@@ -302,3 +302,13 @@ def test_fp8_training_on_named_cards_without_it_is_answered_in_bf16_and_said(ask
     assert turn.error is None and turn.answer is not None, turn.text
     assert "不能用 FP8 训练：" in turn.text and "按 BF16 混合精度计算" in turn.text
     assert "has no FP8" not in turn.text and not turn.text.startswith("> ")  # Chinese, after the first line
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("8张L20部署qwen2 72b能起来吗", "能起来，一台 8 卡机器就够。8 张"),
+    ("Would one machine with 8 L20 be enough to serve qwen2 72b?", "Yes, it starts on one machine (8 GPUs). 8x"),
+    ("4张L20部署qwen2 72b能起来吗", "能起来。4 张"),  # part of a server: no machine said
+])
+def test_cards_that_fill_whole_servers_say_the_machines(ask: Callable[..., Turn], text: str, first: str) -> None:
+    turn = ask(text)
+    assert turn.type == "serving" and _first(turn).startswith(first), _first(turn)
