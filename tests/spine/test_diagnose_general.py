@@ -116,3 +116,17 @@ def test_a_server_on_a_card_given_by_its_memory_is_sized_on_a_card_of_that_memor
     t = ask("vllm起qwen2-7b 单卡24G显存 启动就OOM 为啥")
     assert t.type == "diagnose" and t.error is None
     assert "A100" not in t.text and "A10" in t.text
+
+
+def test_a_mostly_idle_gpu_is_named_before_asking_for_the_model(mini: Catalog) -> None:
+    """'8卡a800训练 gpu util 一直40%上下 数据放cfs上': the utilisation says the GPU waits; no model is needed to say so."""
+    frame = Frame(task="train", asked="cause", setups=(_setup(None, {"gpu": "A800", "gpu_count": 8},
+                                                              {"status": "slow", "kind": "util", "util_pct": 40}),))
+    answer, text = _answer(mini, frame)
+    first = text.splitlines()[0]
+    assert answer.expected is False and first.startswith("不正常：GPU 利用率只有 40%，约 60% 的时间 GPU 在等")
+    assert "CFS" in first and text.splitlines()[1].startswith("改法：")
+    busy = Frame(task="train", asked="cause", setups=(_setup(None, {"gpu": "A800", "gpu_count": 8},
+                                                             {"status": "slow", "kind": "util", "util_pct": 85}),))
+    routed = MODULE.route(_ask(busy))
+    assert isinstance(routed, Missing) or "GPU 利用率只有" not in _answer(mini, busy)[1]  # busy: not this cause

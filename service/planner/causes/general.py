@@ -33,6 +33,8 @@ from service.planner.causes.types import Diagnosis, Observed
 
 __all__ = ["Signs", "general_diagnosis"]
 
+UTIL_LOW = 60.0  # a training GPU's utilisation at or under this (%): it waits more than it computes
+
 
 # --- training -------------------------------------------------------------------------------------------------
 def _ref_model(s: Signs) -> Found | None:
@@ -202,6 +204,16 @@ def _steps(s: Signs) -> Found | None:
     return Found(cause_of("global_batch", "global_batch"), None)
 
 
+def _util_low(s: Signs) -> Found | None:
+    """A training GPU the post says is mostly idle ('gpu util 一直 40%'): it waits, most often for data."""
+    o = s.asked.outcome
+    if s.serving or s.kind not in ("util", "slow", "hours", "scaling") or o is None or o.util_pct is None \
+            or o.util_pct > UTIL_LOW:
+        return None
+    return Found(cause_of("util_low", "data_bound", "dataloader_num_workers: 8", util=o.util_pct,
+                          idle=round(100 - o.util_pct)), False)
+
+
 def _data_bound(s: Signs) -> Found | None:
     if s.serving or s.kind not in ("util", "slow", "scaling", "hours"):
         return None
@@ -220,7 +232,7 @@ RULES: tuple[Rule, ...] = (
     _flash_arch, _ref_model, _nccl_hang, _compute_gap, _rdma, _offload, _lora_activations, _fp32_weights, _replicas,
     _zero_same, _host_load, serve.tp_scaling, serve.one_card, serve.ollama_ctx, serve.reservation,
     serve.llamacpp_layers, serve.quant_kernel, serve.multinode_tp, serve.engine_gap, _checkpointing, _qlora, _zero3_gather, _scaling,
-    _steps, _small_batch, _data_bound, serve.serve_bandwidth)
+    _steps, _util_low, _small_batch, _data_bound, serve.serve_bandwidth)
 _OBSERVED: dict[tuple[bool, str], Observed] = {
     (False, "oom"): "train_oom", (False, "error"): "train_oom", (False, "memory"): "train_memory",
     (False, "scaling"): "scaling", (False, "host_oom"): "host_oom", (True, "oom"): "serve_oom",
