@@ -98,3 +98,8 @@ def test_a_saturated_servers_ttft_is_expected_and_needs_replicas(ask: Callable[.
     assert first.startswith("正常：这个负载下服务已经饱和") and "每秒发来 8 个" in first
     assert second.startswith("改法：加副本分担负载：约 ") and second.endswith("个副本。")
     assert "replicas" not in t.text and "起不来" not in first and "refuses" not in t.text
+
+
+def test_fp8_weights_seen_running_on_a_v100_never_claim_fp8_tensor_cores(ask: Callable[..., Turn]) -> None:
+    t = ask("Qwen2-7B-Instruct-FP8 在 V100 上用 vLLM 居然能跑起来，为什么")
+    assert "有 FP8 张量核心" not in t.text and "7.0" in t.text.splitlines()[0]

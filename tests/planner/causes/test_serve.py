@@ -174,3 +174,10 @@ def test_a_saturated_servers_ttft_grows_with_the_burst(serve: Make) -> None:
     fine = rank.serve_slow_diagnosis(serve("Qwen2-7B", "A10", seen={"ttft_ms": est.value}, load=light))
     assert slow.top is not None and slow.top.code == "ttft_queue" and slow.verdict is False
     assert fine.verdict is True
+
+
+def test_a_kernel_the_card_lacks_stays_a_fact_when_the_post_saw_it_run(serve: Make) -> None:
+    """FP8 weights on a V100 'run' (a fallback the post does not describe): the card still has no FP8 kernels, so the
+    seen run does not make the engine's refusal go away, and nothing says it computes FP8 natively."""
+    run = serve("Qwen2-7B", "V100-32G-SXM2", knobs={"weights": "fp8"}, seen={"status": "worked"})
+    assert run.setup.seen_running and not run.mem.starts and "7.0" in run.mem.starts_reason
