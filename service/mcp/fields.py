@@ -19,7 +19,7 @@ from collections.abc import Iterable
 # for the diagnosis's causes that need no model size (`general`, built from the frame). (A field
 # with one allowed value, the workload's `kind: training`, is left out too: service/mcp/server.py.)
 HIDDEN = frozenset({"question", "also", "applied", "asked", "engine_asked", "model_named", "gpu_assumed",
-                    "engine_assumed", "mentions_bf16", "setup", "billing_of", "general"})
+                    "engine_assumed", "mentions_bf16", "setup", "billing_of", "general", "fp8_as_bf16"})
 # The instance search's fields: they choose and cost instances, so only the tools that search read them.
 SEARCH = frozenset({"budget_cny", "budget_period", "deadline_hours", "clouds", "gpu_include", "gpu_exclude",
                     "billing", "objective"})

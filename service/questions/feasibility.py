@@ -38,6 +38,8 @@ from service.workload import Workload
 
 class FeasibilityArgs(Asked):
     gpu: str = Field(description="the GPU asked about, any in the catalog: 4090, 3090, L40S, A100 80G, 910B ...")
+    fp8_as_bf16: bool = Field(default=False, description="the chat's: FP8 training asked on a card without FP8 is "
+                              "answered in BF16, said first (a structured call keeps the error naming the precision)")
 
 
 class FitChange(Part):
@@ -91,7 +93,7 @@ class FeasibilityAnswer(AnswerBase):
 def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w)
-    no_fp8 = w.precision == "fp8" and not gpu_for(cat, args.gpu)[0].supports_fp8
+    no_fp8 = args.fp8_as_bf16 and w.precision == "fp8" and not gpu_for(cat, args.gpu)[0].supports_fp8
     if no_fp8:  # 'A100 上用 fp8 训 … 放得下吗': it cannot; the fit is the one it can run, and the first lines say so
         w = w.model_copy(update={"precision": None})
     out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)

@@ -230,7 +230,7 @@ def _route(a: Ask) -> KnowledgeArgs:
     if gpus and (fields.get("model") or fields.get("params_b")) and training:
         fields.pop("gpu_include", None)
         applied = feasibility.FeasibilityArgs.model_validate(
-            {**fields, "gpu": gpus[0], "gpu_count": subject_count(f) or 1, "question": "knowledge"})
+            {**fields, "gpu": gpus[0], "gpu_count": subject_count(f) or 1, "question": "knowledge", "fp8_as_bf16": True})
     elif fact is None:
         names = [*f.names, *gpus][:2]
     return KnowledgeArgs(query=f.query or " ", k=4, lang="en" if a.lang == "en" else "zh", fact=fact,
@@ -383,7 +383,8 @@ def _render(answer: KnowledgeAnswer, ph: Phrases) -> str:
         lines.append(ph.text("lead_on", question=answer.lead_question, lead=answer.lead) if answer.lead_question
                      else answer.lead)
     if answer.applied is not None:
-        first = feasibility.MODULE.render(answer.applied, ph).split("\n", 1)[0]
+        rendered = feasibility.MODULE.render(answer.applied, ph).split("\n")
+        first = rendered[1] if answer.applied.fp8_unsupported and len(rendered) > 1 else rendered[0]  # the fit
         lines += ["", ph.text("applied", line=first)]
     facts = [gpu_fact(g, ph) for g in answer.gpus]
     facts += [instance_fact(i, ph) for i in answer.instances]

@@ -21,9 +21,12 @@ def _cards(args: BaseModel) -> list[str]:
 
 
 def without_fp8(ctx: Context, args: BaseModel, ph: Phrases) -> tuple[BaseModel, str | None]:
-    """`args` sized in BF16, and the note, when FP8 training is asked on named cards some of which lack FP8."""
+    """`args` sized in BF16, and the note, when FP8 training is asked on named cards some of which lack FP8. A
+    feasibility question is marked instead: it says so on its own first line."""
     if getattr(args, "precision", None) != "fp8":
         return args, None
+    if "fp8_as_bf16" in type(args).model_fields:
+        return args.model_copy(update={"fp8_as_bf16": True}), None
     try:
         lacking = [g.name for g in (gpu_for(ctx.catalog, n)[0] for n in _cards(args)) if not g.supports_fp8]
     except AdvisorError:

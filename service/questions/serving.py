@@ -270,13 +270,6 @@ def _render_plan(plan: ServingPlan, ph: Phrases, loaded: bool) -> list[str]:
     return lines
 
 
-def _whole_servers(gpus: int, ph: Phrases) -> str:
-    """Whole 8-GPU servers, said when the cards fill them ('one machine or two?'): '' for a part of one."""
-    if gpus < 8 or gpus % 8:
-        return ""
-    return ph.text("srv_whole_one") if gpus == 8 else ph.text("srv_whole_many", k=gpus // 8)
-
-
 def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, ph: Phrases,
                    plan: ServingPlan | None) -> None:
     """The pinned GPU x count as deployed, added to `lines`: the count, the layout that runs, or whether it starts
@@ -299,10 +292,11 @@ def _render_pinned(lines: list[str], inf: InferenceResult, w: ServingWorkload, p
         key = "srv_pinned_no" if not inf.starts else "srv_pinned_short" if inf.context_lowered_from \
             else "srv_pinned_yes"
         lines.append(ph.text(key, full=f"{inf.context_lowered_from or 0:,}", ctx_f=f"{inf.max_model_len:,}",
-                             machines=_whole_servers(inf.gpus, ph),
                              count=inf.gpus, gpu=inf.gpu_name, model=inf.model.name, weights=weights, engine=engine,
                              conc=_n(inf.max_concurrency, 1), ctx=inf.max_model_len,
                              reason=(ph.zh and inf.starts_reason_zh) or inf.starts_reason, at_load=_n(inf.max_concurrency_at_load), inp=inf.input_tokens, out=inf.output_tokens))
+        if inf.starts and inf.gpus > 1 and key == "srv_pinned_yes":  # 'one machine or two?': the machines it is on
+            lines[-1] += _machines(plan, inf.gpu, ph)
         if not inf.starts and inf.fix:
             lines.append(ph.text("srv_fix", fix=inf.fix))
         asked = w.concurrency

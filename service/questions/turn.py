@@ -350,10 +350,11 @@ def _answer(ctx: Context, names: Names, phrases_of: Callable[[str], Phrases], me
         return Turn(type=plan.type, reading=info, slots=slots,
                     answer=ClarifyAnswer(question_type=plan.type, slot=slot, passages=general[0]),
                     text=text, citations=general[0], language=lang, frame=plan.frame)
-    if plan.args is not None and plan.type != "feasibility":  # feasibility says it on its first line
+    if plan.args is not None:  # FP8 training on cards without it: answered in BF16, said
         args, fp8_note = without_fp8(ctx, plan.args, ph)
+        plan = replace(plan, args=args)
         if fp8_note is not None:
-            plan, notes = replace(plan, args=args), [*notes, fp8_note]
+            notes = [*notes, fp8_note]
     if plan.carried:
         notes = [*notes, carried_line(plan.frame or reading.frame, plan.carried, ph, lang)]
     if plan.family:

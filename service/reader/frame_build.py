@@ -30,12 +30,17 @@ _SERVE_WORDS = re.compile(r"部署|推理|上线|跑起来|服务|(?<![A-Za-z])(
                     r"llama\.?cpp|run (?:it|the model|locally|on)|can run|to run)(?![A-Za-z])", re.IGNORECASE)
 _TRAIN_WORDS = re.compile(r"训|微调|(?<![A-Za-z])(?:train\w*|fine-?tun\w*|finetun\w*|sft|lora|qlora)(?![A-Za-z])", re.IGNORECASE)
 # 'is this normal / why' about what a run did: a server's post that asks it wants the cause, not a new deployment
-_ASKS_WHY = re.compile(r"正常吗|正常的吗|正常么|正常不|是否正常|符合预期|合理吗|合理么|为什么|为啥|怎么回事|什么原因|啥原因|"
-                       r"(?<![A-Za-z])(?:why|is (?:this|that|it) (?:normal|expected)|expected or)(?![A-Za-z])", re.IGNORECASE)
-_SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占满|只有|增长|涨到|达到|报显存|超显存|\d\s*秒|(?<![A-Za-z])(?:oom|hangs?|stuck|slow\w*|crash\w*|"
+_ASKS_NORMAL = re.compile(r"正常吗|正常的吗|正常么|正常不|是否正常|符合预期|合理吗|合理么|"
+                          r"(?<![A-Za-z])(?:is (?:this|that|it) (?:normal|expected)|expected or)(?![A-Za-z])",
+                          re.IGNORECASE)
+_ASKS_WHY = re.compile(r"为什么|为啥|怎么回事|什么原因|啥原因|(?<![A-Za-z])why(?![A-Za-z])", re.IGNORECASE)
+_SEEN = re.compile(r"慢|卡住|卡死|崩|挤掉|爆|报错|溢出|占用|占满|增长|涨到|报显存|超显存|"
+                   r"(?<!要求)(?<!要求 )\d\s*秒(?!以内|之内|内)|"  # a time seen, not a target ('2 秒以内')
+                   r"(?<![A-Za-z])(?:oom|hangs?|stuck|slow\w*|crash\w*|"
                    r"taking up|uses? (?:almost |nearly )?all|tokens?\s*(?:/|per)\s*s)", re.IGNORECASE)
 # ... and one that says it is theirs: a how-to asked in general ('为什么 ZeRO-3 比 ZeRO-2 慢') is not a run
-_MINE = re.compile(r"我|我们|自己|实际|实测|测试|发现|(?<![A-Za-z])(?:I|I'm|my|we|our)(?![A-Za-z])")
+_MINE = re.compile(r"我(?!想问|想知道|想了解|想请教)|自己|实际|实测|测试|发现|"
+                   r"(?<![A-Za-z])(?:I(?! (?:wonder|want to know|would like to know))|I'm|my|we|our)(?![A-Za-z])")
 # 'A100 支持 FP8 吗', 'does the T4 support bf16': what a card supports, asked outright (a job beside it is sized after)
 _ASKS_SUPPORT = re.compile(r"支持[^，。,.?？]{0,10}[吗么嘛]|支不支持|是否支持|有没有\s*(?:bf16|fp8|fp16)|"
                            r"能(?:不能)?用\s*(?:bf16|bfloat16|fp8|flash[\s-]*(?:attn|attention))|"
@@ -186,12 +191,13 @@ def settle(frame: Frame, text: str) -> Frame:
           and frame.setups[1].outcome is None and asked in ("cause", "fix", "plan", "time", "other", "winner")):
         task, asked = ("train" if task in ("none", "both") else task), "time"
     elif (frame.fact is not None and frame.fact.startswith("supports_") and _ASKS_SUPPORT.search(text)
-          and asked in ("fits", "count", "howto", "other")):  # a plan asked beside it stays the plan
+          and task != "serve" and asked in ("fits", "howto", "other")):  # a count or a plan beside it stays that
         asked = "fact"  # 'A100 支持 FP8 吗？想训 qwen2 7b lora': the fact first, the job sized below it
     elif (task == "serve" and asked in ("fits", "memory", "plan", "cost", "concurrency", "count", "throughput")
-          and _ASKS_WHY.search(text) and (frame.setup.outcome is not None or _SEEN.search(text))):
+          and (_ASKS_WHY.search(text) or _ASKS_NORMAL.search(text))
+          and (frame.setup.outcome is not None or _SEEN.search(text))):
         asked = "cause"  # 'vLLM 部署后 8 并发内存到 60G，这符合预期么': what the server did, explained
-    elif (asked in ("howto", "fact", "other") and _ASKS_WHY.search(text)
+    elif (asked in ("howto", "fact", "other") and (_ASKS_WHY.search(text) or _ASKS_NORMAL.search(text))
           and (frame.setup.outcome is not None or _SEEN.search(text) and _MINE.search(text))):
         # '我 8 张 3090 zero3 显存也在 17G 左右，这是什么原因': their run, explained, not the guide's general answer
         task = task if task in ("train", "serve") else (

@@ -71,7 +71,8 @@ _SHARE = _c(r"(?:gpu[-_ ]memory[-_ ]utilization|mem[-_ ]fraction[-_ ]static|cach
 _SEQS = _c(r"max[-_ ]num[-_ ]seqs" + _SEP + _INT)
 _BATCHED = _c(r"max[-_ ]num[-_ ]batched[-_ ]tokens" + _SEP + _INT)
 _ETHERNET = _c(r"\d+\s*gbe" + _E + r"|万兆|千兆|以太网|" + _W + r"(?:tcp|ethernet|socket)" + _E
-               + r"|(?:没有|没|无|不带|不支持|no|without)\s*(?:rdma|ib|infiniband)" + _E)
+               + r"|(?:没有|没用|没|无|不带|不支持|不是|不走|no|not|without|do not have|don't have)\s*(?:用\s*)?"
+                 r"(?:rdma|ib|infiniband|hcc)" + _E)
 _RDMA = _c(_W + r"(?:rdma|infiniband|ib|roce|hcc)" + _E)
 _NO_NVLINK = _c(r"(?:没有|没|无|不带|no|without)\s*nvlink|" + _W + r"pcie" + _E)
 _NVLINK = _c(_W + r"(?:nvlink|nvswitch|sxm)" + _E)

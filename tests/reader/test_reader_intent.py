@@ -111,8 +111,12 @@ def test_the_reading_says_how_sure_it_is() -> None:
     ("用vllm部署qwen2 7b后，8 并发时显存占用涨到 70G，这符合预期么", "diagnose"),
     ("a10 上 vllm 部署 qwen2 7b，一次请求要 20 秒，这是正常的吗", "diagnose"),
     ("serving qwen2 7b with vllm on an a10, it hangs at 20 concurrent requests. why?", "diagnose"),
-    # a deployment asked about, with a 'why' of its own: still sized as a deployment
+    # a deployment asked about, with a 'why' of its own: still sized as a deployment, a target or a budget is no
+    # sighting ('2 秒以内', '达到 100', '只有 5000')
     ("部署qwen2 7b要几张a10，为什么", "serving"),
+    ("首字延迟要求 2 秒以内，部署 qwen2 7b 要几张 a10？为什么", "serving"),
+    ("目标并发达到 100，部署 qwen2 7b 要几张 a10，为什么", "serving"),
+    ("我想问一下为什么zero3比zero2慢", "knowledge"),  # asking, not their run
     # their own training run's figure, asked why: a diagnosis; the same why asked in general stays knowledge
     ("我用8张3090 zero3 lora训qwen2 7b，显存占用也在17G左右，这是什么原因", "diagnose"),
     ("为什么zero3比zero2慢", "knowledge"),
@@ -127,8 +131,11 @@ def test_a_servers_observation_asked_why_is_a_diagnosis(text: str, qtype: str) -
     ("a100 支持 fp8 吗？想训 qwen2 7b lora", "knowledge"),
     ("v100上能用bf16训qwen2 7b吗", "knowledge"),
     ("can i use bf16 on a 3090 for qwen2 7b lora?", "knowledge"),
-    # a fit asked, the precision only a setting: still the fit
+    # a fit asked, the precision only a setting: still the fit; a count or a server beside the support question
+    # stays the count or the server
     ("4090能跑qwen2 7b lora吗", "feasibility"),
+    ("h800 支持 fp8 吗 全参训练 qwen2 72b 需要多少张卡", "min_gpus"),
+    ("l20 支持 fp8 吗，部署 qwen2 72b 要几张", "serving"),
 ])
 def test_a_support_question_with_a_job_beside_it_is_answered_first(text: str, qtype: str) -> None:
     r = read(text)

@@ -304,11 +304,35 @@ def test_fp8_training_on_named_cards_without_it_is_answered_in_bf16_and_said(ask
     assert "has no FP8" not in turn.text and not turn.text.startswith("> ")  # Chinese, after the first line
 
 
-@pytest.mark.parametrize(("text", "first"), [
-    ("8张L20部署qwen2 72b能起来吗", "能起来，一台 8 卡机器就够。8 张"),
-    ("Would one machine with 8 L20 be enough to serve qwen2 72b?", "Yes, it starts on one machine (8 GPUs). 8x"),
-    ("4张L20部署qwen2 72b能起来吗", "能起来。4 张"),  # part of a server: no machine said
+@pytest.mark.parametrize(("text", "first", "machines"), [
+    ("8张L20部署qwen2 72b能起来吗", "能起来。8 张", "即 1 台腾讯云 PNV5b.64XLARGE768（8 卡）。"),
+    ("Would one machine with 8 L20 be enough to serve qwen2 72b?", "Yes, it starts. 8x",
+     " That is one Tencent Cloud PNV5b.64XLARGE768 machine (8 cards)."),
 ])
-def test_cards_that_fill_whole_servers_say_the_machines(ask: Callable[..., Turn], text: str, first: str) -> None:
+def test_a_serving_verdict_on_several_cards_says_the_machines_a_cloud_rents(
+        ask: Callable[..., Turn], text: str, first: str, machines: str) -> None:
+    """'One machine or two?': the machines come from the instance a cloud rents the cards in (the synthetic catalog
+    has an 8-card L20 machine; the real one's L20 machines hold 4, and then nothing claims one 8-card machine)."""
     turn = ask(text)
-    assert turn.type == "serving" and _first(turn).startswith(first), _first(turn)
+    line = _first(turn)
+    assert turn.type == "serving" and line.startswith(first) and line.endswith(machines), line
+
+
+def test_fp8_on_a_card_without_it_stays_an_error_for_a_structured_call(mini: Catalog) -> None:
+    """The chat answers in BF16 and says so; a structured call (MCP, API) keeps the error naming the precision."""
+    from service.errors import InvalidInputError
+    from service.questions.feasibility import MODULE as FEASIBILITY
+    from service.questions.feasibility import FeasibilityArgs
+
+    ctx = Context.of(mini, max_price_age_days=100_000)
+    args = {"model": "Qwen2-7B", "method": "lora", "gpu": "A100", "precision": "fp8"}
+    with pytest.raises(InvalidInputError, match="precision fp8"):
+        FEASIBILITY.call(ctx, FeasibilityArgs.model_validate(args))
+    answer = FEASIBILITY.call(ctx, FeasibilityArgs.model_validate({**args, "fp8_as_bf16": True}))
+    assert isinstance(answer, FeasibilityAnswer) and answer.fp8_unsupported and answer.fits
+
+
+def test_a_knowledge_answer_sizes_fp8_training_in_bf16_after_its_fact(ask: Callable[..., Turn]) -> None:
+    turn = ask("A100 支持 FP8 吗？想用 fp8 训 qwen2 7b lora")
+    applied = next(line for line in turn.text.splitlines() if line.startswith("对你的任务："))
+    assert turn.type == "knowledge" and applied.startswith("对你的任务：能。") and "不能用 FP8" not in applied

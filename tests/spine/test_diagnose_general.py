@@ -130,3 +130,11 @@ def test_a_mostly_idle_gpu_is_named_before_asking_for_the_model(mini: Catalog) -
                                                              {"status": "slow", "kind": "util", "util_pct": 85}),))
     routed = MODULE.route(_ask(busy))
     assert isinstance(routed, Missing) or "GPU 利用率只有" not in _answer(mini, busy)[1]  # busy: not this cause
+
+
+def test_no_utilisation_at_all_or_several_machines_is_not_a_slow_data_loader(mini: Catalog) -> None:
+    for hardware, util in (({"gpu": "A800", "gpu_count": 8}, 0), ({"gpu": "A800", "gpu_count": 16, "nodes": 2}, 40)):
+        frame = Frame(task="train", asked="cause", setups=(_setup(None, hardware, {"status": "slow", "kind": "util",
+                                                                                   "util_pct": util}),))
+        routed = MODULE.route(_ask(frame))
+        assert isinstance(routed, Missing) or "GPU 利用率只有" not in _answer(mini, frame)[1], (hardware, util)

@@ -34,6 +34,7 @@ from service.planner.causes.types import Diagnosis, Observed
 __all__ = ["Signs", "general_diagnosis"]
 
 UTIL_LOW = 60.0  # a training GPU's utilisation at or under this (%): it waits more than it computes
+UTIL_IDLE = 5.0  # at or under this nothing runs on it (a hang, the job on the CPU): not a slow data loader
 
 
 # --- training -------------------------------------------------------------------------------------------------
@@ -208,8 +209,8 @@ def _util_low(s: Signs) -> Found | None:
     """A training GPU the post says is mostly idle ('gpu util 一直 40%'): it waits, most often for data."""
     o = s.asked.outcome
     if s.serving or s.kind not in ("util", "slow", "hours", "scaling") or o is None or o.util_pct is None \
-            or o.util_pct > UTIL_LOW:
-        return None
+            or not UTIL_IDLE < o.util_pct <= UTIL_LOW or _multi_node(s):  # 0 %: nothing runs; several nodes: the
+        return None  # network comes first (_rdma)
     return Found(cause_of("util_low", "data_bound", "dataloader_num_workers: 8", util=o.util_pct,
                           idle=round(100 - o.util_pct)), False)
 

@@ -194,7 +194,7 @@ def engine_memory(m: ModelSpec, gpu: GpuSpec, setup: ServingSetup) -> EngineMemo
                      f"--gpu-memory-utilization {frac:g} 下只剩 {max(0.0, graph_room):.1f} GiB：捕获时报 "
                      f"`{oom_error(gpu)}`；请略调低显存占用比例，或加 --enforce-eager")
         fix = "--enforce-eager"
-    if setup.seen_running and not starts and not blocked and w.weights_gib_per_gpu < total - ctx:
+    if setup.seen_running and not starts and not blocked and capacity > 0 and w.weights_gib_per_gpu < total - ctx:
         # they saw it answer: what refuses it here is a setting or a checkpoint the post does not state (a shorter
         # --max-model-len, --enforce-eager, a padded quantised checkpoint), not their server. A kernel the card
         # lacks stays a fact about the card: it ran some other way (a fallback), never natively

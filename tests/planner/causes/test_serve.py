@@ -181,3 +181,10 @@ def test_a_kernel_the_card_lacks_stays_a_fact_when_the_post_saw_it_run(serve: Ma
     seen run does not make the engine's refusal go away, and nothing says it computes FP8 natively."""
     run = serve("Qwen2-7B", "V100-32G-SXM2", knobs={"weights": "fp8"}, seen={"status": "worked"})
     assert run.setup.seen_running and not run.mem.starts and "7.0" in run.mem.starts_reason
+
+
+def test_a_server_seen_running_with_no_room_for_a_cache_still_does_not_start(serve: Make) -> None:
+    """'--gpu-memory-utilization 0.5, 20 tokens/s, why so slow': the share leaves the weights no KV pool, which no
+    unstated setting explains away; the engine's refusal stays the answer."""
+    run = serve("Qwen2-7B", "A10", knobs={"gpu_memory_utilization": 0.5}, seen={"tokens_per_s": 20})
+    assert run.setup.seen_running and not run.mem.starts and run.mem.kv_capacity_tokens == 0
