@@ -42,7 +42,7 @@ _PURE_BF16 = _c(r"pure[-_ ]?bf16|纯\s*bf16")
 _FP16 = _c(_W + r"(?:--)?fp16" + _E + r"(?!\s*(?:权重|weights))")
 _BF16 = _c(_W + r"(?:bf16|bfloat16)" + _E)
 # FP8 training ('用 fp8 训', 'fp8 混合精度', 'train in fp8', Transformer Engine), not FP8 weights or KV cache
-_FP8_TRAIN = _c(r"fp8\s*(?:混合精度)?\s*(?:来|去)?\s*(?:训|微调|预训练|training|mixed precision)|"
+_FP8_TRAIN = _c(r"fp8[^，。,.;；?？\n]{0,6}?(?:训|微调|预训练)|fp8\s*(?:training|mixed precision)|"
                 r"(?:train\w*|fine-?tun\w*)\s+(?:in|with)\s+fp8|(?<![A-Za-z])in\s+fp8(?![A-Za-z])|"
                 r"transformer[\s_-]?engine")
 _OPT_8BIT = _c(r"(?P<paged>paged[-_ ]?)?adamw?[-_ ]?(?:bnb[-_ ]?)?8[-_ ]?bit|8[-_ ]?bit\s*adamw?")

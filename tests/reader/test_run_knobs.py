@@ -89,6 +89,8 @@ def test_a_first_token_time_is_seen_unless_it_is_a_target(text: str, ttft_ms: fl
 @pytest.mark.parametrize(("text", "want"), [
     ("A100 上用 fp8 训 qwen2 7b lora 放得下吗", "fp8"),
     ("用 fp8 混合精度训练 llama 8b", "fp8"),
+    ("用 fp8 全参训 llama3 8b 要几张 A100", "fp8"),  # a word between
+    ("fp8 权重，另外训一个 lora", None),  # across a clause
     ("can I fine-tune qwen2 7b with lora in fp8 on one A10?", "fp8"),
     ("fp8 部署 qwen2 72b 要几张卡", None),  # FP8 weights of a server, not a training precision
     ("vllm --kv-cache-dtype fp8", None),
