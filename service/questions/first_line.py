@@ -129,12 +129,12 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
         gpus, tps, ttft, tpot = inf.gpus * inf.replicas, inf.output_tokens_per_s, inf.ttft_ms, inf.tpot_ms
         conc, weights, kv, ctx = inf.max_concurrency_at_load, inf.weights_gib_per_gpu, inf.kv_cache_gib_per_gpu, \
             inf.max_model_len
-        gpu = inf.gpu_name
+        gpu, lengths = inf.gpu_name, (inf.input_tokens, inf.output_tokens)
     elif sizing is not None:
         gpus, tps, ttft, tpot = sizing.total_gpus, sizing.output_tokens_per_s, sizing.ttft_ms, sizing.tpot_ms
         conc, weights, kv, ctx = sizing.max_concurrency_at_load * sizing.replicas, sizing.weights_gib_per_gpu, \
             sizing.kv_cache_gib_per_gpu, sizing.max_model_len
-        gpu = sizing.gpu_name
+        gpu, lengths = sizing.gpu_name, (sizing.input_tokens, sizing.output_tokens)
     else:
         return None
     load = answer.workload.concurrency or answer.workload.request_rate
@@ -147,8 +147,7 @@ def _serving(answer: AnswerBase, asked: str, ph: Phrases) -> str | None:
     if asked == "latency" and ttft is not None:
         return _ph(ph, "srv_latency", ttft=_n(ttft), tpot=_n(tpot or 0.0, 1), at=at, on=on)
     if asked == "concurrency" and conc is not None and not load:
-        return _ph(ph, "srv_concurrency", n=_n(conc), on=on, inp=answer.workload.input_tokens or 0,
-                   out=answer.workload.output_tokens or 0)
+        return _ph(ph, "srv_concurrency", n=_n(conc), on=on, inp=lengths[0], out=lengths[1])  # the lengths sized
     if asked == "memory":
         return _ph(ph, "srv_memory", total=_n((weights + kv) * gpus, 1), weights=_n(weights * gpus, 1),
                    kv=_n(kv * gpus, 1), ctx=f"{ctx:,}", on=on)

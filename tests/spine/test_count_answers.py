@@ -336,3 +336,12 @@ def test_a_knowledge_answer_sizes_fp8_training_in_bf16_after_its_fact(ask: Calla
     turn = ask("A100 支持 FP8 吗？想用 fp8 训 qwen2 7b lora")
     applied = next(line for line in turn.text.splitlines() if line.startswith("对你的任务："))
     assert turn.type == "knowledge" and applied.startswith("对你的任务：能。") and "不能用 FP8" not in applied
+
+
+def test_a_concurrency_with_no_lengths_given_says_the_lengths_it_was_sized_at(ask_frame: Callable[..., Turn]) -> None:
+    """'最多能同时跑多少个请求' without lengths: the count is for the engine's default request, and the line says which
+    one, never 'input 0 / output 0 tokens'."""
+    line = _first(ask_frame("一张A10部署qwen2 7b，最多能同时跑多少个请求", {
+        "task": "serve", "asked": "concurrency",
+        "setups": [{"models": [{"name": "Qwen2-7B"}], "hardware": {"gpu": "A10", "gpu_count": 1}}]}))
+    assert "输入 0 /" not in line and "输入 1024 / 输出 256 tokens" in line, line
