@@ -10,6 +10,7 @@ from pydantic import Field
 from service.planner.lenient import catalog_for, with_assumptions
 from service.planner.questions.compare import plan_row, run_plan
 from service.planner.questions.fit import feasibility, gpu_for
+from service.planner.settings import check_precision
 from service.questions.base import (
     AnswerBase,
     Ask,
@@ -93,7 +94,7 @@ class FeasibilityAnswer(AnswerBase):
 def _run(ctx: Context, args: FeasibilityArgs) -> FeasibilityAnswer:
     w = workload_of(args).model_copy(update={"gpu_count": None})
     cat, said = catalog_for(ctx.catalog, w)
-    no_fp8 = args.fp8_as_bf16 and w.precision == "fp8" and not gpu_for(cat, args.gpu)[0].supports_fp8
+    no_fp8 = args.fp8_as_bf16 and check_precision(w, gpu_for(cat, args.gpu)[0]) is not None
     if no_fp8:  # 'A100 上用 fp8 训 … 放得下吗': it cannot; the fit is the one it can run, and the first lines say so
         w = w.model_copy(update={"precision": None})
     out = with_assumptions(feasibility(cat, w, args.gpu, args.gpu_count or 1), said)

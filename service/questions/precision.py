@@ -9,7 +9,9 @@ from pydantic import BaseModel
 
 from service.errors import AdvisorError
 from service.planner.questions.fit import gpu_for
+from service.planner.settings import check_precision
 from service.questions.base import Context, Phrases
+from service.workload import Workload
 
 
 def _cards(args: BaseModel) -> list[str]:
@@ -23,12 +25,12 @@ def _cards(args: BaseModel) -> list[str]:
 def without_fp8(ctx: Context, args: BaseModel, ph: Phrases) -> tuple[BaseModel, str | None]:
     """`args` sized in BF16, and the note, when FP8 training is asked on named cards some of which lack FP8. A
     feasibility question is marked instead: it says so on its own first line."""
-    if getattr(args, "precision", None) != "fp8":
+    if not isinstance(args, Workload) or args.precision != "fp8":
         return args, None
     if "fp8_as_bf16" in type(args).model_fields:
         return args.model_copy(update={"fp8_as_bf16": True}), None
     try:
-        lacking = [g.name for g in (gpu_for(ctx.catalog, n)[0] for n in _cards(args)) if not g.supports_fp8]
+        lacking = [g.name for g in (gpu_for(ctx.catalog, n)[0] for n in _cards(args)) if check_precision(args, g)]
     except AdvisorError:
         return args, None  # a card the catalog does not know: the engine says so
     if not lacking:

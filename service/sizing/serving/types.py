@@ -31,8 +31,8 @@ class ServingSetup:
     max_num_batched_tokens: int | None = None
     engine_version: str | None = None  # e.g. "0.6.4": older releases account memory differently (versions.py)
     enforce_eager: bool = False  # no CUDA graphs (vLLM --enforce-eager): no capture memory, slower steps
-    # The user saw this server answer (a measured speed, an OOM mid-run): a refusal at start-up (a TP layout, a
-    # kernel the card lacks) did not happen, whatever the catalog's config says (a padded checkpoint, a plugin)
+    # The user saw this server answer (a measured speed, an OOM mid-run): a start-up refusal that rests on what the
+    # post does not state (a TP layout, graph room, a context) did not happen; a kernel the card lacks still counts
     seen_running: bool = False
 
     @property
